@@ -1,0 +1,1 @@
+#![cfg(all(loom, feature = "loom"))]

@@ -1,0 +1,2 @@
+mod idx;
+mod midx;

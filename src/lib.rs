@@ -1,0 +1,24 @@
+//! # odb-index
+//!
+//! The object-lookup core of a git object database: "is object X here, and where?", answered from pack index
+//! files (`objects/pack/*.idx`), the `multi-pack-index` and loose object directories, from many threads at once,
+//! with index files loaded lazily and a loading protocol that is model-checked with loom (see `docs/PROTOCOL.md`).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod data;
+mod error;
+pub mod idx;
+pub mod loose;
+pub mod midx;
+mod oid;
+#[doc(hidden)]
+pub mod protocol;
+pub mod repo;
+pub mod store;
+pub(crate) mod sync;
+
+pub use data::LoadMode;
+pub use error::Error;
+pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};
+pub use store::{Handle, Location, LooseMode, Options, PackId, RefreshMode, Store};

@@ -1,0 +1,1 @@
+//! Loose objects: probing `xx/yyyy…` files. (To be written.)

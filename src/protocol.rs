@@ -1,0 +1,1 @@
+//! The lazy-loading protocol. (To be written.)
