@@ -1,1 +1,570 @@
-//! The lazy-loading protocol. (To be written.)
+//! The lazy-loading protocol, generic over what a slot holds.
+//!
+//! This module knows nothing of files: a [`SlotMap`] is a fixed list of slots, each loaded at most once by
+//! whichever thread claims it, and a [`View`] is one handle's cached picture of a map. The store instantiates it
+//! with index files; `loom-tests/` instantiates it with fake indices and checks every interleaving. The proof
+//! that it is correct is `docs/PROTOCOL.md`; the invariants are named P1-P6 there and in the comments below.
+//!
+//! # The state word
+//!
+//! Each map owns one `AtomicU64`:
+//!
+//! | bits   | field      | meaning                                                        |
+//! |--------|------------|----------------------------------------------------------------|
+//! | 0-31   | cursor     | slots `[0, cursor)` have been claimed (loaded, or loading)     |
+//! | 32-55  | in-flight  | claims whose load has not completed yet                        |
+//! | 60     | `WAITERS`  | some thread may be parked on the condition variable            |
+//! | 61     | `CLOSED`   | no further claims (a refresh is replacing this map)            |
+//! | 62     | `RETIRED`  | a successor map has been published                             |
+//!
+//! Claiming a slot and announcing its load are **one** compare-exchange (`cursor += 1, in_flight += 1`), so no
+//! thread can ever observe "cursor advanced" without "load in flight" (the pre-0.87 gix-odb race). Completing a
+//! load is a Release read-modify-write that decrements in-flight, after the slot's value was written. The word is
+//! changed only by read-modify-writes, so every later value is in the release sequence of every completion.
+
+use crate::sync::cell::UnsafeCell;
+use crate::sync::{Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait};
+
+#[cfg(all(loom, feature = "loom"))]
+pub use crate::sync::take_trace;
+
+const CURSOR_MASK: u64 = (1 << 32) - 1;
+const IN_FLIGHT_SHIFT: u32 = 32;
+const IN_FLIGHT_ONE: u64 = 1 << IN_FLIGHT_SHIFT;
+const IN_FLIGHT_MASK: u64 = ((1 << 24) - 1) << IN_FLIGHT_SHIFT;
+const WAITERS: u64 = 1 << 60;
+const CLOSED: u64 = 1 << 61;
+const RETIRED: u64 = 1 << 62;
+/// Never set in a real word: a [`View`] that has not looked at its map yet holds this, so it differs from any
+/// real value.
+const UNSEEN: u64 = 1 << 63;
+
+/// The most slots one map can hold (the cursor's width).
+pub const MAX_SLOTS: usize = CURSOR_MASK as usize;
+
+/// A value of a map's state word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Word(u64);
+
+impl Word {
+    /// Slots `[0, cursor)` have been claimed.
+    #[inline]
+    pub fn cursor(self) -> usize {
+        (self.0 & CURSOR_MASK) as usize
+    }
+    /// Loads claimed but not completed.
+    #[inline]
+    pub fn in_flight(self) -> usize {
+        ((self.0 & IN_FLIGHT_MASK) >> IN_FLIGHT_SHIFT) as usize
+    }
+    /// No further claims will succeed.
+    #[inline]
+    pub fn is_closed(self) -> bool {
+        self.0 & CLOSED != 0
+    }
+    /// A successor map has been published.
+    #[inline]
+    pub fn is_retired(self) -> bool {
+        self.0 & RETIRED != 0
+    }
+    /// The same protocol state, ignoring the waiters flag (which says nothing about slots).
+    ///
+    /// This comparison is ABA-free: the cursor only rises, and while it stands still in-flight only falls; the
+    /// flags are only ever set. So two equal values mean no claim and no completion happened in between.
+    #[inline]
+    pub fn same_state(self, other: Word) -> bool {
+        (self.0 ^ other.0) & !WAITERS == 0
+    }
+    /// The raw bits (for logging in tests).
+    pub fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Word{{cursor: {}, in_flight: {}", self.cursor(), self.in_flight())?;
+        for (bit, name) in [(WAITERS, "waiters"), (CLOSED, "closed"), (RETIRED, "retired"), (UNSEEN, "unseen")] {
+            if self.0 & bit != 0 {
+                write!(f, ", {name}")?;
+            }
+        }
+        f.write_str("}")
+    }
+}
+
+const EMPTY: u8 = 0;
+const READY: u8 = 1;
+const ABANDONED: u8 = 2;
+
+struct Slot<T> {
+    /// `EMPTY` until the claimer finishes, then `READY` (value written) or `ABANDONED` (the loader panicked).
+    /// Written once, by the one thread that claimed the slot.
+    state: AtomicU8,
+    value: UnsafeCell<Option<T>>,
+}
+
+/// What a reader finds in a claimed slot.
+pub enum SlotRef<'a, T> {
+    /// The load completed; this is its value.
+    Ready(&'a T),
+    /// The loader panicked before publishing a value (P2: recorded, never retried in a loop, nobody waits on it).
+    Abandoned,
+    /// Claimed, load still in flight (or not claimed yet).
+    Pending,
+}
+
+/// A fixed list of slots loaded lazily, at most once each, by whichever thread claims them; plus metadata `M`
+/// that describes what each slot is (for the store: which file).
+pub struct SlotMap<T, M = ()> {
+    word: crossbeam_utils::CachePadded<AtomicU64>,
+    slots: Box<[Slot<T>]>,
+    lock: Mutex<()>,
+    cv: Condvar,
+    meta: M,
+    /// Loom builds only: claim in the pre-0.87 gix-odb order (advance the cursor, then announce the load in a
+    /// second step). Exists so that the negative witness runs this very code with that one change.
+    #[cfg(all(loom, feature = "loom"))]
+    pre_087_claim_order: bool,
+}
+
+// SAFETY: the only non-`Sync` part is the slots' `UnsafeCell`. Each cell is written exactly once, by the single
+// thread whose compare-exchange claimed the slot (the cursor hands out each index once), before that thread's
+// Release store of `READY`; it is read only after an Acquire load of the slot state returned `READY`. Values of
+// `T` are shared between threads by `&T` (needs `T: Sync`) and dropped by whichever thread drops the map
+// (needs `T: Send`).
+unsafe impl<T: Send + Sync, M: Sync> Sync for SlotMap<T, M> {}
+// SAFETY: as above; moving the map moves the values it owns.
+unsafe impl<T: Send, M: Send> Send for SlotMap<T, M> {}
+
+/// The right to load one slot, handed out by [`SlotMap::try_claim`]. Publishing consumes it; dropping it
+/// unpublished (a panicking loader) marks the slot abandoned and still completes the load, so nobody waits
+/// forever (P2, P3).
+pub struct Ticket<'a, T, M> {
+    map: &'a SlotMap<T, M>,
+    index: usize,
+}
+
+impl<T, M> SlotMap<T, M> {
+    /// A map whose first `ready.len()` slots are already loaded with `ready` (values carried over from the map
+    /// it replaces) and whose next `unloaded` slots are empty. The cursor starts after the loaded ones.
+    ///
+    /// # Panics
+    /// If the total exceeds [`MAX_SLOTS`].
+    pub fn new(ready: Vec<T>, unloaded: usize, meta: M) -> Self {
+        let n_ready = ready.len();
+        let total = n_ready.checked_add(unloaded).expect("slot count overflows");
+        assert!(total <= MAX_SLOTS, "too many slots for one map");
+        let slots: Box<[Slot<T>]> = ready
+            .into_iter()
+            .map(|v| Slot { state: AtomicU8::new(READY), value: UnsafeCell::new(Some(v)) })
+            .chain((0..unloaded).map(|_| Slot { state: AtomicU8::new(EMPTY), value: UnsafeCell::new(None) }))
+            .collect();
+        SlotMap {
+            word: crossbeam_utils::CachePadded::new(AtomicU64::new(n_ready as u64)),
+            slots,
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+            meta,
+            #[cfg(all(loom, feature = "loom"))]
+            pre_087_claim_order: false,
+        }
+    }
+
+    /// Loom builds only: the same map, claiming in the pre-0.87 gix-odb order (cursor first, in-flight count
+    /// second) for the negative witness.
+    #[cfg(all(loom, feature = "loom"))]
+    pub fn with_pre_087_claim_order(mut self) -> Self {
+        self.pre_087_claim_order = true;
+        self
+    }
+
+    /// Number of slots.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True if the map has no slots.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// What the map's slots describe.
+    #[inline]
+    pub fn meta(&self) -> &M {
+        &self.meta
+    }
+
+    /// Read the state word.
+    #[inline]
+    pub fn load(&self) -> Word {
+        // Acquire: pairs with the Release of every completion (`complete`) and of `retire`. Because the word is
+        // only ever changed by read-modify-writes, the value read is in the release sequence of every earlier
+        // completion, so every slot published before it is visible to this thread (P1).
+        let w = Word(self.word.load(Ordering::Acquire));
+        trace(|| format!("load {w:?}"));
+        w
+    }
+
+    /// Look at slot `i` (which must be `< len()`).
+    #[inline]
+    pub fn get(&self, i: usize) -> SlotRef<'_, T> {
+        let slot = &self.slots[i];
+        // Acquire: pairs with the Release store in `Ticket::publish`, so a reader that sees READY also sees the
+        // value written before it (needed while other loads are still in flight, when `load()` alone does not
+        // order the slot).
+        match slot.state.load(Ordering::Acquire) {
+            READY => slot.value.with(|p| {
+                // SAFETY: READY was stored (Release) after the value was written and the value is never written
+                // again; our Acquire load synchronizes with that store. The reference lives as long as `&self`,
+                // during which the value is neither moved nor dropped.
+                match unsafe { &*p } {
+                    Some(v) => SlotRef::Ready(v),
+                    None => SlotRef::Pending,
+                }
+            }),
+            ABANDONED => SlotRef::Abandoned,
+            _ => SlotRef::Pending,
+        }
+    }
+
+    /// Try to claim the slot at `seen.cursor()`, announcing its load in the same compare-exchange.
+    ///
+    /// Fails (returns `None`) if the word is no longer `seen` (someone else claimed, completed, closed or
+    /// retired), if the map is closed, or if every slot is claimed; the caller then reloads the word.
+    pub fn try_claim(&self, seen: Word) -> Option<Ticket<'_, T, M>> {
+        if seen.cursor() >= self.len() || seen.is_closed() || seen.is_retired() || seen.0 & UNSEEN != 0 {
+            return None;
+        }
+        #[cfg(all(loom, feature = "loom"))]
+        if self.pre_087_claim_order {
+            // The old order: take the slot, then announce the load. Between the two, another thread can read
+            // "cursor exhausted, nothing in flight" while this slot is not published: the false miss.
+            if self.word.compare_exchange(seen.0, seen.0 + 1, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+                return None;
+            }
+            trace(|| format!("claimed slot {} (cursor only)", seen.cursor()));
+            self.word.fetch_add(IN_FLIGHT_ONE, Ordering::Relaxed);
+            trace(|| "announced the load (in-flight + 1)".to_owned());
+            return Some(Ticket { map: self, index: seen.cursor() });
+        }
+        let next = seen.0 + 1 + IN_FLIGHT_ONE;
+        // Relaxed on success: the claim publishes no data, and P1 rests on the completion's Release, not on the
+        // claim. What the claim must guarantee is only atomicity: cursor and in-flight change in one step, so
+        // "cursor exhausted, in-flight 0" can only be read after every claimed load has completed.
+        // Relaxed on failure: the caller discards the value and reloads the word with Acquire.
+        match self.word.compare_exchange(seen.0, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => {
+                trace(|| format!("claimed slot {} and announced its load", seen.cursor()));
+                Some(Ticket { map: self, index: seen.cursor() })
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Apply `f` to the word with a compare-exchange loop (`success` ordering on the final exchange), clearing the
+    /// waiters flag, and wake the waiters if it was set. Returns the previous word.
+    fn modify(&self, success: Ordering, f: impl Fn(u64) -> u64) -> Word {
+        let mut cur = self.word.load(Ordering::Relaxed);
+        loop {
+            let new = f(cur) & !WAITERS;
+            // Failure is Relaxed: the value is only used to compute the next attempt.
+            match self.word.compare_exchange(cur, new, success, Ordering::Relaxed) {
+                Ok(prev) => {
+                    if prev & WAITERS != 0 {
+                        // A waiter set WAITERS while holding `lock` and holds it until it is inside `cv.wait`;
+                        // taking the lock here therefore waits until it is parked, and the notify cannot be lost.
+                        let _g = lock(&self.lock);
+                        self.cv.notify_all();
+                    }
+                    return Word(prev);
+                }
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Record that one claimed load finished (published or abandoned).
+    fn complete(&self) {
+        // Release: the slot's value and state were written before this; a reader whose Acquire load reads this
+        // value, or any later one (all later changes are read-modify-writes), sees them (P1).
+        let prev = self.modify(Ordering::Release, |w| w - IN_FLIGHT_ONE);
+        trace(|| format!("completed a load (word was {prev:?})"));
+    }
+
+    /// Block until the word's state differs from `seen` (ignoring the waiters flag). A short bounded spin of
+    /// `spin_loop` hints (none under loom), then park on the condition variable; never `yield_now` (P3).
+    ///
+    /// The caller reloads the word afterwards with [`load`](Self::load).
+    pub fn wait_for_change(&self, seen: Word) {
+        for _ in 0..SPIN_LIMIT {
+            if !self.load().same_state(seen) {
+                return;
+            }
+            spin_loop();
+        }
+        let mut g = lock(&self.lock);
+        loop {
+            // A read-modify-write reads the latest value in the word's modification order. So either a
+            // completion came before this in that order (we see the change and return), or it comes after and
+            // its compare-exchange sees WAITERS and notifies under `lock`, which we hold until `cv.wait`
+            // releases it (no lost wake-up, P3). Relaxed: the caller reloads the word with Acquire.
+            let w = Word(self.word.fetch_or(WAITERS, Ordering::Relaxed));
+            if !w.same_state(seen) {
+                return;
+            }
+            trace(|| format!("parks: word still {w:?}"));
+            g = wait(&self.cv, g);
+            trace(|| "woken".to_owned());
+        }
+    }
+
+    /// Stop further claims (the first step of replacing this map). Returns the word before closing.
+    pub fn close(&self) -> Word {
+        // Relaxed: closing publishes nothing. Claims after it in the word's modification order fail because a
+        // compare-exchange reads the latest value; the refresher then waits for in-flight loads with Acquire
+        // loads (`load`/`wait_for_change`).
+        self.modify(Ordering::Relaxed, |w| w | CLOSED)
+    }
+
+    /// Block until no load is in flight (after [`close`](Self::close), this is final). Returns that word.
+    pub fn wait_idle(&self) -> Word {
+        loop {
+            let w = self.load();
+            if w.in_flight() == 0 {
+                return w;
+            }
+            self.wait_for_change(w);
+        }
+    }
+
+    /// Mark the map retired: its successor has been published where handles look for it. Wakes waiters.
+    pub fn retire(&self) {
+        // Release: pairs with the Acquire `load` of a handle that sees RETIRED; everything the refresher did
+        // before (publishing the successor) happens-before that handle goes looking for the successor.
+        self.modify(Ordering::Release, |w| w | RETIRED | CLOSED);
+    }
+
+    /// Every slot that holds a value, with its index (for carrying loaded values over to a successor map). Call
+    /// after [`wait_idle`](Self::wait_idle) on a closed map to see all of them.
+    pub fn ready(&self) -> impl Iterator<Item = (usize, &T)> + '_ {
+        (0..self.len()).filter_map(move |i| match self.get(i) {
+            SlotRef::Ready(v) => Some((i, v)),
+            _ => None,
+        })
+    }
+}
+
+impl<'a, T, M> Ticket<'a, T, M> {
+    /// The claimed slot's index.
+    #[inline]
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// What the map says about its slots.
+    pub fn meta(&self) -> &'a M {
+        &self.map.meta
+    }
+
+    /// Store the loaded value, publish it, and complete the load. Returns the published value.
+    pub fn publish(self, value: T) -> &'a T {
+        let map = self.map;
+        let index = self.index;
+        std::mem::forget(self);
+        let slot = &map.slots[index];
+        slot.value.with_mut(|p| {
+            // SAFETY: this thread won the compare-exchange for `index`, so no other thread writes this cell, and
+            // no thread reads it before the READY store below.
+            unsafe { *p = Some(value) }
+        });
+        // Release: pairs with the Acquire load in `get` (readers that find the slot while loads are in flight).
+        slot.state.store(READY, Ordering::Release);
+        map.complete();
+        match map.get(index) {
+            SlotRef::Ready(v) => v,
+            // We just stored READY and a slot's state is written only by its claimer.
+            _ => unreachable!("published slot is not ready"),
+        }
+    }
+}
+
+impl<T, M> Drop for Ticket<'_, T, M> {
+    /// The loader did not publish (it panicked): record the slot as abandoned and complete the load, so waiters
+    /// wake and the slot is never claimed again (P2).
+    fn drop(&mut self) {
+        // Release: pairs with the Acquire in `get`, like READY (no value to publish, but keep one rule).
+        self.map.slots[self.index].state.store(ABANDONED, Ordering::Release);
+        self.map.complete();
+    }
+}
+
+/// How [`View::settle`] ended.
+pub enum Settled<R> {
+    /// The search closure found what it was looking for in a newly visible slot.
+    Found(R),
+    /// Every slot of the map is loaded (or failed) and has been visited: nothing left to load, nothing in flight.
+    Exhausted,
+    /// The map was retired: move to its successor and search again.
+    Retired,
+}
+
+/// One handle's cached picture of a map: the last word it saw and which slots it has visited. Lookups re-visit
+/// slots only when the word changed, so a steady-state miss costs one Acquire load (P4).
+pub struct View<T, M = ()> {
+    map: crate::sync::Arc<SlotMap<T, M>>,
+    seen: Word,
+    /// Slots `[0, next)` have been visited once.
+    next: usize,
+    /// Visited while their load was still in flight; visited again when the word changes.
+    holes: Vec<usize>,
+}
+
+impl<T, M> View<T, M> {
+    /// A view of `map` that has visited nothing yet.
+    pub fn new(map: crate::sync::Arc<SlotMap<T, M>>) -> Self {
+        View { map, seen: Word(UNSEEN), next: 0, holes: Vec::new() }
+    }
+
+    /// The map this view looks at.
+    #[inline]
+    pub fn map(&self) -> &crate::sync::Arc<SlotMap<T, M>> {
+        &self.map
+    }
+
+    /// True if every slot has been visited with its final state, as of the last word this view saw (so a
+    /// lookup that found nothing in the visited slots has nothing else to search in this map).
+    pub fn is_complete(&self) -> bool {
+        self.next == self.map.len() && self.holes.is_empty()
+    }
+
+    /// Acquire-load the word; if its state changed since this view last looked, visit each slot that became
+    /// ready or abandoned since then (in claim order; `visit` may stop the walk by returning `Some`). Returns
+    /// the word and what `visit` returned, if anything.
+    pub fn catch_up<R>(&mut self, visit: &mut impl FnMut(usize, SlotRef<'_, T>) -> Option<R>) -> (Word, Option<R>) {
+        let w = self.map.load();
+        if w.same_state(self.seen) {
+            return (w, None);
+        }
+        // Re-check slots that were in flight when last visited.
+        let mut i = 0;
+        while i < self.holes.len() {
+            let slot = self.holes[i];
+            match self.map.get(slot) {
+                SlotRef::Pending => i += 1,
+                r => {
+                    self.holes.swap_remove(i);
+                    if let Some(x) = visit(slot, r) {
+                        // `seen` stays stale, so the next call looks again at whatever is left.
+                        return (w, Some(x));
+                    }
+                }
+            }
+        }
+        while self.next < w.cursor() {
+            let slot = self.next;
+            self.next += 1;
+            match self.map.get(slot) {
+                SlotRef::Pending => self.holes.push(slot),
+                r => {
+                    if let Some(x) = visit(slot, r) {
+                        return (w, Some(x));
+                    }
+                }
+            }
+        }
+        self.seen = w;
+        (w, None)
+    }
+
+    /// Search the map until `visit` finds something or nothing is left to load and nothing is in flight.
+    ///
+    /// The caller has already searched everything this view visited before; `settle` visits only slots that
+    /// became visible since, claims and loads unclaimed slots itself (`load` runs outside every lock), and
+    /// blocks (never spins) while other threads' loads are in flight. `Exhausted` is the P1 conclusion: every
+    /// slot whose claim precedes the word value read last has been published and visited.
+    pub fn settle<R>(
+        &mut self,
+        visit: &mut impl FnMut(usize, SlotRef<'_, T>) -> Option<R>,
+        load: &mut impl FnMut(&M, usize) -> T,
+    ) -> Settled<R> {
+        loop {
+            let (w, found) = self.catch_up(visit);
+            if let Some(x) = found {
+                return Settled::Found(x);
+            }
+            if w.is_retired() {
+                return Settled::Retired;
+            }
+            if w.cursor() < self.map.len() && !w.is_closed() {
+                let map = crate::sync::Arc::clone(&self.map);
+                if let Some(ticket) = map.try_claim(w) {
+                    let index = ticket.index();
+                    debug_assert_eq!(index, self.next);
+                    let value = load(&map.meta, index);
+                    let v = ticket.publish(value);
+                    // The word changed (our claim and completion); `seen` is stale, so the next `catch_up`
+                    // re-reads it. Mark our own slot as visited so it is not visited twice.
+                    if self.next == index {
+                        self.next += 1;
+                    } else {
+                        self.holes.retain(|&h| h != index);
+                    }
+                    if let Some(x) = visit(index, SlotRef::Ready(v)) {
+                        return Settled::Found(x);
+                    }
+                }
+                // Lost the race for the slot, or loaded it: look again.
+                continue;
+            }
+            if w.in_flight() > 0 || w.cursor() < self.map.len() {
+                // Loads in flight, or a closed map with unclaimed slots (a refresh is replacing it: wait for
+                // RETIRED). Block until the word changes.
+                self.map.wait_for_change(w);
+                continue;
+            }
+            trace(|| format!("concludes: nothing left to load in {w:?}"));
+            return Settled::Exhausted;
+        }
+    }
+}
+
+/// The map that new handles and handles leaving a retired map should use, and the one way to replace it.
+///
+/// Replacing is the refresh protocol: close the old map's claims, wait for its in-flight loads, build the
+/// successor from what the old map loaded (the caller shares loaded values, never reloads them), publish it here,
+/// then mark the old map retired (P5). Callers serialize replacements (the store holds its refresh lock).
+pub struct Current<T, M = ()> {
+    map: Mutex<Arc<SlotMap<T, M>>>,
+}
+
+impl<T, M> Current<T, M> {
+    /// Start with `map`.
+    pub fn new(map: SlotMap<T, M>) -> Self {
+        Current { map: Mutex::new(Arc::new(map)) }
+    }
+
+    /// The current map. Takes a lock: called when a handle is made and when it leaves a retired map, never on a
+    /// lookup's hit or steady-state miss path.
+    pub fn get(&self) -> Arc<SlotMap<T, M>> {
+        Arc::clone(&lock(&self.map))
+    }
+
+    /// Replace the current map with `build(old)`, where `old` is closed and idle when `build` runs, so every slot
+    /// it loaded is visible through [`SlotMap::ready`]. Returns the new map.
+    pub fn replace(&self, build: impl FnOnce(&SlotMap<T, M>) -> SlotMap<T, M>) -> Arc<SlotMap<T, M>> {
+        let old = self.get();
+        old.close();
+        old.wait_idle();
+        let new = Arc::new(build(&old));
+        *lock(&self.map) = Arc::clone(&new);
+        trace(|| "published the successor map".to_owned());
+        // After publishing: a handle that sees RETIRED (Acquire, pairing with retire's Release) and then asks
+        // `get` finds the successor.
+        old.retire();
+        trace(|| "retired the old map".to_owned());
+        new
+    }
+}

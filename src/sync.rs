@@ -20,6 +20,22 @@ mod imp {
     pub(crate) fn spin_loop() {
         loom::hint::spin_loop();
     }
+
+    /// Events recorded by [`trace`] in the current loom execution. A plain `std::sync::Mutex` is invisible to
+    /// loom, so recording adds no synchronization to the model.
+    static TRACE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    /// Record a protocol event (loom builds only), prefixed with the loom thread's id.
+    pub(crate) fn trace(event: impl FnOnce() -> String) {
+        let line = format!("{:?}: {}", loom::thread::current().id(), event());
+        TRACE.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+    }
+
+    /// Take (and clear) the events recorded so far. Models call it at the start of each execution and print it
+    /// when an execution fails.
+    pub fn take_trace() -> Vec<String> {
+        std::mem::take(&mut *TRACE.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 #[cfg(not(all(loom, feature = "loom")))]
@@ -58,6 +74,10 @@ mod imp {
     pub(crate) fn spin_loop() {
         std::hint::spin_loop();
     }
+
+    /// Protocol event tracing is compiled out of non-loom builds.
+    #[inline(always)]
+    pub(crate) fn trace(_event: impl FnOnce() -> String) {}
 }
 
 pub(crate) use imp::*;
@@ -78,3 +98,6 @@ pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, 
         Err(p) => p.into_inner(),
     }
 }
+
+#[cfg(all(loom, feature = "loom"))]
+pub use imp::take_trace;
