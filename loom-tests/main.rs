@@ -32,13 +32,13 @@ fn builder() -> loom::model::Builder {
 /// unclaimed ones (counting loads per slot in `loads`), wait for in-flight ones.
 fn settle(view: &mut View<Fake, Plan>, want: u32, loads: &[AtomicUsize]) -> Settled<usize> {
     view.settle(
-        &mut |i, r| match r {
+        &mut |_, i, r| match r {
             SlotRef::Ready(f) if f.contains(&want) => Some(i),
             _ => None,
         },
-        &mut |plan: &Plan, i| {
+        &mut |map: &SlotMap<Fake, Plan>, i| {
             loads[i].fetch_add(1, Ordering::Relaxed);
-            plan[i].clone()
+            map.meta()[i].clone()
         },
     )
 }
@@ -108,16 +108,16 @@ fn p1_concluded_miss_has_visited_every_slot() {
         let mut v = View::new(map.clone());
         let mut seen = Vec::new();
         let r = v.settle(
-            &mut |i, r| {
+            &mut |_, i, r| {
                 if let SlotRef::Ready(f) = r {
                     seen.extend_from_slice(f);
                 }
                 let _ = i;
                 None::<()>
             },
-            &mut |plan: &Plan, i| {
+            &mut |map: &SlotMap<Fake, Plan>, i| {
                 loads[i].fetch_add(1, Ordering::Relaxed);
-                plan[i].clone()
+                map.meta()[i].clone()
             },
         );
         assert!(matches!(r, Settled::Exhausted));
@@ -181,7 +181,7 @@ fn p2_p3_model() {
         let t = thread::spawn(move || {
             let mut v = View::new(m2);
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                v.settle(&mut |_, _| None::<()>, &mut |_: &Plan, _| -> Fake { panic!("loader fails") })
+                v.settle(&mut |_, _, _| None::<()>, &mut |_: &SlotMap<Fake, Plan>, _| -> Fake { panic!("loader fails") })
             }));
             // Either it panicked while loading, or the other thread had loaded the slot first.
             if let Ok(r) = r {
@@ -191,7 +191,7 @@ fn p2_p3_model() {
         let mut v = View::new(map.clone());
         let mut abandoned = false;
         let r = v.settle(
-            &mut |_, r| {
+            &mut |_, _, r| {
                 if matches!(r, SlotRef::Abandoned) {
                     abandoned = true;
                 }
@@ -201,7 +201,7 @@ fn p2_p3_model() {
                 }
                 None
             },
-            &mut |plan: &Plan, i| plan[i].clone(),
+            &mut |map: &SlotMap<Fake, Plan>, i| map.meta()[i].clone(),
         );
         t.join().unwrap();
         match r {

@@ -443,8 +443,12 @@ impl<T, M> View<T, M> {
     /// Acquire-load the word; if its state changed since this view last looked, visit each slot that became
     /// ready or abandoned since then (in claim order; `visit` may stop the walk by returning `Some`). Returns
     /// the word and what `visit` returned, if anything.
-    pub fn catch_up<R>(&mut self, visit: &mut impl FnMut(usize, SlotRef<'_, T>) -> Option<R>) -> (Word, Option<R>) {
-        let w = self.map.load();
+    pub fn catch_up<R>(
+        &mut self,
+        visit: &mut impl FnMut(&SlotMap<T, M>, usize, SlotRef<'_, T>) -> Option<R>,
+    ) -> (Word, Option<R>) {
+        let map: &SlotMap<T, M> = &self.map;
+        let w = map.load();
         if w.same_state(self.seen) {
             return (w, None);
         }
@@ -452,11 +456,11 @@ impl<T, M> View<T, M> {
         let mut i = 0;
         while i < self.holes.len() {
             let slot = self.holes[i];
-            match self.map.get(slot) {
+            match map.get(slot) {
                 SlotRef::Pending => i += 1,
                 r => {
                     self.holes.swap_remove(i);
-                    if let Some(x) = visit(slot, r) {
+                    if let Some(x) = visit(map, slot, r) {
                         // `seen` stays stale, so the next call looks again at whatever is left.
                         return (w, Some(x));
                     }
@@ -466,10 +470,10 @@ impl<T, M> View<T, M> {
         while self.next < w.cursor() {
             let slot = self.next;
             self.next += 1;
-            match self.map.get(slot) {
+            match map.get(slot) {
                 SlotRef::Pending => self.holes.push(slot),
                 r => {
-                    if let Some(x) = visit(slot, r) {
+                    if let Some(x) = visit(map, slot, r) {
                         return (w, Some(x));
                     }
                 }
@@ -487,8 +491,8 @@ impl<T, M> View<T, M> {
     /// slot whose claim precedes the word value read last has been published and visited.
     pub fn settle<R>(
         &mut self,
-        visit: &mut impl FnMut(usize, SlotRef<'_, T>) -> Option<R>,
-        load: &mut impl FnMut(&M, usize) -> T,
+        visit: &mut impl FnMut(&SlotMap<T, M>, usize, SlotRef<'_, T>) -> Option<R>,
+        load: &mut impl FnMut(&SlotMap<T, M>, usize) -> T,
     ) -> Settled<R> {
         loop {
             let (w, found) = self.catch_up(visit);
@@ -498,31 +502,32 @@ impl<T, M> View<T, M> {
             if w.is_retired() {
                 return Settled::Retired;
             }
-            if w.cursor() < self.map.len() && !w.is_closed() {
-                let map = crate::sync::Arc::clone(&self.map);
+            // Borrow the map through the field (not `&self`), so `next` and `holes` stay writable: no reference
+            // count is touched on this path.
+            let map: &SlotMap<T, M> = &self.map;
+            if w.cursor() < map.len() && !w.is_closed() {
                 if let Some(ticket) = map.try_claim(w) {
                     let index = ticket.index();
-                    debug_assert_eq!(index, self.next);
-                    let value = load(&map.meta, index);
+                    let value = load(map, index);
                     let v = ticket.publish(value);
-                    // The word changed (our claim and completion); `seen` is stale, so the next `catch_up`
-                    // re-reads it. Mark our own slot as visited so it is not visited twice.
+                    // The word changed (our claim and completion), so `seen` is stale and the next `catch_up`
+                    // reads it again. Mark our own slot visited so it is not visited twice.
                     if self.next == index {
                         self.next += 1;
                     } else {
                         self.holes.retain(|&h| h != index);
                     }
-                    if let Some(x) = visit(index, SlotRef::Ready(v)) {
+                    if let Some(x) = visit(map, index, SlotRef::Ready(v)) {
                         return Settled::Found(x);
                     }
                 }
                 // Lost the race for the slot, or loaded it: look again.
                 continue;
             }
-            if w.in_flight() > 0 || w.cursor() < self.map.len() {
+            if w.in_flight() > 0 || w.cursor() < map.len() {
                 // Loads in flight, or a closed map with unclaimed slots (a refresh is replacing it: wait for
                 // RETIRED). Block until the word changes.
-                self.map.wait_for_change(w);
+                map.wait_for_change(w);
                 continue;
             }
             trace(|| format!("concludes: nothing left to load in {w:?}"));
