@@ -1,0 +1,477 @@
+use super::write::{Entry, write_idx};
+use super::*;
+
+const PATH: &str = "/some/dir/pack-1234.idx";
+
+fn id(kind: HashKind, first: u8, last: u8) -> ObjectId {
+    let mut b = vec![0x55u8; kind.len()];
+    b[0] = first;
+    b[kind.len() - 1] = last;
+    ObjectId::from_bytes(&b).unwrap()
+}
+
+/// Three objects in buckets 0x10, 0x20, 0x30, at offsets 12, 100, `third`.
+fn sample(version: u32, kind: HashKind, third: u64) -> Vec<u8> {
+    let entries = [
+        Entry {
+            id: id(kind, 0x20, 1),
+            offset: 100,
+            crc32: 2,
+        },
+        Entry {
+            id: id(kind, 0x10, 1),
+            offset: 12,
+            crc32: 1,
+        },
+        Entry {
+            id: id(kind, 0x30, 1),
+            offset: third,
+            crc32: 3,
+        },
+    ];
+    write_idx(version, kind, &entries, &id(kind, 0xee, 0xee)).unwrap()
+}
+
+/// Recompute the trailer checksum after a hand edit.
+fn reseal(bytes: &mut [u8], kind: HashKind) {
+    let n = bytes.len() - kind.len();
+    let sum = kind.digest(&bytes[..n]);
+    bytes[n..].copy_from_slice(sum.as_bytes());
+}
+
+fn open(bytes: Vec<u8>, kind: HashKind) -> Result<PackIndex, Error> {
+    PackIndex::from_data(bytes.into(), PATH.into(), kind)
+}
+
+/// The problem `open` reports, checking that the error's Display names the file.
+fn open_problem(bytes: Vec<u8>, kind: HashKind) -> IdxProblem {
+    match open(bytes, kind) {
+        Err(e @ Error::CorruptIndex { .. }) => {
+            let shown = e.to_string();
+            assert!(shown.starts_with(PATH), "{shown}");
+            assert!(shown.contains("corrupt pack index"), "{shown}");
+            let Error::CorruptIndex { path, problem } = e else {
+                unreachable!()
+            };
+            assert_eq!(path, Path::new(PATH));
+            assert!(shown.ends_with(&problem.to_string()), "{shown}");
+            problem
+        }
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("opened a broken file"),
+    }
+}
+
+fn verify_problem(bytes: Vec<u8>, kind: HashKind) -> IdxProblem {
+    let idx = open(bytes, kind).expect("opens");
+    match idx.verify() {
+        Err(e @ Error::CorruptIndex { .. }) => {
+            assert!(e.to_string().starts_with(PATH), "{e}");
+            let Error::CorruptIndex { problem, .. } = e else {
+                unreachable!()
+            };
+            problem
+        }
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(()) => panic!("verified a broken file"),
+    }
+}
+
+#[test]
+fn reads_what_it_writes() {
+    for kind in [HashKind::Sha1, HashKind::Sha256] {
+        for version in [1, 2] {
+            let third = if version == 1 {
+                u64::from(u32::MAX)
+            } else {
+                1 << 40
+            };
+            let idx = open(sample(version, kind, third), kind).unwrap();
+            idx.verify().unwrap();
+            assert_eq!(idx.version(), version);
+            assert_eq!(idx.hash_kind(), kind);
+            assert_eq!(idx.len(), 3);
+            assert!(!idx.is_empty());
+            assert_eq!(idx.path(), Path::new(PATH));
+            assert_eq!(idx.lookup_id(&id(kind, 0x10, 1)), Some(12));
+            assert_eq!(idx.lookup_id(&id(kind, 0x20, 1)), Some(100));
+            assert_eq!(idx.lookup_id(&id(kind, 0x30, 1)), Some(third));
+            assert_eq!(idx.position(id(kind, 0x30, 1).as_bytes()), Some(2));
+            assert_eq!(idx.lookup_binary(id(kind, 0x30, 1).as_bytes()), Some(third));
+            for absent in [
+                id(kind, 0x10, 0),
+                id(kind, 0x10, 2),
+                id(kind, 0, 0),
+                id(kind, 0xff, 0xff),
+            ] {
+                assert_eq!(idx.lookup_id(&absent), None);
+                assert_eq!(idx.lookup_binary(absent.as_bytes()), None);
+            }
+            // Wrong length or kind.
+            assert_eq!(idx.lookup(&id(kind, 0x10, 1).as_bytes()[1..]), None);
+            let other = if kind == HashKind::Sha1 {
+                HashKind::Sha256
+            } else {
+                HashKind::Sha1
+            };
+            assert_eq!(idx.lookup_id(&id(other, 0x10, 1)), None);
+            assert_eq!(idx.lookup(&[]), None);
+            assert_eq!(idx.id_at(0), Some(id(kind, 0x10, 1).as_bytes()));
+            assert_eq!(idx.id_at(3), None);
+            assert_eq!(idx.offset_at(3), None);
+            let crcs: Vec<_> = (0..4).map(|i| idx.crc32_at(i)).collect();
+            if version == 1 {
+                assert_eq!(crcs, [None, None, None, None]);
+            } else {
+                assert_eq!(crcs, [Some(1), Some(2), Some(3), None]);
+            }
+            let all: Vec<_> = idx.iter().collect();
+            assert_eq!(
+                all,
+                [
+                    (id(kind, 0x10, 1), 12),
+                    (id(kind, 0x20, 1), 100),
+                    (id(kind, 0x30, 1), third)
+                ]
+            );
+            assert_eq!(idx.pack_checksum(), id(kind, 0xee, 0xee));
+            let bytes = sample(version, kind, third);
+            assert_eq!(
+                idx.index_checksum().as_bytes(),
+                &bytes[bytes.len() - kind.len()..]
+            );
+        }
+    }
+}
+
+#[test]
+fn empty_index() {
+    for version in [1, 2] {
+        let k = HashKind::Sha1;
+        let bytes = write_idx(version, k, &[], &id(k, 1, 1)).unwrap();
+        let idx = open(bytes, k).unwrap();
+        idx.verify().unwrap();
+        assert!(idx.is_empty());
+        assert_eq!(idx.lookup_id(&id(k, 0, 0)), None);
+        assert_eq!(idx.iter().count(), 0);
+    }
+}
+
+#[test]
+fn opens_files_and_names_them_in_io_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("pack-a.idx");
+    std::fs::write(&p, sample(2, HashKind::Sha1, 5)).unwrap();
+    for mode in [LoadMode::Mmap, LoadMode::Read] {
+        let idx = PackIndex::open_with(&p, HashKind::Sha1, mode).unwrap();
+        assert_eq!(idx.lookup_id(&id(HashKind::Sha1, 0x30, 1)), Some(5));
+    }
+    assert_eq!(PackIndex::open(&p, HashKind::Sha1).unwrap().path(), p);
+    let missing = dir.path().join("missing.idx");
+    let e = PackIndex::open(&missing, HashKind::Sha1).unwrap_err();
+    assert!(matches!(e, Error::Io { .. }));
+    assert!(e.to_string().contains("missing.idx"), "{e}");
+    // An empty file is too small, not an I/O error.
+    std::fs::write(&p, b"").unwrap();
+    let e = PackIndex::open(&p, HashKind::Sha1).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::CorruptIndex {
+                problem: IdxProblem::TooSmall { len: 0, min: 1064 },
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn too_small() {
+    let k = HashKind::Sha1;
+    assert_eq!(
+        open_problem(vec![0; 100], k),
+        IdxProblem::TooSmall {
+            len: 100,
+            min: 1064
+        }
+    );
+    assert_eq!(
+        open_problem(vec![0; 1063], k),
+        IdxProblem::TooSmall {
+            len: 1063,
+            min: 1064
+        }
+    );
+    assert_eq!(
+        open_problem(vec![0; 1087], HashKind::Sha256),
+        IdxProblem::TooSmall {
+            len: 1087,
+            min: 1088
+        }
+    );
+    // A version 2 header needs 8 more bytes.
+    let mut v = sample(2, k, 1);
+    v.truncate(1068);
+    assert_eq!(
+        open_problem(v, k),
+        IdxProblem::TooSmall {
+            len: 1068,
+            min: 1072
+        }
+    );
+}
+
+#[test]
+fn unsupported_version() {
+    let k = HashKind::Sha1;
+    for version in [0u32, 1, 3, u32::MAX] {
+        let mut v = sample(2, k, 1);
+        v[4..8].copy_from_slice(&version.to_be_bytes());
+        assert_eq!(open_problem(v, k), IdxProblem::UnsupportedVersion(version));
+    }
+}
+
+#[test]
+fn non_monotonic_fanout() {
+    let k = HashKind::Sha1;
+    for (version, base) in [(1, 0), (2, 8)] {
+        let mut v = sample(version, k, 1);
+        // Bucket 5 claims 2 objects, bucket 6 (cumulative) 0.
+        v[base + 5 * 4..base + 6 * 4].copy_from_slice(&2u32.to_be_bytes());
+        assert_eq!(
+            open_problem(v, k),
+            IdxProblem::NonMonotonicFanout {
+                bucket: 6,
+                count: 0,
+                previous: 2
+            }
+        );
+    }
+}
+
+#[test]
+fn size_mismatch_v1() {
+    let k = HashKind::Sha1;
+    let v = sample(1, k, 1);
+    let len = v.len() as u64;
+    assert_eq!(len, 1024 + 3 * 24 + 40);
+    let mut longer = v.clone();
+    longer.push(0);
+    assert_eq!(
+        open_problem(longer, k),
+        IdxProblem::SizeMismatch {
+            expected: len,
+            actual: len + 1
+        }
+    );
+    // An inflated count in the fan-out table.
+    let mut inflated = v.clone();
+    inflated[1020..1024].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert_eq!(
+        open_problem(inflated, k),
+        IdxProblem::SizeMismatch {
+            expected: 1024 + u64::from(u32::MAX) * 24 + 40,
+            actual: len
+        }
+    );
+    // Read as SHA-256, the same bytes do not add up.
+    assert_eq!(
+        open_problem(v, HashKind::Sha256),
+        IdxProblem::SizeMismatch {
+            expected: 1024 + 3 * 36 + 64,
+            actual: len
+        }
+    );
+}
+
+#[test]
+fn size_out_of_range_v2() {
+    let k = HashKind::Sha1;
+    let v = sample(2, k, 1);
+    let min = v.len() as u64;
+    assert_eq!(min, 8 + 1024 + 3 * 28 + 40);
+    let mut short = v.clone();
+    short.pop();
+    assert_eq!(
+        open_problem(short, k),
+        IdxProblem::SizeOutOfRange {
+            min,
+            max: min + 16,
+            actual: min - 1
+        }
+    );
+    let mut long = v.clone();
+    long.extend_from_slice(&[0; 24]);
+    assert_eq!(
+        open_problem(long, k),
+        IdxProblem::SizeOutOfRange {
+            min,
+            max: min + 16,
+            actual: min + 24
+        }
+    );
+    // An inflated count.
+    let mut inflated = v;
+    inflated[8 + 1020..8 + 1024].copy_from_slice(&1000u32.to_be_bytes());
+    assert!(matches!(
+        open_problem(inflated, k),
+        IdxProblem::SizeOutOfRange { min: 29_072, actual, .. } if actual == min
+    ));
+}
+
+#[test]
+fn misaligned_large_offsets() {
+    let k = HashKind::Sha1;
+    let mut v = sample(2, k, 1);
+    let at = v.len() - 40;
+    v.splice(at..at, [0u8; 4]);
+    reseal(&mut v, k);
+    assert_eq!(
+        open_problem(v, k),
+        IdxProblem::MisalignedLargeOffsets { len: 4 }
+    );
+}
+
+#[test]
+fn large_offset_out_of_range() {
+    let k = HashKind::Sha1;
+    let offsets = 8 + 1024 + 3 * 24;
+    // No 64-bit table at all.
+    let mut v = sample(2, k, 1);
+    v[offsets + 4..offsets + 8].copy_from_slice(&0x8000_0000u32.to_be_bytes());
+    reseal(&mut v, k);
+    assert_eq!(
+        open_problem(v, k),
+        IdxProblem::LargeOffsetOutOfRange {
+            entry: 1,
+            index: 0,
+            count: 0
+        }
+    );
+    // One 64-bit offset (the third entry's); the first entry refers past it.
+    let mut v = sample(2, k, 1 << 33);
+    assert_eq!(&v[offsets + 8..offsets + 12], &0x8000_0000u32.to_be_bytes());
+    v[offsets..offsets + 4].copy_from_slice(&0x8000_0001u32.to_be_bytes());
+    assert_eq!(
+        open_problem(v, k),
+        IdxProblem::LargeOffsetOutOfRange {
+            entry: 0,
+            index: 1,
+            count: 1
+        }
+    );
+    let mut v = sample(2, k, 1 << 33);
+    v[offsets..offsets + 4].copy_from_slice(&0xffff_ffffu32.to_be_bytes());
+    assert_eq!(
+        open_problem(v, k),
+        IdxProblem::LargeOffsetOutOfRange {
+            entry: 0,
+            index: 0x7fff_ffff,
+            count: 1
+        }
+    );
+}
+
+#[test]
+fn unsorted_ids() {
+    for kind in [HashKind::Sha1, HashKind::Sha256] {
+        for version in [1, 2] {
+            // Two ids in one bucket, swapped.
+            let entries = [
+                Entry {
+                    id: id(kind, 0x10, 1),
+                    offset: 1,
+                    crc32: 0,
+                },
+                Entry {
+                    id: id(kind, 0x10, 2),
+                    offset: 2,
+                    crc32: 0,
+                },
+            ];
+            let mut v = write_idx(version, kind, &entries, &id(kind, 0, 0)).unwrap();
+            let (first, stride) = if version == 1 {
+                (1024 + 4, kind.len() + 4)
+            } else {
+                (1032, kind.len())
+            };
+            let last_byte = first + kind.len() - 1;
+            v.swap(last_byte, last_byte + stride);
+            reseal(&mut v, kind);
+            assert_eq!(
+                verify_problem(v.clone(), kind),
+                IdxProblem::UnsortedIds { at: 1 }
+            );
+            // Lookups do not panic, whatever they answer.
+            let idx = open(v, kind).unwrap();
+            for e in &entries {
+                let _ = idx.lookup_id(&e.id);
+            }
+        }
+    }
+}
+
+#[test]
+fn id_outside_bucket() {
+    let k = HashKind::Sha1;
+    for (version, base) in [(1, 0), (2, 8)] {
+        let mut v = sample(version, k, 1);
+        // Buckets 0x10..=0x1f say 0 objects so far: the 0x10 id falls into bucket 0x20.
+        for b in 0x10..=0x1f {
+            v[base + 4 * b..base + 4 * b + 4].copy_from_slice(&0u32.to_be_bytes());
+        }
+        reseal(&mut v, k);
+        assert_eq!(
+            verify_problem(v, k),
+            IdxProblem::IdOutsideBucket {
+                at: 0,
+                bucket: 0x20,
+                first_byte: 0x10
+            }
+        );
+    }
+}
+
+#[test]
+fn checksum_mismatch() {
+    for kind in [HashKind::Sha1, HashKind::Sha256] {
+        for version in [1, 2] {
+            let good = sample(version, kind, 1);
+            let n = good.len();
+            // The pack checksum, then the index checksum itself.
+            for at in [n - 2 * kind.len(), n - 1] {
+                let mut v = good.clone();
+                v[at] ^= 0x40;
+                let stored = ObjectId::from_bytes(&v[n - kind.len()..]).unwrap();
+                assert_eq!(
+                    verify_problem(v.clone(), kind),
+                    IdxProblem::ChecksumMismatch {
+                        expected: stored,
+                        actual: kind.digest(&v[..n - kind.len()])
+                    }
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn problems_display_their_fields() {
+    let s = IdxProblem::LargeOffsetOutOfRange {
+        entry: 7,
+        index: 9,
+        count: 2,
+    }
+    .to_string();
+    assert!(s.contains('7') && s.contains('9') && s.contains('2'), "{s}");
+    let s = IdxProblem::NonMonotonicFanout {
+        bucket: 0xab,
+        count: 3,
+        previous: 4,
+    }
+    .to_string();
+    assert!(s.contains("0xab"), "{s}");
+    let s = IdxProblem::UnsupportedVersion(3).to_string();
+    assert!(s.contains('3'), "{s}");
+}
