@@ -201,7 +201,7 @@ pub fn write_midx(
         pnam.extend_from_slice(packs[i].name.as_bytes());
         pnam.push(0);
     }
-    while pnam.len() % 4 != 0 {
+    while !pnam.len().is_multiple_of(4) {
         pnam.push(0);
     }
     let mut oidf: Vec<u8> = Vec::with_capacity(1024);
