@@ -1,0 +1,944 @@
+//! The `multi-pack-index` file (`objects/pack/multi-pack-index`): one sorted table of the objects of many packs.
+//!
+//! The format is git's (`gitformat-pack(5)`, section "multi-pack-index (MIDX) files have the following format",
+//! laid out as a chunk file, `gitformat-chunk(5)`):
+//!
+//! - a 12-byte header: `MIDX`, the file version (1 or 2), the object id version (1 = SHA-1, 2 = SHA-256), the
+//!   number of chunks, the number of base multi-pack-index files (always 0 here: incremental chains are not
+//!   supported and are rejected with [`MidxProblem::IncrementalNotSupported`]) and the number of packs;
+//! - a table of contents of `chunks + 1` rows of a 4-byte chunk id and an 8-byte offset, ending with id 0, whose
+//!   offset is where the last chunk ends;
+//! - the chunks: `PNAM` (the packs' `.idx` names, NUL-terminated, padded with up to 3 NULs), `OIDF` (256-entry
+//!   fanout), `OIDL` (the sorted ids), `OOFF` (per object: pack int id and 32-bit offset), `LOFF` (optional 64-bit
+//!   offsets); other chunks (`RIDX`, `BTMP`, ...) are skipped;
+//! - a trailer: the checksum of everything before it.
+//!
+//! Version 1 requires the pack names to be in strictly increasing byte order; version 2 (git 2.54's
+//! `midx.version = 2`) lets them appear in any order, which is the only difference between the two.
+//!
+//! [`MultiPackIndex::open`] checks everything a lookup relies on, in O(objects + packs): after it succeeds,
+//! [`MultiPackIndex::lookup`] and [`MultiPackIndex::iter`] read only inside the file and every pack int id they
+//! return names a pack of [`MultiPackIndex::pack_names`]. The order of the ids and the trailer checksum are
+//! checked by [`MultiPackIndex::verify`] (as git does, which checks them only in `git multi-pack-index verify`):
+//! on a file whose ids are out of order, a lookup may miss an object, but it never reports a location for an id
+//! that is not the one asked for.
+//!
+//! ```
+//! use odb_index::midx::write::{write_midx, PackEntries};
+//! use odb_index::midx::MultiPackIndex;
+//! use odb_index::{HashKind, ObjectId};
+//!
+//! let a: ObjectId = "1111111111111111111111111111111111111111".parse().unwrap();
+//! let b: ObjectId = "2222222222222222222222222222222222222222".parse().unwrap();
+//! let packs = [
+//!     PackEntries { name: "pack-bb.idx".into(), entries: vec![(b, 12)] },
+//!     PackEntries { name: "pack-aa.idx".into(), entries: vec![(a, 5_000_000_000), (b, 99)] },
+//! ];
+//! let bytes = write_midx(1, HashKind::Sha1, &packs).unwrap();
+//! let midx = MultiPackIndex::from_data(bytes.into(), "multi-pack-index".into(), HashKind::Sha1).unwrap();
+//! assert_eq!(midx.pack_names(), ["pack-aa.idx", "pack-bb.idx"]);
+//! assert_eq!(midx.len(), 2);
+//! assert_eq!(midx.lookup(a.as_bytes()), Some((0, 5_000_000_000)));
+//! // `b` is in both packs; the writer keeps the copy in the pack with the lowest pack int id.
+//! assert_eq!(midx.lookup(b.as_bytes()), Some((0, 99)));
+//! assert_eq!(midx.lookup(&[0x33; 20]), None);
+//! midx.verify().unwrap();
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::data::{Data, LoadMode};
+use crate::error::Error;
+use crate::oid::{HashKind, ObjectId};
+
+pub mod write;
+
+/// Signature at the start of every multi-pack-index.
+const SIGNATURE: [u8; 4] = *b"MIDX";
+/// Size of the fixed header.
+const HEADER_LEN: usize = 12;
+/// Size of one row of the chunk table.
+const TOC_ROW_LEN: usize = 12;
+/// Size of the fanout chunk.
+const FANOUT_LEN: usize = 256 * 4;
+/// Size of one `OOFF` row.
+const OOFF_ROW_LEN: usize = 8;
+/// Size of one `LOFF` row.
+const LOFF_ROW_LEN: usize = 8;
+/// The bit of an `OOFF` offset that marks an index into `LOFF` (when that chunk exists).
+const LARGE_OFFSET_BIT: u32 = 0x8000_0000;
+
+/// Chunk id of the pack names.
+pub const CHUNK_PNAM: ChunkId = ChunkId(*b"PNAM");
+/// Chunk id of the fanout table.
+pub const CHUNK_OIDF: ChunkId = ChunkId(*b"OIDF");
+/// Chunk id of the sorted object ids.
+pub const CHUNK_OIDL: ChunkId = ChunkId(*b"OIDL");
+/// Chunk id of the per-object pack ids and offsets.
+pub const CHUNK_OOFF: ChunkId = ChunkId(*b"OOFF");
+/// Chunk id of the large (64-bit) offsets.
+pub const CHUNK_LOFF: ChunkId = ChunkId(*b"LOFF");
+
+/// A 4-byte chunk id, shown as text when it is printable ASCII and as hex otherwise.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChunkId(pub [u8; 4]);
+
+impl fmt::Display for ChunkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.iter().all(|b| b.is_ascii_graphic()) {
+            for &b in &self.0 {
+                write!(f, "{}", char::from(b))?;
+            }
+            Ok(())
+        } else {
+            write!(f, "0x{:08x}", u32::from_be_bytes(self.0))
+        }
+    }
+}
+
+impl fmt::Debug for ChunkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ChunkId({self})")
+    }
+}
+
+/// What is wrong with a malformed `multi-pack-index` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MidxProblem {
+    /// The file is shorter than the smallest valid multi-pack-index.
+    TooSmall {
+        /// The file's length.
+        len: u64,
+        /// The smallest possible length for this hash kind.
+        min: u64,
+    },
+    /// The file does not start with `MIDX`.
+    BadSignature {
+        /// The first four bytes.
+        found: [u8; 4],
+    },
+    /// The file version is neither 1 nor 2.
+    UnsupportedVersion {
+        /// The version byte.
+        version: u8,
+    },
+    /// The object id version is neither 1 (SHA-1) nor 2 (SHA-256).
+    UnknownHashVersion {
+        /// The object id version byte.
+        id: u8,
+    },
+    /// The file is one layer of an incremental chain (it names base files), which is not supported.
+    IncrementalNotSupported {
+        /// The number of base multi-pack-index files in the header.
+        bases: u8,
+    },
+    /// The chunk table does not fit in the file before the trailer.
+    ChunkTableTruncated {
+        /// The number of chunks the header announces.
+        chunks: u8,
+        /// Where the table would end.
+        table_end: u64,
+        /// Where the trailer starts.
+        trailer_start: u64,
+    },
+    /// A row of the chunk table before the last one has id 0 (the terminator comes too early).
+    EarlyTerminator {
+        /// The row (0-based).
+        row: u8,
+    },
+    /// The row after the last chunk does not have id 0.
+    MissingTerminator {
+        /// The id found there.
+        found: ChunkId,
+    },
+    /// A chunk id appears twice in the table.
+    DuplicateChunk {
+        /// The chunk id.
+        id: ChunkId,
+    },
+    /// A chunk starts inside the header or the chunk table.
+    ChunkOverlapsTable {
+        /// The chunk id.
+        id: ChunkId,
+        /// Where the table says the chunk starts.
+        offset: u64,
+        /// Where the chunk table ends.
+        table_end: u64,
+    },
+    /// A chunk ends before it starts (offsets decrease) or extends past the start of the trailer.
+    ChunkOutOfBounds {
+        /// The chunk id.
+        id: ChunkId,
+        /// Where the chunk starts.
+        offset: u64,
+        /// Where the next row says it ends.
+        end: u64,
+        /// Where the trailer starts.
+        trailer_start: u64,
+    },
+    /// A required chunk (`PNAM`, `OIDF`, `OIDL` or `OOFF`) is missing.
+    MissingChunk {
+        /// The chunk id.
+        id: ChunkId,
+    },
+    /// A chunk has another size than its contents require.
+    WrongChunkSize {
+        /// The chunk id.
+        id: ChunkId,
+        /// Its size in the file.
+        size: u64,
+        /// The size it must have (for `LOFF`: a multiple of 8; this is the next smaller multiple).
+        expected: u64,
+    },
+    /// The fanout table decreases.
+    FanoutNotMonotonic {
+        /// The entry (1..=255) that is smaller than the one before it.
+        index: u8,
+        /// The entry before.
+        prev: u32,
+        /// This entry.
+        value: u32,
+    },
+    /// The `PNAM` chunk ends before all the packs the header announces are named.
+    PackNamesTruncated {
+        /// The number of complete names found.
+        found: u32,
+        /// The number of packs in the header.
+        expected: u32,
+    },
+    /// After the last pack name, the `PNAM` chunk holds something other than up to 3 NUL padding bytes.
+    PackNamesTrailingBytes {
+        /// The number of bytes after the last name's NUL.
+        extra: u64,
+    },
+    /// A pack name is not UTF-8.
+    PackNameNotUtf8 {
+        /// The pack int id of the name.
+        pack: u32,
+    },
+    /// A pack name is empty, `.` or `..`, or contains `/` or `\` (it must be a file name in the pack directory).
+    BadPackName {
+        /// The pack int id of the name.
+        pack: u32,
+        /// The name.
+        name: String,
+    },
+    /// A version 1 file lists its packs out of strictly increasing order.
+    PackNamesOutOfOrder {
+        /// The pack int id of the name that is not greater than the previous one.
+        pack: u32,
+        /// The previous name.
+        prev: String,
+        /// This name.
+        name: String,
+    },
+    /// A (version 2) file names the same pack twice.
+    DuplicatePackName {
+        /// The name.
+        name: String,
+    },
+    /// An object's pack int id is not less than the number of packs.
+    PackIdOutOfRange {
+        /// The object's position in the file.
+        object: u32,
+        /// Its pack int id.
+        pack: u32,
+        /// The number of packs.
+        packs: u32,
+    },
+    /// An object's offset refers to a row of `LOFF` that does not exist.
+    LargeOffsetOutOfRange {
+        /// The object's position in the file.
+        object: u32,
+        /// The `LOFF` row it refers to.
+        row: u32,
+        /// The number of rows in `LOFF`.
+        rows: u64,
+    },
+    /// (verify) The trailer is not the checksum of the file's contents.
+    ChecksumMismatch {
+        /// The checksum stored in the trailer.
+        stored: ObjectId,
+        /// The checksum of the contents.
+        computed: ObjectId,
+    },
+    /// (verify) The object ids are not strictly increasing.
+    IdsOutOfOrder {
+        /// The position of the first id that is not greater than the one before it.
+        object: u32,
+    },
+    /// (verify) An object id is not in the fanout bucket of its first byte.
+    IdNotInFanoutBucket {
+        /// The object's position.
+        object: u32,
+    },
+}
+
+impl fmt::Display for MidxProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use MidxProblem as P;
+        match self {
+            P::TooSmall { len, min } => {
+                write!(
+                    f,
+                    "file is too small ({len} bytes, a multi-pack-index has at least {min})"
+                )
+            }
+            P::BadSignature { found } => write!(
+                f,
+                "bad signature 0x{:08x} (expected 0x{:08x}, \"MIDX\")",
+                u32::from_be_bytes(*found),
+                u32::from_be_bytes(SIGNATURE)
+            ),
+            P::UnsupportedVersion { version } => {
+                write!(f, "unsupported version {version} (only 1 and 2 are known)")
+            }
+            P::UnknownHashVersion { id } => {
+                write!(f, "unknown object id version {id} (1 = SHA-1, 2 = SHA-256)")
+            }
+            P::IncrementalNotSupported { bases } => write!(
+                f,
+                "the file is a layer of an incremental chain ({bases} base files); chains are not supported"
+            ),
+            P::ChunkTableTruncated {
+                chunks,
+                table_end,
+                trailer_start,
+            } => write!(
+                f,
+                "the table of {chunks} chunks ends at {table_end}, past the trailer at {trailer_start}"
+            ),
+            P::EarlyTerminator { row } => {
+                write!(
+                    f,
+                    "chunk table row {row} has id 0 before the announced number of chunks"
+                )
+            }
+            P::MissingTerminator { found } => {
+                write!(f, "chunk table is not terminated by id 0 (found {found})")
+            }
+            P::DuplicateChunk { id } => write!(f, "chunk {id} appears twice in the chunk table"),
+            P::ChunkOverlapsTable {
+                id,
+                offset,
+                table_end,
+            } => write!(
+                f,
+                "chunk {id} starts at {offset}, inside the header or chunk table (which ends at {table_end})"
+            ),
+            P::ChunkOutOfBounds {
+                id,
+                offset,
+                end,
+                trailer_start,
+            } => write!(
+                f,
+                "chunk {id} spans {offset}..{end}, which is not a range before the trailer at {trailer_start}"
+            ),
+            P::MissingChunk { id } => write!(f, "required chunk {id} is missing"),
+            P::WrongChunkSize { id, size, expected } => {
+                write!(f, "chunk {id} has {size} bytes, expected {expected}")
+            }
+            P::FanoutNotMonotonic { index, prev, value } => write!(
+                f,
+                "fanout decreases: entry {} = {prev} > entry {index} = {value}",
+                index.saturating_sub(1)
+            ),
+            P::PackNamesTruncated { found, expected } => write!(
+                f,
+                "PNAM chunk holds {found} complete pack names, the header announces {expected}"
+            ),
+            P::PackNamesTrailingBytes { extra } => write!(
+                f,
+                "PNAM chunk has {extra} bytes after the last pack name that are not 0-3 NUL padding bytes"
+            ),
+            P::PackNameNotUtf8 { pack } => write!(f, "the name of pack {pack} is not UTF-8"),
+            P::BadPackName { pack, name } => {
+                write!(f, "the name of pack {pack} ({name:?}) is not a file name")
+            }
+            P::PackNamesOutOfOrder { pack, prev, name } => write!(
+                f,
+                "version 1 pack names out of order: {prev:?} before {name:?} (pack {pack})"
+            ),
+            P::DuplicatePackName { name } => write!(f, "pack {name:?} is named twice"),
+            P::PackIdOutOfRange {
+                object,
+                pack,
+                packs,
+            } => write!(
+                f,
+                "object {object} is in pack {pack}, but there are only {packs} packs"
+            ),
+            P::LargeOffsetOutOfRange { object, row, rows } => write!(
+                f,
+                "object {object} refers to large offset {row}, but the LOFF chunk has {rows} rows"
+            ),
+            P::ChecksumMismatch { stored, computed } => {
+                write!(
+                    f,
+                    "checksum mismatch: trailer says {stored}, contents hash to {computed}"
+                )
+            }
+            P::IdsOutOfOrder { object } => {
+                write!(
+                    f,
+                    "object ids out of order: id {object} is not greater than id {}",
+                    object.saturating_sub(1)
+                )
+            }
+            P::IdNotInFanoutBucket { object } => {
+                write!(
+                    f,
+                    "object id {object} is not in the fanout bucket of its first byte"
+                )
+            }
+        }
+    }
+}
+
+/// Where the chunks a lookup needs are, as found by [`parse_layout`].
+struct Layout {
+    version: u8,
+    num_packs: u32,
+    pnam: (usize, usize),
+    oidf: (usize, usize),
+    oidl: (usize, usize),
+    ooff: (usize, usize),
+    loff: Option<(usize, usize)>,
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    let s = b.get(at..at.checked_add(4)?)?;
+    Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+fn be64(b: &[u8], at: usize) -> Option<u64> {
+    let s = b.get(at..at.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Some(u64::from_be_bytes(a))
+}
+
+/// Check the header and the chunk table; find the chunks. Reads nothing else.
+fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
+    let hash_len = kind.len();
+    let len = data.len();
+    // Header, one terminating table row, trailer.
+    let min = HEADER_LEN + TOC_ROW_LEN + hash_len;
+    let too_small = || MidxProblem::TooSmall {
+        len: len as u64,
+        min: min as u64,
+    };
+    let head = data.get(..HEADER_LEN).ok_or_else(too_small)?;
+    if head[0..4] != SIGNATURE {
+        return Err(MidxProblem::BadSignature {
+            found: [head[0], head[1], head[2], head[3]],
+        }
+        .into());
+    }
+    let version = head[4];
+    if version != 1 && version != 2 {
+        return Err(MidxProblem::UnsupportedVersion { version }.into());
+    }
+    let found_kind = match head[5] {
+        1 => HashKind::Sha1,
+        2 => HashKind::Sha256,
+        id => return Err(MidxProblem::UnknownHashVersion { id }.into()),
+    };
+    if found_kind != kind {
+        return Err(ProblemOrKind::Kind(found_kind));
+    }
+    let chunks = head[6];
+    if head[7] != 0 {
+        return Err(MidxProblem::IncrementalNotSupported { bases: head[7] }.into());
+    }
+    let num_packs = u32::from_be_bytes([head[8], head[9], head[10], head[11]]);
+    if len < min {
+        return Err(too_small().into());
+    }
+    let trailer_start = len - hash_len;
+    // At most 256 rows of 12 bytes: no overflow.
+    let table_end = HEADER_LEN + (usize::from(chunks) + 1) * TOC_ROW_LEN;
+    if table_end > trailer_start {
+        return Err(MidxProblem::ChunkTableTruncated {
+            chunks,
+            table_end: table_end as u64,
+            trailer_start: trailer_start as u64,
+        }
+        .into());
+    }
+    let row = |i: usize| -> (ChunkId, u64) {
+        let at = HEADER_LEN + i * TOC_ROW_LEN;
+        let mut id = [0u8; 4];
+        id.copy_from_slice(&data[at..at + 4]);
+        let off = be64(data, at + 4).unwrap_or(u64::MAX);
+        (ChunkId(id), off)
+    };
+    let mut seen: Vec<ChunkId> = Vec::with_capacity(usize::from(chunks));
+    let (mut pnam, mut oidf, mut oidl, mut ooff, mut loff) = (None, None, None, None, None);
+    for i in 0..usize::from(chunks) {
+        let (id, offset) = row(i);
+        if id.0 == [0; 4] {
+            return Err(MidxProblem::EarlyTerminator { row: i as u8 }.into());
+        }
+        let (_, end) = row(i + 1);
+        if offset < table_end as u64 {
+            return Err(MidxProblem::ChunkOverlapsTable {
+                id,
+                offset,
+                table_end: table_end as u64,
+            }
+            .into());
+        }
+        if end < offset || end > trailer_start as u64 {
+            return Err(MidxProblem::ChunkOutOfBounds {
+                id,
+                offset,
+                end,
+                trailer_start: trailer_start as u64,
+            }
+            .into());
+        }
+        if seen.contains(&id) {
+            return Err(MidxProblem::DuplicateChunk { id }.into());
+        }
+        seen.push(id);
+        // Both are at most trailer_start, a usize.
+        let range = (offset as usize, end as usize);
+        match id {
+            CHUNK_PNAM => pnam = Some(range),
+            CHUNK_OIDF => oidf = Some(range),
+            CHUNK_OIDL => oidl = Some(range),
+            CHUNK_OOFF => ooff = Some(range),
+            CHUNK_LOFF => loff = Some(range),
+            _ => {}
+        }
+    }
+    let (last, _) = row(usize::from(chunks));
+    if last.0 != [0; 4] {
+        return Err(MidxProblem::MissingTerminator { found: last }.into());
+    }
+    let need = |c: Option<(usize, usize)>, id: ChunkId| c.ok_or(MidxProblem::MissingChunk { id });
+    Ok(Layout {
+        version,
+        num_packs,
+        pnam: need(pnam, CHUNK_PNAM)?,
+        oidf: need(oidf, CHUNK_OIDF)?,
+        oidl: need(oidl, CHUNK_OIDL)?,
+        ooff: need(ooff, CHUNK_OOFF)?,
+        loff,
+    })
+}
+
+/// A problem, or a hash kind mismatch (which is its own [`Error`] variant).
+enum ProblemOrKind {
+    Problem(MidxProblem),
+    Kind(HashKind),
+}
+
+impl From<MidxProblem> for ProblemOrKind {
+    fn from(p: MidxProblem) -> Self {
+        ProblemOrKind::Problem(p)
+    }
+}
+
+impl ProblemOrKind {
+    fn into_error(self, path: &Path, expected: HashKind) -> Error {
+        match self {
+            ProblemOrKind::Problem(problem) => Error::CorruptMultiPackIndex {
+                path: path.to_owned(),
+                problem,
+            },
+            ProblemOrKind::Kind(found) => Error::WrongHashKind {
+                path: path.to_owned(),
+                expected,
+                found,
+            },
+        }
+    }
+}
+
+/// Parse and check the `PNAM` chunk: exactly `num_packs` names, then 0-3 NULs.
+fn parse_pack_names(chunk: &[u8], num_packs: u32, version: u8) -> Result<Vec<String>, MidxProblem> {
+    // Every name takes at least 2 bytes (a character and its NUL): cap the allocation by the chunk's size.
+    let cap = (num_packs as usize).min(chunk.len() / 2);
+    let mut names: Vec<String> = Vec::with_capacity(cap);
+    let mut rest = chunk;
+    for pack in 0..num_packs {
+        let Some(nul) = rest.iter().position(|&b| b == 0) else {
+            return Err(MidxProblem::PackNamesTruncated {
+                found: pack,
+                expected: num_packs,
+            });
+        };
+        let name =
+            std::str::from_utf8(&rest[..nul]).map_err(|_| MidxProblem::PackNameNotUtf8 { pack })?;
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+            return Err(MidxProblem::BadPackName {
+                pack,
+                name: name.to_owned(),
+            });
+        }
+        if version == 1
+            && let Some(prev) = names.last()
+            && prev.as_bytes() >= name.as_bytes()
+        {
+            return Err(MidxProblem::PackNamesOutOfOrder {
+                pack,
+                prev: prev.clone(),
+                name: name.to_owned(),
+            });
+        }
+        names.push(name.to_owned());
+        rest = &rest[nul + 1..];
+    }
+    if rest.len() > 3 || rest.iter().any(|&b| b != 0) {
+        return Err(MidxProblem::PackNamesTrailingBytes {
+            extra: rest.len() as u64,
+        });
+    }
+    if version != 1 {
+        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(MidxProblem::DuplicatePackName {
+                name: w[0].to_owned(),
+            });
+        }
+    }
+    Ok(names)
+}
+
+/// A checked multi-pack-index, mapped or in memory.
+///
+/// All the checks a lookup relies on are made when it is opened; see the [module documentation](self).
+#[derive(Debug)]
+pub struct MultiPackIndex {
+    data: Data,
+    path: PathBuf,
+    kind: HashKind,
+    version: u8,
+    pack_names: Vec<String>,
+    fanout: [u32; 256],
+    /// The `OIDL` chunk: `len * hash_len` bytes.
+    oidl: (usize, usize),
+    /// The `OOFF` chunk: `len * 8` bytes.
+    ooff: (usize, usize),
+    /// The `LOFF` chunk, if there is one.
+    loff: Option<(usize, usize)>,
+}
+
+impl MultiPackIndex {
+    /// Map `path` and check it (see [`MultiPackIndex::from_data`]).
+    pub fn open(path: &Path, kind: HashKind) -> Result<Self, Error> {
+        Self::open_with(path, kind, LoadMode::Mmap)
+    }
+
+    /// Bring `path` into memory as `mode` says and check it (see [`MultiPackIndex::from_data`]).
+    pub fn open_with(path: &Path, kind: HashKind, mode: LoadMode) -> Result<Self, Error> {
+        let data = Data::open(path, mode).map_err(|e| Error::io(path, e))?;
+        Self::from_data(data, path.to_owned(), kind)
+    }
+
+    /// Check `data`, the contents of the multi-pack-index at `path` (used in errors), for a repository using
+    /// `kind`.
+    ///
+    /// Checks the header, the chunk table, the chunk sizes, the fanout, the pack names and every object's pack
+    /// int id and large-offset reference: O(objects + packs). Not checked: the order of the ids and the checksum
+    /// (see [`MultiPackIndex::verify`]).
+    pub fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<Self, Error> {
+        match Self::check(&data, kind) {
+            Ok(c) => Ok(MultiPackIndex {
+                data,
+                path,
+                kind,
+                version: c.version,
+                pack_names: c.pack_names,
+                fanout: c.fanout,
+                oidl: c.oidl,
+                ooff: c.ooff,
+                loff: c.loff,
+            }),
+            Err(e) => Err(e.into_error(&path, kind)),
+        }
+    }
+
+    fn check(data: &[u8], kind: HashKind) -> Result<Checked, ProblemOrKind> {
+        let l = parse_layout(data, kind)?;
+        let size = |r: (usize, usize)| (r.1 - r.0) as u64;
+        let chunk = |r: (usize, usize)| &data[r.0..r.1];
+
+        // Fanout.
+        if size(l.oidf) != FANOUT_LEN as u64 {
+            return Err(MidxProblem::WrongChunkSize {
+                id: CHUNK_OIDF,
+                size: size(l.oidf),
+                expected: FANOUT_LEN as u64,
+            }
+            .into());
+        }
+        let mut fanout = [0u32; 256];
+        for (i, f) in chunk(l.oidf).chunks_exact(4).enumerate() {
+            fanout[i] = u32::from_be_bytes([f[0], f[1], f[2], f[3]]);
+            if i > 0 && fanout[i] < fanout[i - 1] {
+                return Err(MidxProblem::FanoutNotMonotonic {
+                    index: i as u8,
+                    prev: fanout[i - 1],
+                    value: fanout[i],
+                }
+                .into());
+            }
+        }
+        let count = u64::from(fanout[255]);
+
+        // Ids and offsets: their sizes follow from the count (u64 arithmetic cannot overflow: count < 2^32).
+        let want_oidl = count * kind.len() as u64;
+        if size(l.oidl) != want_oidl {
+            return Err(MidxProblem::WrongChunkSize {
+                id: CHUNK_OIDL,
+                size: size(l.oidl),
+                expected: want_oidl,
+            }
+            .into());
+        }
+        let want_ooff = count * OOFF_ROW_LEN as u64;
+        if size(l.ooff) != want_ooff {
+            return Err(MidxProblem::WrongChunkSize {
+                id: CHUNK_OOFF,
+                size: size(l.ooff),
+                expected: want_ooff,
+            }
+            .into());
+        }
+        let loff_rows = match l.loff {
+            Some(r) => {
+                if size(r) % LOFF_ROW_LEN as u64 != 0 {
+                    return Err(MidxProblem::WrongChunkSize {
+                        id: CHUNK_LOFF,
+                        size: size(r),
+                        expected: size(r) / LOFF_ROW_LEN as u64 * LOFF_ROW_LEN as u64,
+                    }
+                    .into());
+                }
+                Some(size(r) / LOFF_ROW_LEN as u64)
+            }
+            None => None,
+        };
+
+        // Pack names, then every object's pack id and large-offset reference.
+        let pack_names = parse_pack_names(chunk(l.pnam), l.num_packs, l.version)?;
+        for (object, row) in chunk(l.ooff).chunks_exact(OOFF_ROW_LEN).enumerate() {
+            let object = object as u32; // fewer than 2^32 rows
+            let pack = u32::from_be_bytes([row[0], row[1], row[2], row[3]]);
+            if pack >= l.num_packs {
+                return Err(MidxProblem::PackIdOutOfRange {
+                    object,
+                    pack,
+                    packs: l.num_packs,
+                }
+                .into());
+            }
+            let off = u32::from_be_bytes([row[4], row[5], row[6], row[7]]);
+            if let Some(rows) = loff_rows
+                && off & LARGE_OFFSET_BIT != 0
+                && u64::from(off & !LARGE_OFFSET_BIT) >= rows
+            {
+                return Err(MidxProblem::LargeOffsetOutOfRange {
+                    object,
+                    row: off & !LARGE_OFFSET_BIT,
+                    rows,
+                }
+                .into());
+            }
+        }
+        Ok(Checked {
+            version: l.version,
+            pack_names,
+            fanout,
+            oidl: l.oidl,
+            ooff: l.ooff,
+            loff: l.loff,
+        })
+    }
+
+    /// The names of the packs' `.idx` files (as git stores them, `pack-<hash>.idx`), indexed by pack int id.
+    pub fn pack_names(&self) -> &[String] {
+        &self.pack_names
+    }
+
+    /// The number of objects.
+    pub fn len(&self) -> u32 {
+        self.fanout[255]
+    }
+
+    /// Whether the file lists no object.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The file version: 1 or 2.
+    pub fn version(&self) -> u32 {
+        u32::from(self.version)
+    }
+
+    /// The hash kind of the ids.
+    pub fn hash_kind(&self) -> HashKind {
+        self.kind
+    }
+
+    /// The path given when the file was opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    #[inline]
+    fn ids(&self) -> &[u8] {
+        self.data.get(self.oidl.0..self.oidl.1).unwrap_or(&[])
+    }
+
+    /// The pack int id and offset of the object at position `i`, if `i < len()`.
+    #[inline]
+    fn entry(&self, i: u32) -> Option<(u32, u64)> {
+        let at = self
+            .ooff
+            .0
+            .checked_add((i as usize).checked_mul(OOFF_ROW_LEN)?)?;
+        if at >= self.ooff.1 {
+            return None;
+        }
+        let pack = be32(&self.data, at)?;
+        let off = be32(&self.data, at.checked_add(4)?)?;
+        match self.loff {
+            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
+                let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
+                if at >= end {
+                    return None;
+                }
+                Some((pack, be64(&self.data, at)?))
+            }
+            _ => Some((pack, u64::from(off))),
+        }
+    }
+
+    /// Find `id` (its raw bytes, [`HashKind::len`] of them): the pack int id (an index into
+    /// [`pack_names`](Self::pack_names)) and the offset of the object in that pack.
+    ///
+    /// Ids of another length are never found. Does not allocate.
+    #[inline]
+    pub fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
+        let h = self.kind.len();
+        if id.len() != h {
+            return None;
+        }
+        let first = usize::from(id[0]);
+        let mut lo = if first == 0 {
+            0
+        } else {
+            self.fanout[first - 1]
+        } as usize;
+        let mut hi = self.fanout[first] as usize;
+        let ids = self.ids();
+        let key = prefix(id);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let start = mid.checked_mul(h)?;
+            let cand = ids.get(start..start.checked_add(h)?)?;
+            let ord = match key.cmp(&prefix(cand)) {
+                std::cmp::Ordering::Equal => id[8..].cmp(&cand[8..]),
+                o => o,
+            };
+            match ord {
+                std::cmp::Ordering::Less => hi = mid,
+                std::cmp::Ordering::Greater => lo = mid + 1,
+                std::cmp::Ordering::Equal => return self.entry(mid as u32),
+            }
+        }
+        None
+    }
+
+    /// Every object in file order (which is id order in a valid file): id, pack int id, offset.
+    pub fn iter(&self) -> impl Iterator<Item = (ObjectId, u32, u64)> + '_ {
+        let h = self.kind.len();
+        self.ids()
+            .chunks_exact(h)
+            .zip(0..self.len())
+            .filter_map(|(raw, i)| {
+                let id = ObjectId::from_bytes(raw)?;
+                let (pack, off) = self.entry(i)?;
+                Some((id, pack, off))
+            })
+    }
+
+    /// Check what opening does not: the trailer checksum, that the ids are strictly increasing and that each is
+    /// in its fanout bucket. Reads the whole file.
+    pub fn verify(&self) -> Result<(), Error> {
+        let corrupt = |problem| Error::CorruptMultiPackIndex {
+            path: self.path.clone(),
+            problem,
+        };
+        let h = self.kind.len();
+        let data: &[u8] = &self.data;
+        // Opening checked that the file holds a trailer.
+        let (body, trailer) = data.split_at(data.len() - h);
+        let computed = self.kind.digest(body);
+        if computed.as_bytes() != trailer {
+            let stored = ObjectId::from_bytes(trailer).unwrap_or(ObjectId::null(self.kind));
+            return Err(corrupt(MidxProblem::ChecksumMismatch { stored, computed }));
+        }
+        let mut bucket = 0usize;
+        let mut prev: Option<&[u8]> = None;
+        for (i, id) in self.ids().chunks_exact(h).enumerate() {
+            let object = i as u32;
+            if let Some(p) = prev
+                && p >= id
+            {
+                return Err(corrupt(MidxProblem::IdsOutOfOrder { object }));
+            }
+            prev = Some(id);
+            // The bucket of position i: the first b with i < fanout[b].
+            while bucket < 256 && (self.fanout[bucket] as usize) <= i {
+                bucket += 1;
+            }
+            if usize::from(id[0]) != bucket {
+                return Err(corrupt(MidxProblem::IdNotInFanoutBucket { object }));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What [`MultiPackIndex::check`] found.
+struct Checked {
+    version: u8,
+    pack_names: Vec<String>,
+    fanout: [u32; 256],
+    oidl: (usize, usize),
+    ooff: (usize, usize),
+    loff: Option<(usize, usize)>,
+}
+
+/// The first 8 bytes of an id (at least 20 bytes long) as a big-endian number: compares like the bytes.
+#[inline]
+fn prefix(id: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&id[..8]);
+    u64::from_be_bytes(a)
+}
+
+/// Read only the header, the chunk table and the pack names of the multi-pack-index at `path` (mapped, so only
+/// those pages are read): the `.idx` names of the packs it covers, in pack int id order.
+pub fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
+    let data = Data::open(path, LoadMode::Mmap).map_err(|e| Error::io(path, e))?;
+    let l = parse_layout(&data, kind).map_err(|e| e.into_error(path, kind))?;
+    parse_pack_names(&data[l.pnam.0..l.pnam.1], l.num_packs, l.version).map_err(|problem| {
+        Error::CorruptMultiPackIndex {
+            path: path.to_owned(),
+            problem,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;
