@@ -293,6 +293,9 @@ fn key_of(id: &ObjectId) -> [u8; 32] {
     k
 }
 
+/// The ids of one fan-out directory, sorted (zero-padded to 32 bytes), or `None` while not yet listed.
+type Bucket = Mutex<Option<Box<[[u8; 32]]>>>;
+
 /// Loose objects answered from memory: each fan-out directory (`xx/`) is listed once, on first use, like git's
 /// `OBJECT_INFO_QUICK` loose cache (`odb_loose_cache`).
 ///
@@ -333,7 +336,7 @@ fn key_of(id: &ObjectId) -> [u8; 32] {
 #[derive(Debug)]
 pub struct LooseCache {
     db: LooseDb,
-    buckets: Box<[Mutex<Option<Box<[[u8; 32]]>>>]>,
+    buckets: Box<[Bucket]>,
 }
 
 impl LooseCache {
