@@ -1,1 +1,468 @@
-//! Loose objects: probing `xx/yyyy…` files. (To be written.)
+//! Loose objects: the `xx/yyyy…` files of one objects directory.
+//!
+//! Two ways to ask "is this object stored loose here?":
+//!
+//! - [`LooseDb::contains`] probes the file system every time: one `fstatat` of the relative path `xx/yyyy…`
+//!   against the objects directory, which [`LooseDb`] keeps open. The path is built in a stack buffer, so a
+//!   probe allocates nothing. It sees an object the moment its file has been renamed into place.
+//! - [`LooseCache::contains`] lists each fan-out directory (`xx/`) once, on first use, and answers from memory
+//!   afterwards, like git's `OBJECT_INFO_QUICK` loose-object cache. It costs no system call per lookup once a
+//!   fan-out directory is loaded, and accepts staleness until [`LooseCache::refresh`] (see its docs).
+//!
+//! Like git (`stat_loose_object` in `object-file.c`), a probe does not follow a symbolic link in the last path
+//! component (`lstat`, here `AT_SYMLINK_NOFOLLOW`) and counts any directory entry with the object's name as the
+//! object, whatever its type: it checks existence, not validity.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::oid::{HashKind, ObjectId};
+use crate::sync::{Mutex, lock};
+
+/// How a store consults loose objects.
+///
+/// The store re-exports its own `LooseMode`; this is the vocabulary of this module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LooseMode {
+    /// Probe the file system on every lookup that reaches the loose objects ([`LooseDb::contains`]): one
+    /// `fstatat`, no allocation, always current.
+    #[default]
+    Probe,
+    /// Answer from a per-fan-out-directory listing read once and kept until refreshed ([`LooseCache`]): no
+    /// system call per lookup after warm-up, but stale for objects written or deleted after the listing.
+    Cached,
+    /// Do not look at loose objects at all (for callers that know everything is packed).
+    None,
+}
+
+/// Longest relative path of a loose object: `xx/` plus 62 hex digits (SHA-256), plus a NUL terminator.
+const MAX_REL_PATH: usize = 2 + 1 + 62 + 1;
+
+/// Write `xx/yyyy…` (lower-case hex) for `id` into `buf`, followed by a NUL byte. Returns the path's length
+/// without the NUL.
+#[inline]
+fn write_rel_path(id: &ObjectId, buf: &mut [u8; MAX_REL_PATH]) -> usize {
+    let mut hex = [0u8; 64];
+    let n = id.kind().hex_len();
+    id.write_hex(&mut hex[..n]);
+    buf[0] = hex[0];
+    buf[1] = hex[1];
+    buf[2] = b'/';
+    buf[3..n + 1].copy_from_slice(&hex[2..n]);
+    buf[n + 1] = 0;
+    n + 1
+}
+
+/// The loose objects of one objects directory, probed with one `fstatat` per lookup.
+///
+/// The directory is opened once ([`LooseDb::open`]) and kept open (on Unix), so a probe resolves a short
+/// relative path against the open directory: no allocation, no path joining. If the objects directory is
+/// renamed or replaced after opening, probes keep looking in the directory that was opened.
+///
+/// ```
+/// use std::process::Command;
+/// use odb_index::loose::LooseDb;
+/// use odb_index::{HashKind, ObjectId};
+///
+/// let tmp = tempfile::tempdir()?;
+/// let git = |args: &[&str]| {
+///     let out = Command::new("git")
+///         .args(args)
+///         .current_dir(tmp.path())
+///         .env("GIT_CONFIG_GLOBAL", "/dev/null")
+///         .env("GIT_CONFIG_NOSYSTEM", "1")
+///         .output()
+///         .expect("git runs");
+///     assert!(out.status.success());
+///     String::from_utf8(out.stdout).unwrap()
+/// };
+/// git(&["init", "-q", "--bare", "."]);
+/// let db = LooseDb::open(&tmp.path().join("objects"), HashKind::Sha1)?;
+///
+/// let empty_blob: ObjectId = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse()?;
+/// assert!(!db.contains(&empty_blob)?);
+/// // Written after the database was opened: a probe sees it at once.
+/// std::fs::write(tmp.path().join("empty"), b"")?;
+/// let written = git(&["hash-object", "-w", "empty"]);
+/// assert_eq!(written.trim(), empty_blob.to_string());
+/// assert!(db.contains(&empty_blob)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct LooseDb {
+    path: PathBuf,
+    kind: HashKind,
+    #[cfg(unix)]
+    dir: std::os::fd::OwnedFd,
+}
+
+impl LooseDb {
+    /// Open the objects directory `objects_dir`, whose objects are named with `kind` ids.
+    ///
+    /// Fails with [`Error::Io`] naming the directory if it cannot be opened or is not a directory.
+    pub fn open(objects_dir: &Path, kind: HashKind) -> Result<LooseDb, Error> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            // O_PATH (Linux) needs only search permission on the directory and is enough for `fstatat` and
+            // `openat`; elsewhere a read-only descriptor does the same job.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            let access = OFlags::PATH;
+            #[cfg(not(any(target_os = "linux", target_os = "android")))]
+            let access = OFlags::RDONLY;
+            let dir = rustix::fs::open(
+                objects_dir,
+                access | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| Error::io(objects_dir, e.into()))?;
+            Ok(LooseDb {
+                path: objects_dir.to_path_buf(),
+                kind,
+                dir,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let md = std::fs::metadata(objects_dir).map_err(|e| Error::io(objects_dir, e))?;
+            if !md.is_dir() {
+                return Err(Error::io(
+                    objects_dir,
+                    std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+                ));
+            }
+            Ok(LooseDb {
+                path: objects_dir.to_path_buf(),
+                kind,
+            })
+        }
+    }
+
+    /// The objects directory this database was opened on.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The hash kind of the ids this database is asked about.
+    pub fn hash_kind(&self) -> HashKind {
+        self.kind
+    }
+
+    /// Whether `id` is stored loose in this directory, by one `fstatat(dir, "xx/yyyy…", AT_SYMLINK_NOFOLLOW)`.
+    ///
+    /// "Not found" (`ENOENT`, or `ENOTDIR` when `xx` is not a directory) is `Ok(false)`. Any other failure is
+    /// [`Error::Io`] naming the object's path. An id of another hash kind than the database's is `Ok(false)`
+    /// (no such file can exist under git's naming) without touching the file system.
+    ///
+    /// Allocates nothing, except on the error path.
+    pub fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
+        if id.kind() != self.kind {
+            return Ok(false);
+        }
+        let mut buf = [0u8; MAX_REL_PATH];
+        let n = write_rel_path(id, &mut buf);
+        self.probe(&buf, n)
+    }
+
+    #[cfg(unix)]
+    #[inline]
+    fn probe(&self, buf: &[u8; MAX_REL_PATH], n: usize) -> Result<bool, Error> {
+        use rustix::fs::AtFlags;
+        let Ok(rel) = std::ffi::CStr::from_bytes_with_nul(&buf[..n + 1]) else {
+            // Unreachable: the buffer holds hex digits and '/' followed by one NUL.
+            return Ok(false);
+        };
+        match rustix::fs::statat(&self.dir, rel, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(_) => Ok(true),
+            Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => Ok(false),
+            Err(e) => Err(Error::io(self.path.join(rel_str(buf, n)), e.into())),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn probe(&self, buf: &[u8; MAX_REL_PATH], n: usize) -> Result<bool, Error> {
+        let p = self.path.join(rel_str(buf, n));
+        match std::fs::symlink_metadata(&p) {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.kind() == std::io::ErrorKind::NotADirectory =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(Error::io(p, e)),
+        }
+    }
+
+    /// Read the ids in fan-out directory `xx/` (`first` is its byte), sorted, as zero-padded 32-byte arrays.
+    /// Entries that are not loose-object names (wrong length, not lower-case-or-upper-case hex, `tmp_obj_*`,
+    /// `.`/`..`) are skipped. A missing fan-out directory is empty.
+    fn read_fanout(&self, first: u8) -> Result<Box<[[u8; 32]]>, Error> {
+        let name_len = self.kind.hex_len() - 2;
+        let mut ids: Vec<[u8; 32]> = Vec::new();
+        let mut push = |name: &[u8]| {
+            if name.len() != name_len {
+                return;
+            }
+            let mut key = [0u8; 32];
+            key[0] = first;
+            for (i, pair) in name.chunks_exact(2).enumerate() {
+                match (hex_val(pair[0]), hex_val(pair[1])) {
+                    (Some(hi), Some(lo)) => key[i + 1] = (hi << 4) | lo,
+                    _ => return,
+                }
+            }
+            ids.push(key);
+        };
+        let sub = [HEX[(first >> 4) as usize], HEX[(first & 15) as usize]];
+        let sub_path = || self.path.join(std::str::from_utf8(&sub).unwrap_or("??"));
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let sub_c = [sub[0], sub[1], 0];
+            let Ok(sub_c) = std::ffi::CStr::from_bytes_with_nul(&sub_c) else {
+                return Ok(Box::new([]));
+            };
+            let fd = match rustix::fs::openat(
+                &self.dir,
+                sub_c,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => {
+                    return Ok(Box::new([]));
+                }
+                Err(e) => return Err(Error::io(sub_path(), e.into())),
+            };
+            let dir = rustix::fs::Dir::new(fd).map_err(|e| Error::io(sub_path(), e.into()))?;
+            for entry in dir {
+                let entry = entry.map_err(|e| Error::io(sub_path(), e.into()))?;
+                push(entry.file_name().to_bytes());
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let p = sub_path();
+            let rd = match std::fs::read_dir(&p) {
+                Ok(rd) => rd,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        || e.kind() == std::io::ErrorKind::NotADirectory =>
+                {
+                    return Ok(Box::new([]));
+                }
+                Err(e) => return Err(Error::io(p, e)),
+            };
+            for entry in rd {
+                let entry = entry.map_err(|e| Error::io(&p, e))?;
+                if let Some(name) = entry.file_name().to_str() {
+                    push(name.as_bytes());
+                }
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(ids.into_boxed_slice())
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+#[inline]
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The relative path in `buf` as text (it is ASCII by construction).
+fn rel_str(buf: &[u8; MAX_REL_PATH], n: usize) -> &str {
+    std::str::from_utf8(&buf[..n]).unwrap_or("")
+}
+
+/// `id`'s bytes zero-padded to 32: the key a [`LooseCache`] bucket is sorted by.
+#[inline]
+fn key_of(id: &ObjectId) -> [u8; 32] {
+    let mut k = [0u8; 32];
+    let b = id.as_bytes();
+    k[..b.len()].copy_from_slice(b);
+    k
+}
+
+/// The ids of one fan-out directory, sorted (zero-padded to 32 bytes), or `None` while not yet listed.
+type Bucket = Mutex<Option<Box<[[u8; 32]]>>>;
+
+/// Loose objects answered from memory: each fan-out directory (`xx/`) is listed once, on first use, like git's
+/// `OBJECT_INFO_QUICK` loose cache (`odb_loose_cache`).
+///
+/// # Staleness accepted
+///
+/// A fan-out directory is read (one `getdents` pass) the first time a lookup needs it, and the answer for every
+/// id in it comes from that listing until [`refresh`](LooseCache::refresh):
+///
+/// - an object written **after** its fan-out directory was read is reported absent until `refresh`;
+/// - an object deleted (say by `git prune-packed`) after the read is still reported present until `refresh`;
+/// - an object written after the cache was created but **before** the first lookup in its fan-out directory is
+///   seen, because nothing of that directory was read yet.
+///
+/// Callers that need "written a moment ago" to be visible use [`LooseDb::contains`] (or `refresh` first).
+///
+/// # Threads
+///
+/// `LooseCache` is `Sync`: lookups take `&self`. Each of the 256 fan-out buckets has its own mutex, held while
+/// the bucket is searched (a binary search over a sorted slice: no allocation, no system call) or loaded. Two
+/// threads that need the same unloaded bucket read the directory once; the second waits for the first.
+///
+/// ```
+/// use odb_index::loose::{LooseCache, LooseDb};
+/// use odb_index::{HashKind, ObjectId};
+///
+/// let tmp = tempfile::tempdir()?;
+/// let objects = tmp.path().join("objects");
+/// std::fs::create_dir_all(objects.join("e6"))?;
+/// let id: ObjectId = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse()?;
+/// let cache = LooseCache::new(LooseDb::open(&objects, HashKind::Sha1)?);
+/// assert!(!cache.contains(&id)?); // reads e6/ now: empty
+/// std::fs::write(objects.join("e6/9de29bb2d1d6434b8b29ae775ad8c2e48c5391"), b"")?;
+/// assert!(!cache.contains(&id)?); // stale until refreshed
+/// cache.refresh();
+/// assert!(cache.contains(&id)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct LooseCache {
+    db: LooseDb,
+    buckets: Box<[Bucket]>,
+}
+
+impl LooseCache {
+    /// A cache over `db` with nothing loaded yet.
+    pub fn new(db: LooseDb) -> Self {
+        let buckets = (0..256)
+            .map(|_| Mutex::new(None))
+            .collect::<Vec<_>>()
+            .into_boxed_slice();
+        LooseCache { db, buckets }
+    }
+
+    /// The database the cache lists.
+    pub fn db(&self) -> &LooseDb {
+        &self.db
+    }
+
+    /// Whether `id` was in its fan-out directory when that directory was listed (listing it now if this is the
+    /// first lookup there since creation or the last [`refresh`](LooseCache::refresh)).
+    ///
+    /// Fails with [`Error::Io`] naming the fan-out directory if it exists but cannot be read; nothing is cached
+    /// then, so the next lookup tries again. An id of another hash kind than the database's is `Ok(false)`.
+    /// Once the bucket is loaded, a lookup takes its mutex, binary-searches, and allocates nothing.
+    pub fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
+        if id.kind() != self.db.kind {
+            return Ok(false);
+        }
+        let first = id.first_byte();
+        let key = key_of(id);
+        let mut guard = lock(&self.buckets[first as usize]);
+        if guard.is_none() {
+            *guard = Some(self.db.read_fanout(first)?);
+        }
+        Ok(guard
+            .as_deref()
+            .is_some_and(|ids| ids.binary_search(&key).is_ok()))
+    }
+
+    /// Forget every listing: the next lookup in each fan-out directory reads it again. Lookups running
+    /// concurrently with `refresh` see either the old or the new listing of their bucket.
+    pub fn refresh(&self) {
+        for b in self.buckets.iter() {
+            *lock(b) = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rel_path_layout() {
+        let id: ObjectId = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse().unwrap();
+        let mut buf = [0xffu8; MAX_REL_PATH];
+        let n = write_rel_path(&id, &mut buf);
+        assert_eq!(&buf[..n], b"e6/9de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+        assert_eq!(buf[n], 0);
+        let id: ObjectId = "ab".repeat(32).parse().unwrap();
+        let n = write_rel_path(&id, &mut buf);
+        assert_eq!(n, 65);
+        assert_eq!(&buf[..3], b"ab/");
+        assert_eq!(buf[n], 0);
+    }
+
+    #[test]
+    fn cache_skips_odd_entries_and_finds_real_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path();
+        let fan = objects.join("ab");
+        std::fs::create_dir_all(&fan).unwrap();
+        let good = "cd".repeat(19);
+        std::fs::write(fan.join(&good), b"").unwrap();
+        std::fs::write(fan.join("short"), b"").unwrap();
+        std::fs::write(fan.join("tmp_obj_XXXXXX"), b"").unwrap();
+        std::fs::write(fan.join("zz".repeat(19)), b"").unwrap();
+        std::fs::write(fan.join(format!("{good}0")), b"").unwrap();
+        std::fs::create_dir(fan.join("ef".repeat(19))).unwrap(); // a directory with an object's name
+        let db = LooseDb::open(objects, HashKind::Sha1).unwrap();
+        let cache = LooseCache::new(db);
+        let id: ObjectId = format!("ab{good}").parse().unwrap();
+        assert!(cache.contains(&id).unwrap());
+        let other: ObjectId = format!("ab{}", "00".repeat(19)).parse().unwrap();
+        assert!(!cache.contains(&other).unwrap());
+        // git counts any entry with an object's name; so does the cache.
+        let dir_named: ObjectId = format!("ab{}", "ef".repeat(19)).parse().unwrap();
+        assert!(cache.contains(&dir_named).unwrap());
+        // Missing fan-out directory: absent, not an error.
+        let elsewhere: ObjectId = "11".repeat(20).parse().unwrap();
+        assert!(!cache.contains(&elsewhere).unwrap());
+        // Wrong hash kind: absent.
+        let sha256: ObjectId = "ab".repeat(32).parse().unwrap();
+        assert!(!cache.contains(&sha256).unwrap());
+        assert!(!cache.db().contains(&sha256).unwrap());
+    }
+
+    #[test]
+    fn fanout_that_is_a_file_is_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("ab"), b"not a dir").unwrap();
+        let db = LooseDb::open(tmp.path(), HashKind::Sha1).unwrap();
+        let id: ObjectId = format!("ab{}", "cd".repeat(19)).parse().unwrap();
+        assert!(!db.contains(&id).unwrap());
+        assert!(!LooseCache::new(db).contains(&id).unwrap());
+    }
+
+    #[test]
+    fn open_errors_name_the_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("nope");
+        match LooseDb::open(&missing, HashKind::Sha1) {
+            Err(Error::Io { path, .. }) => assert_eq!(path, missing),
+            other => panic!("unexpected {other:?}"),
+        }
+        let file = tmp.path().join("file");
+        std::fs::write(&file, b"").unwrap();
+        assert!(matches!(
+            LooseDb::open(&file, HashKind::Sha1),
+            Err(Error::Io { .. })
+        ));
+    }
+
+    #[test]
+    fn cache_is_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<LooseCache>();
+        check::<LooseDb>();
+    }
+}
