@@ -145,7 +145,7 @@ impl Options {
 }
 
 /// Identity of a file or directory as `stat` reports it: a change in any field means "changed".
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Stamp {
     mtime: Option<SystemTime>,
     size: u64,
