@@ -13,8 +13,11 @@
 //!   offsets); other chunks (`RIDX`, `BTMP`, ...) are skipped;
 //! - a trailer: the checksum of everything before it.
 //!
-//! Version 1 requires the pack names to be in strictly increasing byte order; version 2 (git 2.54's
-//! `midx.version = 2`) lets them appear in any order, which is the only difference between the two.
+//! Version 1 requires the pack names to be in strictly increasing byte order; version 2 (written by newer git
+//! with `midx.version = 2`, and needed by its multi-pack-index compaction) lets them appear in any order, which
+//! is the only difference between the two. Names must be distinct in both (git's reader does not check this for
+//! version 2; a repeated name can only be corruption). Names must also be plain file names (no `/`, `\`, `.`,
+//! `..`, not empty), since the store joins them to the pack directory.
 //!
 //! [`MultiPackIndex::open`] checks everything a lookup relies on, in O(objects + packs): after it succeeds,
 //! [`MultiPackIndex::lookup`] and [`MultiPackIndex::iter`] read only inside the file and every pack int id they
