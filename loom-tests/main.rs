@@ -56,7 +56,10 @@ fn fail(msg: &str) -> ! {
         text.push_str(e);
         text.push('\n');
     }
-    WITNESS.lock().unwrap_or_else(|p| p.into_inner()).replace(text.clone());
+    WITNESS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .replace(text.clone());
     panic!("{text}");
 }
 
@@ -86,7 +89,11 @@ fn p1_p3_racing_lookups_both_find_the_object() {
         }
         t.join().unwrap();
         // P2: exactly one of them loaded it.
-        assert_eq!(loads[0].load(Ordering::Relaxed), 1, "slot loaded more than once");
+        assert_eq!(
+            loads[0].load(Ordering::Relaxed),
+            1,
+            "slot loaded more than once"
+        );
     });
 }
 
@@ -127,8 +134,16 @@ fn p1_concluded_miss_has_visited_every_slot() {
         }
         assert!(v.is_complete());
         t.join().unwrap();
-        assert_eq!(loads[1].load(Ordering::Relaxed), 1, "slot 1 loaded more than once");
-        assert_eq!(loads[0].load(Ordering::Relaxed), 0, "a carried-over slot was reloaded");
+        assert_eq!(
+            loads[1].load(Ordering::Relaxed),
+            1,
+            "slot 1 loaded more than once"
+        );
+        assert_eq!(
+            loads[0].load(Ordering::Relaxed),
+            0,
+            "a carried-over slot was reloaded"
+        );
     });
 }
 
@@ -154,7 +169,11 @@ fn p2_each_slot_loaded_exactly_once() {
             t.join().unwrap();
         }
         for (i, l) in loads.iter().enumerate() {
-            assert_eq!(l.load(Ordering::Relaxed), 1, "slot {i} not loaded exactly once");
+            assert_eq!(
+                l.load(Ordering::Relaxed),
+                1,
+                "slot {i} not loaded exactly once"
+            );
         }
     });
 }
@@ -181,7 +200,11 @@ fn p2_p3_model() {
         let t = thread::spawn(move || {
             let mut v = View::new(m2);
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                v.settle(&mut |_, _, _| None::<()>, &mut |_: &SlotMap<Fake, Plan>, _| -> Fake { panic!("loader fails") })
+                v.settle(&mut |_, _, _| None::<()>, &mut |_: &SlotMap<Fake, Plan>,
+                                                          _|
+                 -> Fake {
+                    panic!("loader fails")
+                })
             }));
             // Either it panicked while loading, or the other thread had loaded the slot first.
             if let Ok(r) = r {
@@ -219,7 +242,11 @@ fn p2_p3_model() {
 fn p5_refresh_racing_lookup_finds_object_present_throughout() {
     builder().check(|| {
         take_trace();
-        let current = Arc::new(Current::new(SlotMap::<Fake, Plan>::new(vec![], 1, vec![vec![1]])));
+        let current = Arc::new(Current::new(SlotMap::<Fake, Plan>::new(
+            vec![],
+            1,
+            vec![vec![1]],
+        )));
         let loads = counters(2);
         let (c2, l2) = (current.clone(), loads.clone());
         let mut view = View::new(current.get());
@@ -248,7 +275,10 @@ fn p5_refresh_racing_lookup_finds_object_present_throughout() {
         assert_eq!(found, 0);
         r.join().unwrap();
         // Pack 1 is slot 0 in both maps: loaded at most once overall.
-        assert!(loads[0].load(Ordering::Relaxed) <= 1, "pack 1 loaded twice across the refresh");
+        assert!(
+            loads[0].load(Ordering::Relaxed) <= 1,
+            "pack 1 loaded twice across the refresh"
+        );
         // After the refresh a fresh view finds the new pack.
         let mut fresh = View::new(current.get());
         assert!(matches!(settle(&mut fresh, 2, &loads), Settled::Found(1)));
@@ -267,8 +297,15 @@ fn p4_steady_state_miss_is_one_load() {
         take_trace();
         assert!(matches!(settle(&mut v, 9, &loads), Settled::Exhausted));
         let t = take_trace();
-        assert_eq!(t.len(), 2, "steady-state miss did more than one load: {t:?}");
-        assert!(t[0].ends_with("load Word{cursor: 2, in_flight: 0}"), "{t:?}");
+        assert_eq!(
+            t.len(),
+            2,
+            "steady-state miss did more than one load: {t:?}"
+        );
+        assert!(
+            t[0].ends_with("load Word{cursor: 2, in_flight: 0}"),
+            "{t:?}"
+        );
         assert!(t[1].contains("concludes"), "{t:?}");
     });
 }
@@ -298,8 +335,15 @@ fn witness_pre_087_claim_order_gives_false_miss() {
             t.join().unwrap();
         });
     });
-    assert!(result.is_err(), "loom did not find the false miss in the pre-0.87 claim order");
-    let witness = WITNESS.lock().unwrap().take().expect("the failing execution recorded its interleaving");
+    assert!(
+        result.is_err(),
+        "loom did not find the false miss in the pre-0.87 claim order"
+    );
+    let witness = WITNESS
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the failing execution recorded its interleaving");
     assert!(witness.contains("false miss"));
     assert!(witness.contains("claimed slot 0 (cursor only)"));
     assert!(witness.contains("concludes: nothing left to load"));

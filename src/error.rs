@@ -78,7 +78,10 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 }
 
@@ -92,7 +95,11 @@ impl fmt::Display for Error {
             Error::CorruptMultiPackIndex { path, problem } => {
                 write!(f, "{}: corrupt multi-pack-index: {problem}", path.display())
             }
-            Error::WrongHashKind { path, expected, found } => write!(
+            Error::WrongHashKind {
+                path,
+                expected,
+                found,
+            } => write!(
                 f,
                 "{}: written for {found} but the repository uses {expected}",
                 path.display()
@@ -102,7 +109,11 @@ impl fmt::Display for Error {
             }
             Error::BadRepositoryFile { path, reason } => write!(f, "{}: {reason}", path.display()),
             Error::Incomplete { failed } => {
-                write!(f, "object not found, and {} index file(s) could not be loaded:", failed.len())?;
+                write!(
+                    f,
+                    "object not found, and {} index file(s) could not be loaded:",
+                    failed.len()
+                )?;
                 for (i, (_, e)) in failed.iter().enumerate() {
                     if i > 0 {
                         f.write_str(";")?;
@@ -112,10 +123,17 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::StalePack { pack } => {
-                write!(f, "pack {pack:?} is no longer in the repository (refresh and locate again)")
+                write!(
+                    f,
+                    "pack {pack:?} is no longer in the repository (refresh and locate again)"
+                )
             }
             Error::LoaderPanicked { path } => {
-                write!(f, "{}: the thread loading this index panicked", path.display())
+                write!(
+                    f,
+                    "{}: the thread loading this index panicked",
+                    path.display()
+                )
             }
             Error::InvalidId(e) => write!(f, "invalid object id: {e}"),
         }

@@ -30,7 +30,9 @@ fn run() -> Result<ExitCode, String> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_env();
     let cmd = match parser.next().map_err(|e| e.to_string())? {
-        Some(Value(v)) => v.into_string().map_err(|_| "command is not UTF-8".to_owned())?,
+        Some(Value(v)) => v
+            .into_string()
+            .map_err(|_| "command is not UTF-8".to_owned())?,
         Some(Long("help")) | Some(Short('h')) => {
             println!("{USAGE}");
             return Ok(ExitCode::SUCCESS);
@@ -45,7 +47,9 @@ fn run() -> Result<ExitCode, String> {
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Long("buffer") if cmd == "batch-check" => buffer = true,
-            Long("no-refresh") if cmd == "batch-check" => options = options.refresh(RefreshMode::Never),
+            Long("no-refresh") if cmd == "batch-check" => {
+                options = options.refresh(RefreshMode::Never)
+            }
             Long("threads") if cmd == "batch-check" => {
                 let v = parser.value().map_err(|e| e.to_string())?;
                 threads = v
@@ -76,8 +80,12 @@ fn run() -> Result<ExitCode, String> {
         "batch-check" => {
             let path = path.ok_or_else(|| format!("batch-check needs a PATH\n{USAGE}"))?;
             let store = Store::open(&path, options).map_err(|e| e.to_string())?;
-            batch_check(&store, buffer, threads).map_err(|e| format!("writing output: {e}"))?;
-            Ok(ExitCode::SUCCESS)
+            match batch_check(&store, buffer, threads) {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                // The reader went away (`| head`): stop quietly, like git.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+                Err(e) => Err(format!("writing output: {e}")),
+            }
         }
         "verify" => {
             let path = path.ok_or_else(|| format!("verify needs a PATH\n{USAGE}"))?;
@@ -96,7 +104,10 @@ fn answer(handle: &mut Handle, line: &str, kind: odb_index::HashKind) -> String 
     match handle.locate(&id) {
         Ok(Some(Location::Packed { pack, offset })) => match handle.pack_path(pack) {
             Ok(p) => {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 format!("{id} {name} {offset}")
             }
             Err(e) => format!("{id} error {e}"),
@@ -120,7 +131,11 @@ fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Res
         let mut handle = store.handle();
         for line in stdin.lock().lines() {
             let line = line?;
-            writeln!(out, "{}", answer(&mut handle, line.trim_end_matches('\r'), kind))?;
+            writeln!(
+                out,
+                "{}",
+                answer(&mut handle, line.trim_end_matches('\r'), kind)
+            )?;
             if !buffer {
                 out.flush()?;
             }
@@ -146,11 +161,17 @@ fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Res
                 .zip(handles.iter_mut())
                 .map(|(lines, h)| {
                     s.spawn(move || {
-                        lines.iter().map(|l| answer(h, l.trim_end_matches('\r'), kind)).collect::<Vec<_>>()
+                        lines
+                            .iter()
+                            .map(|l| answer(h, l.trim_end_matches('\r'), kind))
+                            .collect::<Vec<_>>()
                     })
                 })
                 .collect();
-            workers.into_iter().map(|w| w.join().expect("lookup thread panicked")).collect()
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("lookup thread panicked"))
+                .collect()
         });
         for r in results.iter().flatten() {
             writeln!(out, "{r}")?;
@@ -163,11 +184,20 @@ fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Res
 }
 
 fn verify(path: &std::path::Path) -> Result<ExitCode, String> {
-    let store = Store::open(path, Options::default().refresh(RefreshMode::Never).loose(LooseMode::None))
-        .map_err(|e| e.to_string())?;
+    let store = Store::open(
+        path,
+        Options::default()
+            .refresh(RefreshMode::Never)
+            .loose(LooseMode::None),
+    )
+    .map_err(|e| e.to_string())?;
     let kind = store.hash_kind();
     let mut failed = false;
     let mut any = false;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    // A closed pipe (`verify . | head`) ends the listing quietly.
+    let gone = |e: std::io::Error| format!("writing output: {e}");
     for dir in store.objects_dirs() {
         let pack_dir = dir.join("pack");
         let mut files: Vec<PathBuf> = match std::fs::read_dir(&pack_dir) {
@@ -179,27 +209,42 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, String> {
         for f in files {
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let result = if name.ends_with(".idx") && f.is_file() {
-                odb_index::idx::PackIndex::open(&f, kind).and_then(|i| i.verify().map(|()| i.len() as u64))
+                odb_index::idx::PackIndex::open(&f, kind)
+                    .and_then(|i| i.verify().map(|()| i.len() as u64))
             } else if name == "multi-pack-index" {
-                odb_index::midx::MultiPackIndex::open(&f, kind).and_then(|m| m.verify().map(|()| m.len() as u64))
+                odb_index::midx::MultiPackIndex::open(&f, kind)
+                    .and_then(|m| m.verify().map(|()| m.len() as u64))
             } else {
                 continue;
             };
             any = true;
             match result {
-                Ok(n) => println!("ok {} {n} objects", f.display()),
+                Ok(n) => writeln!(out, "ok {} {n} objects", f.display()).map_err(gone)?,
                 Err(e) => {
                     failed = true;
                     // The error names the file already.
-                    println!("error {}: {}", f.display(), strip_path(&one_line(&e), &f));
+                    writeln!(
+                        out,
+                        "error {}: {}",
+                        f.display(),
+                        strip_path(&one_line(&e), &f)
+                    )
+                    .map_err(gone)?;
                 }
             }
         }
     }
     if !any {
-        eprintln!("odb-index: no index files found under {}", store.objects_dir().display());
+        eprintln!(
+            "odb-index: no index files found under {}",
+            store.objects_dir().display()
+        );
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `"<path>: reason"` → `"reason"` (the line already names the file).

@@ -21,6 +21,7 @@ pub enum HashKind {
 impl HashKind {
     /// Length of an id in bytes.
     #[inline]
+    #[allow(clippy::len_without_is_empty)] // a hash kind is never empty
     pub const fn len(self) -> usize {
         match self {
             HashKind::Sha1 => 20,
@@ -98,7 +99,11 @@ pub struct UnknownHashKind(pub String);
 
 impl fmt::Display for UnknownHashKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown object format {:?} (expected sha1 or sha256)", self.0)
+        write!(
+            f,
+            "unknown object format {:?} (expected sha1 or sha256)",
+            self.0
+        )
     }
 }
 impl std::error::Error for UnknownHashKind {}
@@ -137,7 +142,11 @@ impl fmt::Display for HexError {
                 Ok(())
             }
             HexError::BadDigit { pos, byte } => {
-                write!(f, "object id has a non-hex byte {:?} at position {pos}", char::from(*byte))
+                write!(
+                    f,
+                    "object id has a non-hex byte {:?} at position {pos}",
+                    char::from(*byte)
+                )
             }
         }
     }
@@ -172,7 +181,10 @@ impl ObjectId {
 
     /// The all-zero id of `kind`.
     pub const fn null(kind: HashKind) -> ObjectId {
-        ObjectId { kind, bytes: [0; 32] }
+        ObjectId {
+            kind,
+            bytes: [0; 32],
+        }
     }
 
     /// Parse hex of either length (40 digits: SHA-1, 64 digits: SHA-256). Upper and lower case are accepted.
@@ -180,7 +192,12 @@ impl ObjectId {
         let kind = match hex.len() {
             40 => HashKind::Sha1,
             64 => HashKind::Sha256,
-            len => return Err(HexError::WrongLength { len, expected: &[40, 64] }),
+            len => {
+                return Err(HexError::WrongLength {
+                    len,
+                    expected: &[40, 64],
+                });
+            }
         };
         Self::from_hex_kind(hex, kind)
     }
@@ -192,12 +209,21 @@ impl ObjectId {
                 HashKind::Sha1 => &[40],
                 HashKind::Sha256 => &[64],
             };
-            return Err(HexError::WrongLength { len: hex.len(), expected });
+            return Err(HexError::WrongLength {
+                len: hex.len(),
+                expected,
+            });
         }
         let mut bytes = [0u8; 32];
         for (i, pair) in hex.chunks_exact(2).enumerate() {
-            let hi = hex_val(pair[0]).ok_or(HexError::BadDigit { pos: 2 * i, byte: pair[0] })?;
-            let lo = hex_val(pair[1]).ok_or(HexError::BadDigit { pos: 2 * i + 1, byte: pair[1] })?;
+            let hi = hex_val(pair[0]).ok_or(HexError::BadDigit {
+                pos: 2 * i,
+                byte: pair[0],
+            })?;
+            let lo = hex_val(pair[1]).ok_or(HexError::BadDigit {
+                pos: 2 * i + 1,
+                byte: pair[1],
+            })?;
             bytes[i] = (hi << 4) | lo;
         }
         Ok(ObjectId { kind, bytes })
@@ -249,7 +275,9 @@ impl PartialOrd for ObjectId {
 
 impl Ord for ObjectId {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.kind.cmp(&other.kind).then_with(|| self.as_bytes().cmp(other.as_bytes()))
+        self.kind
+            .cmp(&other.kind)
+            .then_with(|| self.as_bytes().cmp(other.as_bytes()))
     }
 }
 
@@ -287,11 +315,17 @@ mod tests {
         assert_eq!(id.to_string(), h.to_ascii_lowercase());
         assert_eq!(
             ObjectId::from_hex(b"abc"),
-            Err(HexError::WrongLength { len: 3, expected: &[40, 64] })
+            Err(HexError::WrongLength {
+                len: 3,
+                expected: &[40, 64]
+            })
         );
         let mut bad = h.as_bytes().to_vec();
         bad[7] = b'g';
-        assert_eq!(ObjectId::from_hex(&bad), Err(HexError::BadDigit { pos: 7, byte: b'g' }));
+        assert_eq!(
+            ObjectId::from_hex(&bad),
+            Err(HexError::BadDigit { pos: 7, byte: b'g' })
+        );
         let s256 = "ff".repeat(32);
         let id2: ObjectId = s256.parse().unwrap();
         assert_eq!(id2.kind(), HashKind::Sha256);

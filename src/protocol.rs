@@ -23,7 +23,9 @@
 //! changed only by read-modify-writes, so every later value is in the release sequence of every completion.
 
 use crate::sync::cell::UnsafeCell;
-use crate::sync::{Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait};
+use crate::sync::{
+    Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait,
+};
 
 #[cfg(all(loom, feature = "loom"))]
 pub use crate::sync::take_trace;
@@ -83,8 +85,18 @@ impl Word {
 
 impl std::fmt::Debug for Word {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Word{{cursor: {}, in_flight: {}", self.cursor(), self.in_flight())?;
-        for (bit, name) in [(WAITERS, "waiters"), (CLOSED, "closed"), (RETIRED, "retired"), (UNSEEN, "unseen")] {
+        write!(
+            f,
+            "Word{{cursor: {}, in_flight: {}",
+            self.cursor(),
+            self.in_flight()
+        )?;
+        for (bit, name) in [
+            (WAITERS, "waiters"),
+            (CLOSED, "closed"),
+            (RETIRED, "retired"),
+            (UNSEEN, "unseen"),
+        ] {
             if self.0 & bit != 0 {
                 write!(f, ", {name}")?;
             }
@@ -157,8 +169,14 @@ impl<T, M> SlotMap<T, M> {
         assert!(total <= MAX_SLOTS, "too many slots for one map");
         let slots: Box<[Slot<T>]> = ready
             .into_iter()
-            .map(|v| Slot { state: AtomicU8::new(READY), value: UnsafeCell::new(Some(v)) })
-            .chain((0..unloaded).map(|_| Slot { state: AtomicU8::new(EMPTY), value: UnsafeCell::new(None) }))
+            .map(|v| Slot {
+                state: AtomicU8::new(READY),
+                value: UnsafeCell::new(Some(v)),
+            })
+            .chain((0..unloaded).map(|_| Slot {
+                state: AtomicU8::new(EMPTY),
+                value: UnsafeCell::new(None),
+            }))
             .collect();
         SlotMap {
             word: crossbeam_utils::CachePadded::new(AtomicU64::new(n_ready as u64)),
@@ -235,30 +253,47 @@ impl<T, M> SlotMap<T, M> {
     /// Fails (returns `None`) if the word is no longer `seen` (someone else claimed, completed, closed or
     /// retired), if the map is closed, or if every slot is claimed; the caller then reloads the word.
     pub fn try_claim(&self, seen: Word) -> Option<Ticket<'_, T, M>> {
-        if seen.cursor() >= self.len() || seen.is_closed() || seen.is_retired() || seen.0 & UNSEEN != 0 {
+        if seen.cursor() >= self.len()
+            || seen.is_closed()
+            || seen.is_retired()
+            || seen.0 & UNSEEN != 0
+        {
             return None;
         }
         #[cfg(all(loom, feature = "loom"))]
         if self.pre_087_claim_order {
             // The old order: take the slot, then announce the load. Between the two, another thread can read
             // "cursor exhausted, nothing in flight" while this slot is not published: the false miss.
-            if self.word.compare_exchange(seen.0, seen.0 + 1, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            if self
+                .word
+                .compare_exchange(seen.0, seen.0 + 1, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
                 return None;
             }
             trace(|| format!("claimed slot {} (cursor only)", seen.cursor()));
             self.word.fetch_add(IN_FLIGHT_ONE, Ordering::Relaxed);
             trace(|| "announced the load (in-flight + 1)".to_owned());
-            return Some(Ticket { map: self, index: seen.cursor() });
+            return Some(Ticket {
+                map: self,
+                index: seen.cursor(),
+            });
         }
         let next = seen.0 + 1 + IN_FLIGHT_ONE;
         // Relaxed on success: the claim publishes no data, and P1 rests on the completion's Release, not on the
         // claim. What the claim must guarantee is only atomicity: cursor and in-flight change in one step, so
         // "cursor exhausted, in-flight 0" can only be read after every claimed load has completed.
         // Relaxed on failure: the caller discards the value and reloads the word with Acquire.
-        match self.word.compare_exchange(seen.0, next, Ordering::Relaxed, Ordering::Relaxed) {
+        match self
+            .word
+            .compare_exchange(seen.0, next, Ordering::Relaxed, Ordering::Relaxed)
+        {
             Ok(_) => {
                 trace(|| format!("claimed slot {} and announced its load", seen.cursor()));
-                Some(Ticket { map: self, index: seen.cursor() })
+                Some(Ticket {
+                    map: self,
+                    index: seen.cursor(),
+                })
             }
             Err(_) => None,
         }
@@ -271,7 +306,10 @@ impl<T, M> SlotMap<T, M> {
         loop {
             let new = f(cur) & !WAITERS;
             // Failure is Relaxed: the value is only used to compute the next attempt.
-            match self.word.compare_exchange(cur, new, success, Ordering::Relaxed) {
+            match self
+                .word
+                .compare_exchange(cur, new, success, Ordering::Relaxed)
+            {
                 Ok(prev) => {
                     if prev & WAITERS != 0 {
                         // A waiter set WAITERS while holding `lock` and holds it until it is inside `cv.wait`;
@@ -396,7 +434,9 @@ impl<T, M> Drop for Ticket<'_, T, M> {
     /// wake and the slot is never claimed again (P2).
     fn drop(&mut self) {
         // Release: pairs with the Acquire in `get`, like READY (no value to publish, but keep one rule).
-        self.map.slots[self.index].state.store(ABANDONED, Ordering::Release);
+        self.map.slots[self.index]
+            .state
+            .store(ABANDONED, Ordering::Release);
         self.map.complete();
     }
 }
@@ -425,7 +465,12 @@ pub struct View<T, M = ()> {
 impl<T, M> View<T, M> {
     /// A view of `map` that has visited nothing yet.
     pub fn new(map: crate::sync::Arc<SlotMap<T, M>>) -> Self {
-        View { map, seen: Word(UNSEEN), next: 0, holes: Vec::new() }
+        View {
+            map,
+            seen: Word(UNSEEN),
+            next: 0,
+            holes: Vec::new(),
+        }
     }
 
     /// The map this view looks at.
@@ -548,7 +593,9 @@ pub struct Current<T, M = ()> {
 impl<T, M> Current<T, M> {
     /// Start with `map`.
     pub fn new(map: SlotMap<T, M>) -> Self {
-        Current { map: Mutex::new(Arc::new(map)) }
+        Current {
+            map: Mutex::new(Arc::new(map)),
+        }
     }
 
     /// The current map. Takes a lock: called when a handle is made and when it leaves a retired map, never on a
@@ -559,7 +606,10 @@ impl<T, M> Current<T, M> {
 
     /// Replace the current map with `build(old)`, where `old` is closed and idle when `build` runs, so every slot
     /// it loaded is visible through [`SlotMap::ready`]. Returns the new map.
-    pub fn replace(&self, build: impl FnOnce(&SlotMap<T, M>) -> SlotMap<T, M>) -> Arc<SlotMap<T, M>> {
+    pub fn replace(
+        &self,
+        build: impl FnOnce(&SlotMap<T, M>) -> SlotMap<T, M>,
+    ) -> Arc<SlotMap<T, M>> {
         let old = self.get();
         old.close();
         old.wait_idle();

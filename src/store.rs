@@ -36,8 +36,8 @@ use std::time::{Duration, SystemTime};
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::idx::PackIndex;
-use crate::loose::{LooseCache, LooseDb};
 pub use crate::loose::LooseMode;
+use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
@@ -167,7 +167,12 @@ impl Stamp {
         };
         #[cfg(not(unix))]
         let (ino, dev) = (0, 0);
-        Stamp { mtime: md.modified().ok(), size: md.len(), ino, dev }
+        Stamp {
+            mtime: md.modified().ok(),
+            size: md.len(),
+            ino,
+            dev,
+        }
     }
 }
 
@@ -176,9 +181,16 @@ impl Stamp {
 enum SlotSpec {
     /// A pack's `.idx`. `covered_by` is the slot of a multi-pack-index that lists this pack: if that loads, this
     /// slot loads nothing.
-    Pack { pack: usize, covered_by: Option<usize> },
+    Pack {
+        pack: usize,
+        covered_by: Option<usize>,
+    },
     /// A multi-pack-index; `packs[i]` is the pack (index into `Generation::packs`) for pack-int-id `i`.
-    Midx { path: PathBuf, stamp: Stamp, packs: Box<[Option<usize>]> },
+    Midx {
+        path: PathBuf,
+        stamp: Stamp,
+        packs: Box<[Option<usize>]>,
+    },
 }
 
 /// A pack present in one generation.
@@ -250,7 +262,10 @@ enum Loaded {
     /// A pack covered by a loaded multi-pack-index: nothing to load.
     Covered,
     /// The load failed; misses report [`Error::Incomplete`] (for a multi-pack-index: fall back to the packs).
-    Failed { error: Arc<Error>, midx: bool },
+    Failed {
+        error: Arc<Error>,
+        midx: bool,
+    },
 }
 
 type Map = SlotMap<Loaded, Generation>;
@@ -273,7 +288,10 @@ struct RefreshState {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("objects_dir", &self.objects_dir).field("kind", &self.kind).finish()
+        f.debug_struct("Store")
+            .field("objects_dir", &self.objects_dir)
+            .field("kind", &self.kind)
+            .finish()
     }
 }
 
@@ -286,8 +304,18 @@ impl Store {
             Some(k) => crate::repo::discover_with_hash_kind(path, k)?,
             None => crate::repo::discover(path)?,
         };
-        let mut state = RefreshState { ids: HashMap::new(), next_id: 0 };
-        let generation = list(&repo.objects_dir, repo.hash_kind, &options, &mut state, None, false)?;
+        let mut state = RefreshState {
+            ids: HashMap::new(),
+            next_id: 0,
+        };
+        let generation = list(
+            &repo.objects_dir,
+            repo.hash_kind,
+            &options,
+            &mut state,
+            None,
+            false,
+        )?;
         let (ready, unloaded) = (Vec::new(), generation.slots.len());
         let map = SlotMap::new(ready, unloaded, generation);
         Ok(Arc::new(Store {
@@ -339,7 +367,13 @@ impl Store {
 
     /// All packs currently listed, as `(id, .idx path)`, in search order (newest first per objects directory).
     pub fn packs(&self) -> Vec<(PackId, PathBuf)> {
-        self.current.get().meta().packs.iter().map(|p| (p.id, p.idx_path.clone())).collect()
+        self.current
+            .get()
+            .meta()
+            .packs
+            .iter()
+            .map(|p| (p.id, p.idx_path.clone()))
+            .collect()
     }
 
     /// Re-read the pack directories now (and the alternates, and loose caches), whatever the refresh mode.
@@ -364,7 +398,8 @@ impl Store {
             return Ok(true);
         }
         let old = current.meta();
-        let alternates_changed = Stamp::of(&self.objects_dir.join("info/alternates")) != old.alternates_stamp;
+        let alternates_changed =
+            Stamp::of(&self.objects_dir.join("info/alternates")) != old.alternates_stamp;
         // A re-list because the last listing was too recent to trust happens once: its timestamps are trusted.
         let trust = old.untrusted && !force;
         let generation = list(
@@ -376,17 +411,25 @@ impl Store {
             trust,
         )?;
         let same = same_listing(old, &generation);
-        if same && generation.pack_dir_stamps == old.pack_dir_stamps && !old.untrusted && !generation.untrusted {
+        if same
+            && generation.pack_dir_stamps == old.pack_dir_stamps
+            && !old.untrusted
+            && !generation.untrusted
+        {
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.
-        self.current.replace(|old_map| build_successor(old_map, generation));
+        self.current
+            .replace(|old_map| build_successor(old_map, generation));
         Ok(!same)
     }
 }
 
 fn pack_path_in(g: &Generation, pack: PackId) -> Option<PathBuf> {
-    g.packs.iter().find(|p| p.id == pack).map(|p| p.idx_path.with_extension("pack"))
+    g.packs
+        .iter()
+        .find(|p| p.id == pack)
+        .map(|p| p.idx_path.with_extension("pack"))
 }
 
 fn same_listing(a: &Generation, b: &Generation) -> bool {
@@ -401,7 +444,10 @@ fn same_listing(a: &Generation, b: &Generation) -> bool {
     }
     a.dirs == b.dirs
         && a.packs.len() == b.packs.len()
-        && a.packs.iter().zip(b.packs.iter()).all(|(x, y)| x.id == y.id)
+        && a.packs
+            .iter()
+            .zip(b.packs.iter())
+            .all(|(x, y)| x.id == y.id)
         && {
             let (ma, mb) = (midx(a), midx(b));
             ma.len() == mb.len() && ma.iter().all(|x| mb.contains(x))
@@ -436,16 +482,23 @@ fn build_successor(old: &Map, mut generation: Generation) -> Map {
         let carried = match &spec {
             SlotSpec::Pack { pack, .. } => {
                 let p = &generation.packs[*pack];
-                carried_packs.get(&(p.idx_path.clone(), p.idx_stamp)).cloned()
+                carried_packs
+                    .get(&(p.idx_path.clone(), p.idx_stamp))
+                    .cloned()
             }
-            SlotSpec::Midx { path, stamp, packs } => carried_midx.get(&(path.clone(), *stamp)).map(|v| match v {
-                // Pack ids may differ in the new generation: rebuild the int-id map.
-                Loaded::Midx(m) => Loaded::Midx(Arc::new(LoadedMidx {
-                    midx: Arc::clone(&m.midx),
-                    packs: packs.iter().map(|p| p.map(|p| generation.packs[p].id)).collect(),
-                })),
-                other => other.clone(),
-            }),
+            SlotSpec::Midx { path, stamp, packs } => {
+                carried_midx.get(&(path.clone(), *stamp)).map(|v| match v {
+                    // Pack ids may differ in the new generation: rebuild the int-id map.
+                    Loaded::Midx(m) => Loaded::Midx(Arc::new(LoadedMidx {
+                        midx: Arc::clone(&m.midx),
+                        packs: packs
+                            .iter()
+                            .map(|p| p.map(|p| generation.packs[p].id))
+                            .collect(),
+                    })),
+                    other => other.clone(),
+                })
+            }
         };
         match carried {
             Some(v) => {
@@ -464,7 +517,10 @@ fn build_successor(old: &Map, mut generation: Generation) -> Map {
         .into_iter()
         .chain(rest)
         .map(|(_, s)| match s {
-            SlotSpec::Pack { pack, covered_by } => SlotSpec::Pack { pack, covered_by: covered_by.map(|c| new_index[c]) },
+            SlotSpec::Pack { pack, covered_by } => SlotSpec::Pack {
+                pack,
+                covered_by: covered_by.map(|c| new_index[c]),
+            },
             m => m,
         })
         .collect();
@@ -497,7 +553,9 @@ fn list(
                 loose.push(match options.loose {
                     LooseMode::None => LooseSource::Off,
                     mode => match LooseDb::open(d, kind) {
-                        Ok(db) if mode == LooseMode::Cached => LooseSource::Cached(LooseCache::new(db)),
+                        Ok(db) if mode == LooseMode::Cached => {
+                            LooseSource::Cached(LooseCache::new(db))
+                        }
                         Ok(db) => LooseSource::Probe(db),
                         Err(e) => {
                             problems.push(format!("loose objects not searched: {e}"));
@@ -549,11 +607,15 @@ fn list(
             }
             let idx_path = pack_dir.join(name);
             // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped.
-            let Ok(idx_md) = std::fs::metadata(&idx_path) else { continue };
+            let Ok(idx_md) = std::fs::metadata(&idx_path) else {
+                continue;
+            };
             if !idx_md.is_file() {
                 continue;
             }
-            let Ok(pack_md) = std::fs::metadata(idx_path.with_extension("pack")) else { continue };
+            let Ok(pack_md) = std::fs::metadata(idx_path.with_extension("pack")) else {
+                continue;
+            };
             if !pack_md.is_file() {
                 continue;
             }
@@ -574,7 +636,12 @@ fn list(
                 }
             };
             seen_paths.insert(idx_path.clone(), id);
-            packs.push(PackInfo { id, idx_path, idx_stamp, mtime });
+            packs.push(PackInfo {
+                id,
+                idx_path,
+                idx_stamp,
+                mtime,
+            });
         }
         // The multi-pack-index: read its pack names now, to know which packs it covers.
         let mut covered: HashMap<usize, usize> = HashMap::new();
@@ -586,7 +653,12 @@ fn list(
                     let by_name: HashMap<&str, usize> = packs[first_pack..]
                         .iter()
                         .enumerate()
-                        .filter_map(|(i, p)| p.idx_path.file_name()?.to_str().map(|n| (n, first_pack + i)))
+                        .filter_map(|(i, p)| {
+                            p.idx_path
+                                .file_name()?
+                                .to_str()
+                                .map(|n| (n, first_pack + i))
+                        })
                         .collect();
                     let map: Box<[Option<usize>]> = names
                         .iter()
@@ -600,16 +672,28 @@ fn list(
                     for p in map.iter().flatten() {
                         covered.insert(*p, slot);
                     }
-                    slots.push(SlotSpec::Midx { path: midx_path, stamp: midx_stamp, packs: map });
+                    slots.push(SlotSpec::Midx {
+                        path: midx_path,
+                        stamp: midx_stamp,
+                        packs: map,
+                    });
                 }
-                (Err(e), _) => problems.push(format!("multi-pack-index ignored, using the .idx files: {e}")),
+                (Err(e), _) => problems.push(format!(
+                    "multi-pack-index ignored, using the .idx files: {e}"
+                )),
                 (Ok(_), None) => {}
             }
         }
         for p in first_pack..packs.len() {
             match covered.get(&p) {
-                Some(&m) => covered_slots.push(SlotSpec::Pack { pack: p, covered_by: Some(m) }),
-                None => slots.push(SlotSpec::Pack { pack: p, covered_by: None }),
+                Some(&m) => covered_slots.push(SlotSpec::Pack {
+                    pack: p,
+                    covered_by: Some(m),
+                }),
+                None => slots.push(SlotSpec::Pack {
+                    pack: p,
+                    covered_by: None,
+                }),
             }
         }
     }
@@ -620,7 +704,10 @@ fn list(
     if slots.len() > crate::protocol::MAX_SLOTS {
         return Err(Error::NotARepository {
             path: objects_dir.to_path_buf(),
-            reason: format!("{} index files is more than one store can hold", slots.len()),
+            reason: format!(
+                "{} index files is more than one store can hold",
+                slots.len()
+            ),
         });
     }
     Ok(Generation {
@@ -653,10 +740,10 @@ impl Snapshot {
     /// Search everything loaded so far. No allocation, no shared writes.
     #[inline]
     fn search(&mut self, id: &[u8]) -> Option<Location> {
-        if let Some(p) = self.packs.get(self.last_hit) {
-            if let Some(offset) = p.idx.lookup(id) {
-                return Some(Location::Packed { pack: p.id, offset });
-            }
+        if let Some(p) = self.packs.get(self.last_hit)
+            && let Some(offset) = p.idx.lookup(id)
+        {
+            return Some(Location::Packed { pack: p.id, offset });
         }
         for (i, p) in self.packs.iter().enumerate() {
             if i == self.last_hit {
@@ -676,7 +763,13 @@ impl Snapshot {
     }
 
     /// Add a newly visible slot's value; search it for `id`.
-    fn add(&mut self, g: &Generation, slot: usize, r: SlotRef<'_, Loaded>, id: &[u8]) -> Option<Location> {
+    fn add(
+        &mut self,
+        g: &Generation,
+        slot: usize,
+        r: SlotRef<'_, Loaded>,
+        id: &[u8],
+    ) -> Option<Location> {
         match r {
             SlotRef::Ready(Loaded::Pack(p)) => {
                 let at = self.packs.partition_point(|q| q.mtime > p.mtime);
@@ -684,7 +777,9 @@ impl Snapshot {
                 if at <= self.last_hit && self.packs.len() > 1 {
                     self.last_hit += 1;
                 }
-                p.idx.lookup(id).map(|offset| Location::Packed { pack: p.id, offset })
+                p.idx
+                    .lookup(id)
+                    .map(|offset| Location::Packed { pack: p.id, offset })
             }
             SlotRef::Ready(Loaded::Midx(m)) => {
                 self.midx.push(Arc::clone(m));
@@ -701,7 +796,8 @@ impl Snapshot {
                 let path = slot_path(g, slot);
                 let is_midx = matches!(g.slots[slot], SlotSpec::Midx { .. });
                 if !is_midx {
-                    self.failed.push((path.clone(), Arc::new(Error::LoaderPanicked { path })));
+                    self.failed
+                        .push((path.clone(), Arc::new(Error::LoaderPanicked { path })));
                 }
                 None
             }
@@ -734,7 +830,10 @@ fn load_slot(map: &Map, slot: usize, kind: HashKind, mode: LoadMode) -> Loaded {
                 midx: Arc::new(midx),
                 packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
             })),
-            Err(e) => Loaded::Failed { error: Arc::new(e), midx: true },
+            Err(e) => Loaded::Failed {
+                error: Arc::new(e),
+                midx: true,
+            },
         },
         SlotSpec::Pack { pack, covered_by } => {
             if let Some(m) = covered_by {
@@ -755,8 +854,15 @@ fn load_slot(map: &Map, slot: usize, kind: HashKind, mode: LoadMode) -> Loaded {
             }
             let p = &g.packs[*pack];
             match PackIndex::open_with(&p.idx_path, kind, mode) {
-                Ok(idx) => Loaded::Pack(Arc::new(LoadedPack { id: p.id, mtime: p.mtime, idx })),
-                Err(e) => Loaded::Failed { error: Arc::new(e), midx: false },
+                Ok(idx) => Loaded::Pack(Arc::new(LoadedPack {
+                    id: p.id,
+                    mtime: p.mtime,
+                    idx,
+                })),
+                Err(e) => Loaded::Failed {
+                    error: Arc::new(e),
+                    midx: false,
+                },
             }
         }
     }
@@ -839,7 +945,9 @@ impl Handle {
         if self.snap.failed.is_empty() {
             Ok(None)
         } else {
-            Err(Error::Incomplete { failed: self.snap.failed.clone() })
+            Err(Error::Incomplete {
+                failed: self.snap.failed.clone(),
+            })
         }
     }
 
@@ -850,8 +958,7 @@ impl Handle {
 
     /// The `.pack` path of `pack` as this handle's snapshot knows it (no lock), or [`Error::StalePack`].
     pub fn pack_path(&self, pack: PackId) -> Result<PathBuf, Error> {
-        pack_path_in(self.view.map().meta(), pack)
-            .map_or_else(|| self.store.pack_path(pack), Ok)
+        pack_path_in(self.view.map().meta(), pack).map_or_else(|| self.store.pack_path(pack), Ok)
     }
 
     fn settle(&mut self, id: &[u8]) -> Settled<Location> {
@@ -874,6 +981,9 @@ impl Handle {
         if g.untrusted {
             return true;
         }
-        g.pack_dirs.iter().zip(g.pack_dir_stamps.iter()).any(|(d, s)| Stamp::of(d) != *s)
+        g.pack_dirs
+            .iter()
+            .zip(g.pack_dir_stamps.iter())
+            .any(|(d, s)| Stamp::of(d) != *s)
     }
 }

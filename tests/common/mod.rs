@@ -17,7 +17,14 @@ pub fn git_cmd(dir: &Path) -> Command {
         .env("GIT_COMMITTER_EMAIL", "odb-index@example.invalid")
         .env("GIT_AUTHOR_DATE", "1700000000 +0000")
         .env("GIT_COMMITTER_DATE", "1700000000 +0000")
-        .args(["-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "init.defaultBranch=main"]);
+        .args([
+            "-c",
+            "gc.auto=0",
+            "-c",
+            "maintenance.auto=false",
+            "-c",
+            "init.defaultBranch=main",
+        ]);
     c
 }
 
@@ -66,7 +73,11 @@ pub fn init_repo(object_format: &str, bare: bool) -> tempfile::TempDir {
 /// The objects directory of a repository made by [`init_repo`].
 pub fn objects_dir(repo: &Path) -> PathBuf {
     let bare = repo.join("objects");
-    if bare.is_dir() { bare } else { repo.join(".git/objects") }
+    if bare.is_dir() {
+        bare
+    } else {
+        repo.join(".git/objects")
+    }
 }
 
 /// Import `n` distinct blobs (contents derived from `seed`) as one commit on `refs/heads/<branch>` with
@@ -75,7 +86,12 @@ pub fn fast_import_blobs(repo: &Path, n: usize, seed: u64, branch: &str) {
     let mut s = String::new();
     for i in 0..n {
         let data = format!("blob {seed} {i}\n");
-        s.push_str(&format!("blob\nmark :{}\ndata {}\n{}\n", i + 1, data.len(), data));
+        s.push_str(&format!(
+            "blob\nmark :{}\ndata {}\n{}\n",
+            i + 1,
+            data.len(),
+            data
+        ));
     }
     let msg = format!("import {seed}");
     s.push_str(&format!(
@@ -92,10 +108,17 @@ pub fn fast_import_blobs(repo: &Path, n: usize, seed: u64, branch: &str) {
 
 /// Every object id in the repository, as `git cat-file --batch-all-objects --batch-check` lists them.
 pub fn all_objects(repo: &Path) -> Vec<String> {
-    git(repo, &["cat-file", "--batch-all-objects", "--batch-check=%(objectname)"])
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    git(
+        repo,
+        &[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname)",
+        ],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
 }
 
 /// `(id, offset)` for every entry of a pack index file, as `git show-index` reads it.
