@@ -41,7 +41,7 @@ use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
-use crate::sync::{Arc, Mutex, lock};
+use crate::sync::{Arc, AtomicU64, Mutex, Ordering, lock};
 
 /// Names one pack file for as long as it exists in the repository, across refreshes.
 ///
@@ -278,6 +278,8 @@ pub struct Store {
     current: Current<Loaded, Generation>,
     /// Serializes refreshes and owns what survives them.
     refresh: Mutex<RefreshState>,
+    /// Index files opened so far (statistics; touched once per load, never on a lookup).
+    loads: AtomicU64,
 }
 
 struct RefreshState {
@@ -324,6 +326,7 @@ impl Store {
             options,
             current: Current::new(map),
             refresh: Mutex::new(state),
+            loads: AtomicU64::new(0),
         }))
     }
 
@@ -336,6 +339,12 @@ impl Store {
             snap: Snapshot::default(),
             _not_sync: PhantomData,
         }
+    }
+
+    /// How many index files (`.idx` and multi-pack-index) this store has opened so far, failed opens included.
+    /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
+    pub fn index_loads(&self) -> u64 {
+        self.loads.load(Ordering::Relaxed)
     }
 
     /// The object format.
@@ -822,10 +831,14 @@ fn slot_path(g: &Generation, slot: usize) -> PathBuf {
 }
 
 /// Load what slot `slot` of `map` describes. Runs outside every lock, in whichever thread claimed the slot.
-fn load_slot(map: &Map, slot: usize, kind: HashKind, mode: LoadMode) -> Loaded {
+fn load_slot(map: &Map, slot: usize, store: &Store) -> Loaded {
+    let (kind, mode) = (store.kind, store.options.load);
     let g = map.meta();
     match &g.slots[slot] {
-        SlotSpec::Midx { path, packs, .. } => match MultiPackIndex::open_with(path, kind, mode) {
+        SlotSpec::Midx { path, packs, .. } => match {
+            store.loads.fetch_add(1, Ordering::Relaxed);
+            MultiPackIndex::open_with(path, kind, mode)
+        } {
             Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx {
                 midx: Arc::new(midx),
                 packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
@@ -853,6 +866,7 @@ fn load_slot(map: &Map, slot: usize, kind: HashKind, mode: LoadMode) -> Loaded {
                 }
             }
             let p = &g.packs[*pack];
+            store.loads.fetch_add(1, Ordering::Relaxed);
             match PackIndex::open_with(&p.idx_path, kind, mode) {
                 Ok(idx) => Loaded::Pack(Arc::new(LoadedPack {
                     id: p.id,
@@ -964,10 +978,10 @@ impl Handle {
     fn settle(&mut self, id: &[u8]) -> Settled<Location> {
         // No reference count is touched here: the map is reached through the view.
         let snap = &mut self.snap;
-        let (kind, mode) = (self.store.kind, self.store.options.load);
+        let store = &*self.store;
         self.view.settle(
             &mut |map: &Map, slot, r| snap.add(map.meta(), slot, r, id),
-            &mut |map: &Map, slot| load_slot(map, slot, kind, mode),
+            &mut |map: &Map, slot| load_slot(map, slot, store),
         )
     }
 
