@@ -81,10 +81,11 @@ fn id_set(max: usize) -> impl Strategy<Value = IdSet> {
                     map.insert(ObjectId::from_bytes(&[0xffu8; 32][..h]).unwrap(), foff);
                 }
                 // A real pack has an object at offset 12; without one, version 2 cannot hold the set.
-                if small_first && map.values().all(|&o| o >= 1 << 31) {
-                    if let Some(first) = map.values_mut().next() {
-                        *first = 12;
-                    }
+                if small_first
+                    && map.values().all(|&o| o >= 1 << 31)
+                    && let Some(first) = map.values_mut().next()
+                {
+                    *first = 12;
                 }
                 IdSet { kind, map }
             },
@@ -410,12 +411,6 @@ proptest! {
     }
 
     #[test]
-    fn roundtrip_large_sets(set in id_set(6000), others in prop::collection::vec(any::<[u8; 32]>(), 0..500)) {
-        check_roundtrip(&set, 2, &others)?;
-        check_roundtrip(&small_offsets(&set), 1, &others)?;
-    }
-
-    #[test]
     fn arbitrary_bytes_never_panic(
         sha256 in any::<bool>(),
         header in any::<bool>(),
@@ -503,5 +498,16 @@ proptest! {
             prop_assert!(idx.verify().is_err(), "byte {} flipped by {:#x} passed verify", p, x);
             probe_any(&idx, &set.map.keys().copied().collect::<Vec<_>>())?;
         }
+    }
+}
+
+proptest! {
+    // Bigger buckets, where interpolation gallops further; fewer cases (slow without optimisation).
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn roundtrip_large_sets(set in id_set(6000), others in prop::collection::vec(any::<[u8; 32]>(), 0..500)) {
+        check_roundtrip(&set, 2, &others)?;
+        check_roundtrip(&small_offsets(&set), 1, &others)?;
     }
 }
