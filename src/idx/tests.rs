@@ -475,3 +475,11 @@ fn problems_display_their_fields() {
     let s = IdxProblem::UnsupportedVersion(3).to_string();
     assert!(s.contains('3'), "{s}");
 }
+
+#[test]
+fn pack_index_is_send_sync() {
+    fn check<T: Send + Sync + 'static>() {}
+    check::<PackIndex>();
+    check::<IdxProblem>();
+    check::<write::WriteError>();
+}

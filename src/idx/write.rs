@@ -57,6 +57,9 @@ pub enum WriteError {
         /// The version asked for.
         version: u32,
     },
+    /// Version 2, and every offset needs the 64-bit table. git rejects such a file (it allows at most `count - 1`
+    /// 64-bit offsets: a pack's first object is at offset 12), and so does [`PackIndex`](super::PackIndex).
+    NoSmallOffset,
     /// More entries than an index can count (`u32::MAX`), or more large offsets than version 2 can
     /// reference (`2^31`).
     TooManyEntries {
@@ -83,6 +86,10 @@ impl fmt::Display for WriteError {
                 f,
                 "object {id} is at offset {offset}, which a version {version} index cannot hold"
             ),
+            WriteError::NoSmallOffset => write!(
+                f,
+                "every offset is 2^31 or more, but a version 2 index must hold at least one below (git rejects it)"
+            ),
             WriteError::TooManyEntries { count } => {
                 write!(f, "{count} entries are more than a pack index can hold")
             }
@@ -99,7 +106,8 @@ const MAX_SMALL_OFFSET: u64 = 0x7fff_ffff;
 ///
 /// `entries` may be in any order (they are sorted by id); ids must be distinct. Version 1 rejects offsets of
 /// `2^32` and above with [`WriteError::OffsetTooLarge`]; version 2 stores offsets above `2^31 - 1` in its
-/// 64-bit table. The trailer is `pack_checksum` followed by `kind`'s hash of all preceding bytes.
+/// 64-bit table, and needs at least one offset below `2^31` ([`WriteError::NoSmallOffset`]), as every real
+/// pack has (its first object is at offset 12). The trailer is `pack_checksum` followed by `kind`'s hash of all preceding bytes.
 pub fn write_idx(
     version: u32,
     kind: HashKind,
@@ -141,6 +149,9 @@ pub fn write_idx(
         });
     }
 
+    if version == 2 && !sorted.is_empty() && sorted.iter().all(|e| e.offset > MAX_SMALL_OFFSET) {
+        return Err(WriteError::NoSmallOffset);
+    }
     let h = kind.len();
     let mut out = Vec::new();
     if version == 2 {
@@ -243,6 +254,11 @@ mod tests {
             })
         );
         assert!(write_idx(1, k, &[e(1, u64::from(u32::MAX))], &pack).is_ok());
+        assert_eq!(
+            write_idx(2, k, &[e(1, 1 << 31), e(2, 1 << 40)], &pack),
+            Err(WriteError::NoSmallOffset)
+        );
+        assert!(write_idx(2, k, &[e(1, 1 << 31), e(2, 12)], &pack).is_ok());
         let other = id(HashKind::Sha256, 1, 1);
         assert_eq!(
             write_idx(
