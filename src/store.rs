@@ -835,19 +835,19 @@ fn load_slot(map: &Map, slot: usize, store: &Store) -> Loaded {
     let (kind, mode) = (store.kind, store.options.load);
     let g = map.meta();
     match &g.slots[slot] {
-        SlotSpec::Midx { path, packs, .. } => match {
+        SlotSpec::Midx { path, packs, .. } => {
             store.loads.fetch_add(1, Ordering::Relaxed);
-            MultiPackIndex::open_with(path, kind, mode)
-        } {
-            Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx {
-                midx: Arc::new(midx),
-                packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
-            })),
-            Err(e) => Loaded::Failed {
-                error: Arc::new(e),
-                midx: true,
-            },
-        },
+            match MultiPackIndex::open_with(path, kind, mode) {
+                Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx {
+                    midx: Arc::new(midx),
+                    packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
+                })),
+                Err(e) => Loaded::Failed {
+                    error: Arc::new(e),
+                    midx: true,
+                },
+            }
+        }
         SlotSpec::Pack { pack, covered_by } => {
             if let Some(m) = covered_by {
                 // Wait for the multi-pack-index that covers this pack (claimed before it) to finish loading: if

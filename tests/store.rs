@@ -40,7 +40,8 @@ fn cold_start_races_find_everything_and_load_each_index_once() {
     let n_idx = idx_files(&objects_dir(repo.path())).len();
     assert_eq!(n_idx, 12);
     for round in 0..150 {
-        let store = Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
+        let store =
+            Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
         let threads = 4;
         std::thread::scope(|s| {
             for t in 0..threads {
@@ -60,7 +61,11 @@ fn cold_start_races_find_everything_and_load_each_index_once() {
                 });
             }
         });
-        assert_eq!(store.index_loads(), n_idx as u64, "round {round}: an index was loaded more than once");
+        assert_eq!(
+            store.index_loads(),
+            n_idx as u64,
+            "round {round}: an index was loaded more than once"
+        );
     }
 }
 
@@ -71,7 +76,8 @@ fn racing_misses_load_everything_once_and_report_none() {
     let repo = many_packs(8, 10);
     let absent = ids(&absent_ids(200, 40, 7));
     for _ in 0..100 {
-        let store = Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
+        let store =
+            Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
         std::thread::scope(|s| {
             for t in 0..4 {
                 let (store, absent) = (&store, &absent);
@@ -101,9 +107,16 @@ fn locations_agree_with_git_show_index() {
     }
     for id in all_objects(repo.path()) {
         let oid: ObjectId = id.parse().unwrap();
-        let Some(Location::Packed { pack, offset }) = h.locate(&oid).unwrap() else { panic!("{id} not packed") };
+        let Some(Location::Packed { pack, offset }) = h.locate(&oid).unwrap() else {
+            panic!("{id} not packed")
+        };
         let path = store.pack_path(pack).unwrap();
-        assert_eq!(expected.get(&(path.clone(), id.clone())), Some(&offset), "{id} at {} {offset}", path.display());
+        assert_eq!(
+            expected.get(&(path.clone(), id.clone())),
+            Some(&offset),
+            "{id} at {} {offset}",
+            path.display()
+        );
     }
 }
 
@@ -154,17 +167,30 @@ fn refresh_under_load_never_loses_objects_present_throughout() {
         let _stop = StopOnDrop(&stop);
         // The writer: add a pack, then remove the one added before it.
         let mut added: Vec<std::path::PathBuf> = Vec::new();
-        let before: std::collections::HashSet<_> = idx_files(&objects_dir(repo.path())).into_iter().collect();
+        let before: std::collections::HashSet<_> =
+            idx_files(&objects_dir(repo.path())).into_iter().collect();
         for round in 0..12u64 {
             let branch = format!("new{round}");
             fast_import_blobs(repo.path(), 20, 1000 + round, &branch);
-            let now: Vec<_> = idx_files(&objects_dir(repo.path())).into_iter().filter(|p| !before.contains(p)).collect();
-            let fresh = now.iter().find(|p| !added.contains(p)).cloned().expect("a new pack");
-            let fresh_ids: Vec<ObjectId> =
-                show_index(&fresh, "sha1").iter().map(|(id, _)| id.parse().unwrap()).collect();
+            let now: Vec<_> = idx_files(&objects_dir(repo.path()))
+                .into_iter()
+                .filter(|p| !before.contains(p))
+                .collect();
+            let fresh = now
+                .iter()
+                .find(|p| !added.contains(p))
+                .cloned()
+                .expect("a new pack");
+            let fresh_ids: Vec<ObjectId> = show_index(&fresh, "sha1")
+                .iter()
+                .map(|(id, _)| id.parse().unwrap())
+                .collect();
             new_ids.lock().unwrap().extend(fresh_ids);
             if let Some(old) = added.pop() {
-                git(repo.path(), &["update-ref", "-d", &format!("refs/heads/new{}", round - 1)]);
+                git(
+                    repo.path(),
+                    &["update-ref", "-d", &format!("refs/heads/new{}", round - 1)],
+                );
                 std::fs::remove_file(old.with_extension("pack")).unwrap();
                 std::fs::remove_file(&old).unwrap();
                 let _ = std::fs::remove_file(old.with_extension("rev"));
@@ -188,7 +214,11 @@ fn repack_and_gc_underneath_lookups_give_no_false_miss() {
     let repo = many_packs(4, 60);
     // Some loose objects too, which gc packs and prunes.
     for i in 0..20 {
-        git_stdin(repo.path(), &["hash-object", "-w", "--stdin"], format!("loose {i}\n").as_bytes());
+        git_stdin(
+            repo.path(),
+            &["hash-object", "-w", "--stdin"],
+            format!("loose {i}\n").as_bytes(),
+        );
     }
     // Keep the loose blobs reachable so gc packs them instead of pruning them.
     let all = ids(&all_objects(repo.path()));
@@ -201,7 +231,10 @@ fn repack_and_gc_underneath_lookups_give_no_false_miss() {
     }
     let tree = git_stdin(repo.path(), &["mktree"], tree_input.as_bytes());
     let commit = git(repo.path(), &["commit-tree", "-m", "all", tree.trim()]);
-    git(repo.path(), &["update-ref", "refs/heads/all", commit.trim()]);
+    git(
+        repo.path(),
+        &["update-ref", "refs/heads/all", commit.trim()],
+    );
     let all = ids(&all_objects(repo.path()));
 
     let store = Store::open(repo.path(), Options::default()).unwrap();
@@ -255,7 +288,11 @@ fn loose_written_after_open() {
     assert_eq!(hc.locate(&twin).unwrap(), None);
     git_stdin(repo.path(), &["hash-object", "-w", "--stdin"], b"later\n");
     assert_eq!(hp.locate(&oid).unwrap(), Some(Location::Loose { dir: 0 }));
-    assert_eq!(hc.locate(&oid).unwrap(), None, "cached mode is stale until refresh");
+    assert_eq!(
+        hc.locate(&oid).unwrap(),
+        None,
+        "cached mode is stale until refresh"
+    );
     cached.refresh().unwrap();
     assert_eq!(hc.locate(&oid).unwrap(), Some(Location::Loose { dir: 0 }));
 }
@@ -267,7 +304,10 @@ fn failed_index_gives_incomplete_and_is_not_retried() {
     let repo = many_packs(2, 20);
     let idx = idx_files(&objects_dir(repo.path()));
     let victim = &idx[0];
-    let healthy: Vec<ObjectId> = show_index(&idx[1], "sha1").iter().map(|(i, _)| i.parse().unwrap()).collect();
+    let healthy: Vec<ObjectId> = show_index(&idx[1], "sha1")
+        .iter()
+        .map(|(i, _)| i.parse().unwrap())
+        .collect();
     let mut bytes = std::fs::read(victim).unwrap();
     bytes.truncate(100);
     let tmp = victim.with_extension("tmp");
@@ -276,7 +316,10 @@ fn failed_index_gives_incomplete_and_is_not_retried() {
     let store = Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
     let mut h = store.handle();
     for id in &healthy {
-        assert!(matches!(h.locate(id), Ok(Some(Location::Packed { .. }))), "{id}");
+        assert!(
+            matches!(h.locate(id), Ok(Some(Location::Packed { .. }))),
+            "{id}"
+        );
     }
     let absent: ObjectId = absent_ids(1, 40, 3)[0].parse().unwrap();
     for _ in 0..10 {
@@ -298,13 +341,20 @@ fn stale_pack_id_after_repack() {
     let store = Store::open(repo.path(), Options::default()).unwrap();
     let mut h = store.handle();
     let id: ObjectId = all_objects(repo.path())[0].parse().unwrap();
-    let Some(Location::Packed { pack, .. }) = h.locate(&id).unwrap() else { panic!() };
+    let Some(Location::Packed { pack, .. }) = h.locate(&id).unwrap() else {
+        panic!()
+    };
     assert!(store.pack_path(pack).is_ok());
     git(repo.path(), &["repack", "-adf", "-q"]);
     store.refresh().unwrap();
-    assert!(matches!(store.pack_path(pack), Err(Error::StalePack { .. })));
+    assert!(matches!(
+        store.pack_path(pack),
+        Err(Error::StalePack { .. })
+    ));
     // Locate again: a new, valid pack.
-    let Some(Location::Packed { pack: p2, .. }) = h.locate(&id).unwrap() else { panic!() };
+    let Some(Location::Packed { pack: p2, .. }) = h.locate(&id).unwrap() else {
+        panic!()
+    };
     assert_ne!(p2, pack);
     assert!(store.pack_path(p2).unwrap().exists());
 }
@@ -318,11 +368,24 @@ fn thousands_of_packs() {
     // Indices made by the crate's writer (the store never opens the .pack).
     let mut wanted = Vec::new();
     for p in 0..2000u32 {
-        let id = ObjectId::from_bytes(&odb_index::HashKind::Sha1.digest(&p.to_be_bytes()).as_bytes()[..20]).unwrap();
-        let entries = [odb_index::idx::write::Entry { id, offset: 12, crc32: 0 }];
-        let bytes =
-            odb_index::idx::write::write_idx(2, odb_index::HashKind::Sha1, &entries, &ObjectId::null(odb_index::HashKind::Sha1))
-                .unwrap();
+        let id = ObjectId::from_bytes(
+            &odb_index::HashKind::Sha1
+                .digest(&p.to_be_bytes())
+                .as_bytes()[..20],
+        )
+        .unwrap();
+        let entries = [odb_index::idx::write::Entry {
+            id,
+            offset: 12,
+            crc32: 0,
+        }];
+        let bytes = odb_index::idx::write::write_idx(
+            2,
+            odb_index::HashKind::Sha1,
+            &entries,
+            &ObjectId::null(odb_index::HashKind::Sha1),
+        )
+        .unwrap();
         let stem = format!("pack-{:040x}", p);
         std::fs::write(pack_dir.join(format!("{stem}.idx")), bytes).unwrap();
         std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
@@ -331,7 +394,10 @@ fn thousands_of_packs() {
     let store = Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
     let mut h = store.handle();
     for id in &wanted {
-        assert!(matches!(h.locate(id).unwrap(), Some(Location::Packed { offset: 12, .. })));
+        assert!(matches!(
+            h.locate(id).unwrap(),
+            Some(Location::Packed { offset: 12, .. })
+        ));
     }
     assert_eq!(store.index_loads(), 2000);
 }

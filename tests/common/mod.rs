@@ -104,7 +104,11 @@ pub fn fast_import_blobs(repo: &Path, n: usize, seed: u64, branch: &str) {
     }
     s.push('\n');
     // unpackLimit=0: always write a pack, however few objects (git unpacks small imports into loose files).
-    git_stdin(repo, &["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"], s.as_bytes());
+    git_stdin(
+        repo,
+        &["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"],
+        s.as_bytes(),
+    );
 }
 
 /// Every object id in the repository, as `git cat-file --batch-all-objects --batch-check` lists them.
