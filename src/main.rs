@@ -95,13 +95,18 @@ fn run() -> Result<ExitCode, String> {
     }
 }
 
-/// The answer for one input line.
-fn answer(handle: &mut Handle, line: &str, kind: odb_index::HashKind) -> String {
-    let id = match ObjectId::from_hex_kind(line.as_bytes(), kind) {
+/// Append the answer for one input line (without its line terminator) to `out`.
+fn answer(handle: &mut Handle, line: &[u8], kind: odb_index::HashKind, out: &mut Vec<u8>) {
+    let id = match ObjectId::from_hex_kind(line, kind) {
         Ok(id) => id,
-        Err(_) => return format!("{line} invalid"),
+        Err(_) => {
+            // Echo the line as it came, even if it is not UTF-8.
+            out.extend_from_slice(line);
+            out.extend_from_slice(b" invalid\n");
+            return;
+        }
     };
-    match handle.locate(&id) {
+    let text = match handle.locate(&id) {
         Ok(Some(Location::Packed { pack, offset })) => match handle.pack_path(pack) {
             Ok(p) => {
                 let name = p
@@ -110,32 +115,48 @@ fn answer(handle: &mut Handle, line: &str, kind: odb_index::HashKind) -> String 
                     .unwrap_or_default();
                 format!("{id} {name} {offset}")
             }
-            Err(e) => format!("{id} error {e}"),
+            Err(e) => format!("{id} error {}", one_line(&e)),
         },
         Ok(Some(Location::Loose { .. })) => format!("{id} loose"),
         Ok(None) => format!("{id} missing"),
         Err(e) => format!("{id} error {}", one_line(&e)),
-    }
+    };
+    out.extend_from_slice(text.as_bytes());
+    out.push(b'\n');
 }
 
 fn one_line(e: &Error) -> String {
     e.to_string().replace('\n', " ")
 }
 
+/// The next input line without its terminator (`\n` or `\r\n`), as bytes; `None` at end of input.
+fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    if input.read_until(b'\n', &mut line)? == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    }
+    Ok(Some(line))
+}
+
 fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Result<()> {
     let kind = store.hash_kind();
     let stdin = std::io::stdin();
+    let mut input = stdin.lock();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if threads <= 1 {
         let mut handle = store.handle();
-        for line in stdin.lock().lines() {
-            let line = line?;
-            writeln!(
-                out,
-                "{}",
-                answer(&mut handle, line.trim_end_matches('\r'), kind)
-            )?;
+        let mut buf = Vec::new();
+        while let Some(line) = next_line(&mut input)? {
+            buf.clear();
+            answer(&mut handle, &line, kind, &mut buf);
+            out.write_all(&buf)?;
             if !buffer {
                 out.flush()?;
             }
@@ -145,26 +166,29 @@ fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Res
     // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
     // the answers in input order.
     let mut handles: Vec<Handle> = (0..threads).map(|_| store.handle()).collect();
-    let mut lines = stdin.lock().lines();
     loop {
         let mut batch = Vec::with_capacity(4096);
-        for line in lines.by_ref().take(4096) {
-            batch.push(line?);
+        while batch.len() < 4096 {
+            match next_line(&mut input)? {
+                Some(l) => batch.push(l),
+                None => break,
+            }
         }
         if batch.is_empty() {
             break;
         }
         let chunk = batch.len().div_ceil(threads);
-        let results: Vec<Vec<String>> = std::thread::scope(|s| {
+        let results: Vec<Vec<u8>> = std::thread::scope(|s| {
             let workers: Vec<_> = batch
                 .chunks(chunk)
                 .zip(handles.iter_mut())
                 .map(|(lines, h)| {
                     s.spawn(move || {
-                        lines
-                            .iter()
-                            .map(|l| answer(h, l.trim_end_matches('\r'), kind))
-                            .collect::<Vec<_>>()
+                        let mut buf = Vec::new();
+                        for l in lines {
+                            answer(h, l, kind, &mut buf);
+                        }
+                        buf
                     })
                 })
                 .collect();
@@ -173,8 +197,8 @@ fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Res
                 .map(|w| w.join().expect("lookup thread panicked"))
                 .collect()
         });
-        for r in results.iter().flatten() {
-            writeln!(out, "{r}")?;
+        for r in &results {
+            out.write_all(r)?;
         }
         if !buffer {
             out.flush()?;
@@ -196,8 +220,7 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, String> {
     let mut any = false;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    // A closed pipe (`verify . | head`) ends the listing quietly.
-    let gone = |e: std::io::Error| format!("writing output: {e}");
+
     for dir in store.objects_dirs() {
         let pack_dir = dir.join("pack");
         let mut files: Vec<PathBuf> = match std::fs::read_dir(&pack_dir) {
@@ -218,8 +241,8 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, String> {
                 continue;
             };
             any = true;
-            match result {
-                Ok(n) => writeln!(out, "ok {} {n} objects", f.display()).map_err(gone)?,
+            let written = match result {
+                Ok(n) => writeln!(out, "ok {} {n} objects", f.display()),
                 Err(e) => {
                     failed = true;
                     // The error names the file already.
@@ -229,8 +252,15 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, String> {
                         f.display(),
                         strip_path(&one_line(&e), &f)
                     )
-                    .map_err(gone)?;
                 }
+            };
+            match written {
+                Ok(()) => {}
+                // The reader went away (`verify . | head`): stop quietly.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    return Ok(exit_code(failed));
+                }
+                Err(e) => return Err(format!("writing output: {e}")),
             }
         }
     }
@@ -240,11 +270,15 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, String> {
             store.objects_dir().display()
         );
     }
-    Ok(if failed {
+    Ok(exit_code(failed))
+}
+
+fn exit_code(failed: bool) -> ExitCode {
+    if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// `"<path>: reason"` → `"reason"` (the line already names the file).

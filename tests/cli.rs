@@ -531,7 +531,7 @@ fn invalid_lines_are_reported_and_processing_continues() {
 }
 
 #[test]
-#[ignore = "bug: a non-UTF-8 input line aborts batch-check with `writing output: stream did not contain valid UTF-8` and exit 2 instead of `<line> invalid`"]
+
 fn non_utf8_line_is_invalid_and_processing_continues() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
@@ -987,7 +987,7 @@ fn batch_check_stops_quietly_when_the_reader_goes_away() {
 }
 
 #[test]
-#[ignore = "bug: verify exits 2 with `odb-index: writing output: Broken pipe` when its reader goes away, though main.rs says a closed pipe ends the listing quietly"]
+
 fn verify_stops_quietly_when_the_reader_goes_away() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
