@@ -1,2 +1,3 @@
 mod idx;
 mod midx;
+mod state_machine;
