@@ -18,14 +18,38 @@ type Fake = Vec<u32>;
 /// What each slot will load when claimed.
 type Plan = Vec<Fake>;
 
-fn builder() -> loom::model::Builder {
+/// A model checker with the suite's bounds, which reports how many executions it explored and how long it took.
+struct Checker {
+    builder: loom::model::Builder,
+}
+
+static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Checker {
+    fn check<F: Fn() + Sync + Send + 'static>(&self, model: F) {
+        EXECUTIONS.store(0, std::sync::atomic::Ordering::Relaxed);
+        let started = std::time::Instant::now();
+        self.builder.check(move || {
+            EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            model()
+        });
+        println!(
+            "loom: {} executions in {:.2?} (preemption bound {:?})",
+            EXECUTIONS.load(std::sync::atomic::Ordering::Relaxed),
+            started.elapsed(),
+            self.builder.preemption_bound
+        );
+    }
+}
+
+fn builder() -> Checker {
     let mut b = loom::model::Builder::new();
     if std::env::var_os("ODB_LOOM_EXHAUSTIVE").is_some() {
         b.preemption_bound = None;
     } else if b.preemption_bound.is_none() {
         b.preemption_bound = Some(3);
     }
-    b
+    Checker { builder: b }
 }
 
 /// Look `want` up through a view, the way the store does on a miss: visit newly visible slots, claim and load

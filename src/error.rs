@@ -59,7 +59,7 @@ pub enum Error {
     /// The object was not found, and some index could not be loaded, so "missing" cannot be claimed.
     Incomplete {
         /// The index files that failed to load, with why.
-        failed: Vec<(PathBuf, std::sync::Arc<Error>)>,
+        failed: Vec<(PathBuf, crate::sync::plain::Arc<Error>)>,
     },
     /// A [`PackId`] that names a pack which is no longer in the repository (removed by repack or gc).
     /// Refresh and locate the object again.

@@ -3,7 +3,6 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use odb_index::{Error, Handle, Location, LooseMode, ObjectId, Options, RefreshMode, Store};
 
@@ -80,7 +79,7 @@ fn run() -> Result<ExitCode, String> {
         "batch-check" => {
             let path = path.ok_or_else(|| format!("batch-check needs a PATH\n{USAGE}"))?;
             let store = Store::open(&path, options).map_err(|e| e.to_string())?;
-            match batch_check(&store, buffer, threads) {
+            match batch_check(&store, || store.handle(), buffer, threads) {
                 Ok(()) => Ok(ExitCode::SUCCESS),
                 // The reader went away (`| head`): stop quietly, like git.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
@@ -144,14 +143,19 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(line))
 }
 
-fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Result<()> {
+fn batch_check(
+    store: &Store,
+    handle: impl Fn() -> Handle,
+    buffer: bool,
+    threads: usize,
+) -> std::io::Result<()> {
     let kind = store.hash_kind();
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if threads <= 1 {
-        let mut handle = store.handle();
+        let mut handle = handle();
         let mut buf = Vec::new();
         while let Some(line) = next_line(&mut input)? {
             buf.clear();
@@ -165,7 +169,7 @@ fn batch_check(store: &Arc<Store>, buffer: bool, threads: usize) -> std::io::Res
     }
     // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
     // the answers in input order.
-    let mut handles: Vec<Handle> = (0..threads).map(|_| store.handle()).collect();
+    let mut handles: Vec<Handle> = (0..threads).map(|_| handle()).collect();
     loop {
         let mut batch = Vec::with_capacity(4096);
         while batch.len() < 4096 {

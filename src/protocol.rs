@@ -221,7 +221,7 @@ impl<T, M> SlotMap<T, M> {
         // Acquire: pairs with the Release of every completion (`complete`) and of `retire`. Because the word is
         // only ever changed by read-modify-writes, the value read is in the release sequence of every earlier
         // completion, so every slot published before it is visible to this thread (P1).
-        let w = Word(self.word.load(Ordering::Acquire));
+        let w = Word(self.word.load(Ordering::Acquire)); // ORDERING: word-load-acquire
         trace(|| format!("load {w:?}"));
         w
     }
@@ -233,7 +233,8 @@ impl<T, M> SlotMap<T, M> {
         // Acquire: pairs with the Release store in `Ticket::publish`, so a reader that sees READY also sees the
         // value written before it (needed while other loads are still in flight, when `load()` alone does not
         // order the slot).
-        match slot.state.load(Ordering::Acquire) {
+        let state = slot.state.load(Ordering::Acquire); // ORDERING: slot-state-acquire
+        match state {
             READY => slot.value.with(|p| {
                 // SAFETY: READY was stored (Release) after the value was written and the value is never written
                 // again; our Acquire load synchronizes with that store. The reference lives as long as `&self`,
@@ -328,7 +329,7 @@ impl<T, M> SlotMap<T, M> {
     fn complete(&self) {
         // Release: the slot's value and state were written before this; a reader whose Acquire load reads this
         // value, or any later one (all later changes are read-modify-writes), sees them (P1).
-        let prev = self.modify(Ordering::Release, |w| w - IN_FLIGHT_ONE);
+        let prev = self.modify(Ordering::Release, |w| w - IN_FLIGHT_ONE); // ORDERING: complete-release
         trace(|| format!("completed a load (word was {prev:?})"));
     }
 
@@ -382,7 +383,7 @@ impl<T, M> SlotMap<T, M> {
     pub fn retire(&self) {
         // Release: pairs with the Acquire `load` of a handle that sees RETIRED; everything the refresher did
         // before (publishing the successor) happens-before that handle goes looking for the successor.
-        self.modify(Ordering::Release, |w| w | RETIRED | CLOSED);
+        self.modify(Ordering::Release, |w| w | RETIRED | CLOSED); // ORDERING: retire-release
     }
 
     /// Every slot that holds a value, with its index (for carrying loaded values over to a successor map). Call
@@ -419,7 +420,7 @@ impl<'a, T, M> Ticket<'a, T, M> {
             unsafe { *p = Some(value) }
         });
         // Release: pairs with the Acquire load in `get` (readers that find the slot while loads are in flight).
-        slot.state.store(READY, Ordering::Release);
+        slot.state.store(READY, Ordering::Release); // ORDERING: publish-release
         map.complete();
         match map.get(index) {
             SlotRef::Ready(v) => v,
@@ -433,10 +434,11 @@ impl<T, M> Drop for Ticket<'_, T, M> {
     /// The loader did not publish (it panicked): record the slot as abandoned and complete the load, so waiters
     /// wake and the slot is never claimed again (P2).
     fn drop(&mut self) {
-        // Release: pairs with the Acquire in `get`, like READY (no value to publish, but keep one rule).
+        // Relaxed: ABANDONED publishes no value (a reader that sees it reads nothing else from the slot), and the
+        // completion below is a Release that orders this store for readers that conclude from the word.
         self.map.slots[self.index]
             .state
-            .store(ABANDONED, Ordering::Release);
+            .store(ABANDONED, Ordering::Relaxed);
         self.map.complete();
     }
 }

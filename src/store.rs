@@ -41,7 +41,8 @@ use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
-use crate::sync::{Arc, AtomicU64, Mutex, Ordering, lock};
+use crate::sync::plain::Arc;
+use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
 
 /// Names one pack file for as long as it exists in the repository, across refreshes.
 ///
@@ -235,8 +236,11 @@ struct Generation {
     alternates_stamp: Option<Stamp>,
     /// A pack directory's timestamp was too close to the listing time to trust: list again once.
     untrusted: bool,
-    /// Problems found while listing (broken multi-pack-index names, missing alternates): reported, not fatal.
+    /// Problems found while reading the alternates and opening loose directories (kept while the alternates
+    /// file is unchanged), then those found while listing packs (an unreadable multi-pack-index).
     problems: Arc<[String]>,
+    /// How many of `problems` come from the alternates (carried to the next listing with `dirs`).
+    alternate_problems: usize,
 }
 
 /// A loaded pack index.
@@ -399,10 +403,10 @@ impl Store {
 
     /// Replace `seen` (if it is still current) with a fresh listing. Returns whether the map was replaced by
     /// this call or by another since `seen`.
-    fn refresh_from(&self, seen: &Arc<Map>, force: bool) -> Result<bool, Error> {
+    fn refresh_from(&self, seen: &sync::Arc<Map>, force: bool) -> Result<bool, Error> {
         let mut state = lock(&self.refresh);
         let current = self.current.get();
-        if !Arc::ptr_eq(&current, seen) {
+        if !sync::Arc::ptr_eq(&current, seen) {
             // Another thread refreshed since `seen` was current.
             return Ok(true);
         }
@@ -551,7 +555,10 @@ fn list(
     let mut problems = Vec::new();
     let alternates_stamp = Stamp::of(&objects_dir.join("info/alternates"));
     let (dirs, loose): (Arc<[PathBuf]>, Arc<[LooseSource]>) = match reuse_loose {
-        Some(g) => (Arc::clone(&g.dirs), Arc::clone(&g.loose)),
+        Some(g) => {
+            problems.extend(g.problems[..g.alternate_problems].iter().cloned());
+            (Arc::clone(&g.dirs), Arc::clone(&g.loose))
+        }
         None => {
             let alts = crate::repo::alternates(objects_dir)?;
             problems.extend(alts.problems.iter().map(|p| p.to_string()));
@@ -576,6 +583,7 @@ fn list(
             (dirs.into(), loose.into())
         }
     };
+    let alternate_problems = problems.len();
 
     let mut packs: Vec<PackInfo> = Vec::new();
     let mut slots: Vec<SlotSpec> = Vec::new();
@@ -729,6 +737,7 @@ fn list(
         alternates_stamp,
         untrusted,
         problems: problems.into(),
+        alternate_problems,
     })
 }
 
@@ -948,10 +957,10 @@ impl Handle {
             if self.store.options.refresh == RefreshMode::Never || !self.pack_dirs_changed() {
                 break;
             }
-            let map = Arc::clone(self.view.map());
+            let map = sync::Arc::clone(self.view.map());
             self.store.refresh_from(&map, false)?;
             refreshed = true;
-            if !Arc::ptr_eq(&map, &self.store.current.get()) {
+            if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
                 self.move_to_current();
             }
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.

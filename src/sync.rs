@@ -82,6 +82,12 @@ mod imp {
 
 pub(crate) use imp::*;
 
+/// Types that are the same in loom builds: for values that live outside the model-checked protocol (the public
+/// `Arc<Store>`, shared errors, loaded indices). Only the protocol's own state uses the switchable types above.
+pub(crate) mod plain {
+    pub(crate) use std::sync::Arc;
+}
+
 /// Lock a mutex, ignoring poisoning: every critical section in this crate leaves its data consistent at every
 /// point where it could panic, so a poisoned lock carries no broken invariant.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
