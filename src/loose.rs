@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::oid::{HashKind, ObjectId};
-use crate::sync::{Mutex, lock};
+use crate::sync::{AtomicU64, Condvar, Mutex, Ordering, cell, lock, wait};
 
 /// How a store consults loose objects.
 ///
@@ -293,8 +293,44 @@ fn key_of(id: &ObjectId) -> [u8; 32] {
     k
 }
 
-/// The ids of one fan-out directory, sorted (zero-padded to 32 bytes), or `None` while not yet listed.
-type Bucket = Mutex<Option<Box<[[u8; 32]]>>>;
+/// One fan-out directory's listing: its ids, sorted and zero-padded to 32 bytes. Immutable once built.
+///
+/// The ids sit in a [`cell::UnsafeCell`] only so that loom (under `--cfg loom`) checks that a reader which
+/// found the listing through a bucket word also sees its contents; outside loom the cell costs nothing.
+struct Listing {
+    ids: cell::UnsafeCell<Box<[[u8; 32]]>>,
+}
+
+impl Listing {
+    fn new(ids: Box<[[u8; 32]]>) -> Box<Listing> {
+        Box::new(Listing {
+            ids: cell::UnsafeCell::new(ids),
+        })
+    }
+
+    #[inline]
+    fn contains(&self, key: &[u8; 32]) -> bool {
+        // SAFETY: a listing's ids are written only by `UnsafeCell::new`, before the listing is published; after
+        // that every access is a shared read, so no `&mut` can coexist with this `&`.
+        self.ids
+            .with(|ids| unsafe { &*ids }.binary_search(key).is_ok())
+    }
+}
+
+/// Bucket word: nothing listed yet (or forgotten by a refresh).
+const EMPTY: u64 = 0;
+/// Bucket word: one thread is listing the directory; others wait on [`LooseCache::wake`].
+const LOADING: u64 = 1;
+// Any other bucket word is the address of a published `Listing` (exposed with `expose_provenance`). A `Listing`
+// is aligned to at least 4 and `Box` never yields null, so an address is never `EMPTY` or `LOADING`.
+const _: () = assert!(std::mem::align_of::<Listing>() >= 2);
+
+/// A published listing's address, or `None` for `EMPTY` / `LOADING`.
+#[inline]
+fn listing_ptr(word: u64) -> Option<*mut Listing> {
+    // The word came from `Box::into_raw(..).expose_provenance()`, so the address fits in `usize`.
+    (word > LOADING).then(|| std::ptr::with_exposed_provenance_mut::<Listing>(word as usize))
+}
 
 /// Loose objects answered from memory: each fan-out directory (`xx/`) is listed once, on first use, like git's
 /// `OBJECT_INFO_QUICK` loose cache (`odb_loose_cache`).
@@ -311,11 +347,28 @@ type Bucket = Mutex<Option<Box<[[u8; 32]]>>>;
 ///
 /// Callers that need "written a moment ago" to be visible use [`LooseDb::contains`] (or `refresh` first).
 ///
-/// # Threads
+/// # Threads: lock-free lookups
 ///
-/// `LooseCache` is `Sync`: lookups take `&self`. Each of the 256 fan-out buckets has its own mutex, held while
-/// the bucket is searched (a binary search over a sorted slice: no allocation, no system call) or loaded. Two
-/// threads that need the same unloaded bucket read the directory once; the second waits for the first.
+/// `LooseCache` is `Sync`: lookups take `&self`. Each of the 256 fan-out buckets is one atomic word: `EMPTY`,
+/// `LOADING`, or the address of an immutable, sorted listing. A lookup in a listed bucket is **one Acquire load
+/// of that word and a binary search**: no lock, no read-modify-write, no reference count, no allocation, no
+/// system call. So threads that miss in cached mode share nothing but read-only cache lines.
+///
+/// The first lookup in an `EMPTY` bucket claims it (`EMPTY` → `LOADING`, a compare-exchange), lists the
+/// directory outside every lock, and publishes the listing with a Release store of its address. Lookups that
+/// find the bucket `LOADING` block on a mutex and condition variable until the loader publishes (or fails: a
+/// failed or panicking load puts the bucket back to `EMPTY` and wakes them; one of them then tries the load
+/// itself). Nobody spins.
+///
+/// # Refresh and memory
+///
+/// A reader may be in the middle of a binary search over a listing when [`refresh`](LooseCache::refresh) puts
+/// its bucket back to `EMPTY`, and readers announce themselves nowhere (that would cost a shared write per
+/// lookup), so a listing can never be known to be unused while the cache is shared. `refresh` therefore
+/// **retires** the listings it replaces into a list that is freed when the `LooseCache` is dropped. The cost is
+/// bounded per refresh: at most one listing per fan-out directory that was loaded, i.e. 32 bytes per loose
+/// object plus a few words per directory. A caller that refreshes very often over many loose objects should
+/// make a new `LooseCache` instead (dropping the old one once no thread uses it) to give the memory back.
 ///
 /// ```
 /// use odb_index::loose::{LooseCache, LooseDb};
@@ -333,20 +386,66 @@ type Bucket = Mutex<Option<Box<[[u8; 32]]>>>;
 /// assert!(cache.contains(&id)?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct LooseCache {
     db: LooseDb,
-    buckets: Box<[Bucket]>,
+    /// One word per fan-out directory: `EMPTY`, `LOADING` or a published listing's address.
+    buckets: Box<[AtomicU64]>,
+    /// Waiters for a `LOADING` bucket park here. The mutex guards no data: it orders "check the word, then
+    /// sleep" against "change the word, then notify", so no wake-up is lost.
+    wake: Mutex<()>,
+    wake_cv: Condvar,
+    /// Listings replaced by `refresh`, freed on drop. The mutex also serializes refreshes. Boxed: readers may
+    /// still hold a retired listing's address, so it must not move.
+    #[allow(clippy::vec_box, reason = "the listings must keep their addresses")]
+    retired: Mutex<Vec<Box<Listing>>>,
+}
+
+impl std::fmt::Debug for LooseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let loaded = self
+            .buckets
+            .iter()
+            .filter(|b| b.load(Ordering::Relaxed) > LOADING)
+            .count();
+        f.debug_struct("LooseCache")
+            .field("db", &self.db)
+            .field("loaded_buckets", &loaded)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Puts a claimed bucket back to `EMPTY` and wakes its waiters unless disarmed: a failed or panicking load
+/// leaves no bucket `LOADING` forever.
+struct LoadGuard<'a> {
+    cache: &'a LooseCache,
+    bucket: &'a AtomicU64,
+    armed: bool,
+}
+
+impl Drop for LoadGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // Relaxed: nothing is published with `EMPTY`; a thread that sees it only tries to claim the bucket.
+            self.bucket.store(EMPTY, Ordering::Relaxed);
+            self.cache.notify();
+        }
+    }
 }
 
 impl LooseCache {
     /// A cache over `db` with nothing loaded yet.
     pub fn new(db: LooseDb) -> Self {
         let buckets = (0..256)
-            .map(|_| Mutex::new(None))
+            .map(|_| AtomicU64::new(EMPTY))
             .collect::<Vec<_>>()
             .into_boxed_slice();
-        LooseCache { db, buckets }
+        LooseCache {
+            db,
+            buckets,
+            wake: Mutex::new(()),
+            wake_cv: Condvar::new(),
+            retired: Mutex::new(Vec::new()),
+        }
     }
 
     /// The database the cache lists.
@@ -359,28 +458,141 @@ impl LooseCache {
     ///
     /// Fails with [`Error::Io`] naming the fan-out directory if it exists but cannot be read; nothing is cached
     /// then, so the next lookup tries again. An id of another hash kind than the database's is `Ok(false)`.
-    /// Once the bucket is loaded, a lookup takes its mutex, binary-searches, and allocates nothing.
+    /// Once the bucket is loaded, a lookup is one Acquire load and a binary search: no lock, no shared write,
+    /// no allocation.
+    #[inline]
     pub fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
         if id.kind() != self.db.kind {
             return Ok(false);
         }
         let first = id.first_byte();
         let key = key_of(id);
-        let mut guard = lock(&self.buckets[first as usize]);
-        if guard.is_none() {
-            *guard = Some(self.db.read_fanout(first)?);
+        let bucket = &self.buckets[first as usize];
+        // Acquire: pairs with the Release store in `load_bucket` that published the listing, so its contents
+        // (written before that store) are visible to the search below.
+        if let Some(p) = listing_ptr(bucket.load(Ordering::Acquire)) {
+            // SAFETY: a published listing is freed only by `Drop` (refresh retires it), and `Drop` cannot run
+            // while `&self` is borrowed; its initialization happens-before this read (Acquire above).
+            return Ok(unsafe { &*p }.contains(&key));
         }
-        Ok(guard
-            .as_deref()
-            .is_some_and(|ids| ids.binary_search(&key).is_ok()))
+        self.contains_slow(first, bucket, &key)
     }
 
-    /// Forget every listing: the next lookup in each fan-out directory reads it again. Lookups running
-    /// concurrently with `refresh` see either the old or the new listing of their bucket.
-    pub fn refresh(&self) {
-        for b in self.buckets.iter() {
-            *lock(b) = None;
+    #[cold]
+    fn contains_slow(&self, first: u8, bucket: &AtomicU64, key: &[u8; 32]) -> Result<bool, Error> {
+        loop {
+            // Acquire on success and failure: pairs with the publishing Release store (see `contains`).
+            match bucket.compare_exchange(EMPTY, LOADING, Ordering::Relaxed, Ordering::Acquire) {
+                // Relaxed on success: claiming publishes nothing and reads nothing others wrote; waiters learn
+                // the outcome from the later Release store (or the guard's reset) and the mutex.
+                Ok(_) => return self.load_bucket(first, bucket, key),
+                Err(word) => {
+                    if let Some(p) = listing_ptr(word) {
+                        // SAFETY: as in `contains`; the failed compare-exchange read `word` with Acquire.
+                        return Ok(unsafe { &*p }.contains(key));
+                    }
+                    if word == LOADING {
+                        self.wait_while_loading(bucket);
+                    }
+                    // EMPTY (a load failed or a refresh reset it): try to claim it again.
+                }
+            }
         }
+    }
+
+    /// List fan-out directory `first` into the bucket this thread has just claimed (`LOADING`), publish it and
+    /// answer from it.
+    fn load_bucket(&self, first: u8, bucket: &AtomicU64, key: &[u8; 32]) -> Result<bool, Error> {
+        let mut guard = LoadGuard {
+            cache: self,
+            bucket,
+            armed: true,
+        };
+        // On error or panic the guard resets the bucket to EMPTY and wakes the waiters.
+        let listing = Listing::new(self.db.read_fanout(first)?);
+        let found = listing.contains(key);
+        let word = Box::into_raw(listing).expose_provenance() as u64;
+        // Release: pairs with the Acquire loads in `contains`, `contains_slow`, `wait_while_loading` and
+        // `refresh`; everything written into the listing above happens-before a reader's search of it. A plain
+        // store suffices: while the bucket is LOADING only its claimant changes it (`refresh` waits).
+        bucket.store(word, Ordering::Release);
+        guard.armed = false;
+        self.notify();
+        Ok(found)
+    }
+
+    /// Wake every thread waiting for a bucket to leave `LOADING`.
+    fn notify(&self) {
+        // Taking the mutex orders this wake-up after a waiter's "still LOADING" check (made under the mutex):
+        // either the waiter saw the new word, or it is already waiting when `notify_all` runs.
+        drop(lock(&self.wake));
+        self.wake_cv.notify_all();
+    }
+
+    /// Block until `bucket` is no longer `LOADING`. Returns at once if it already is not.
+    fn wait_while_loading(&self, bucket: &AtomicU64) {
+        let mut g = lock(&self.wake);
+        // Acquire: pairs with the publishing Release store, although the caller re-reads the word with Acquire
+        // anyway; Relaxed would do for the loop condition alone.
+        while bucket.load(Ordering::Acquire) == LOADING {
+            g = wait(&self.wake_cv, g);
+        }
+    }
+
+    /// Forget every listing: the next lookup in each fan-out directory reads it again, so every object written
+    /// before `refresh` was called is seen by lookups that start after it returns. Lookups running concurrently
+    /// with `refresh` see either the old or the new listing of their bucket.
+    ///
+    /// A listing being read in another thread cannot be freed here: replaced listings are kept until the cache
+    /// is dropped (see "Refresh and memory" above). A bucket being loaded is waited for, then forgotten (its
+    /// listing may have been read before the objects the caller wants to see were written).
+    pub fn refresh(&self) {
+        let mut retired = lock(&self.retired);
+        for bucket in self.buckets.iter() {
+            // Relaxed: only the decision is taken from this value; the compare-exchange below re-reads it.
+            let mut word = bucket.load(Ordering::Relaxed);
+            loop {
+                if word == EMPTY {
+                    break;
+                }
+                if word == LOADING {
+                    self.wait_while_loading(bucket);
+                    word = bucket.load(Ordering::Relaxed);
+                    continue;
+                }
+                // Acquire on success: pairs with the publishing Release store, so the listing's initialization
+                // happens-before this thread hands it to `retired` (and, through that mutex, to `Drop`).
+                match bucket.compare_exchange(word, EMPTY, Ordering::Acquire, Ordering::Relaxed) {
+                    Ok(_) => {
+                        if let Some(p) = listing_ptr(word) {
+                            // SAFETY: `word` came from `Box::into_raw` in `load_bucket`; this successful
+                            // compare-exchange removed it from the bucket, so no other refresh retires it too
+                            // and `Drop` will not see it in the bucket. Readers that still hold the address
+                            // keep reading a live listing: retired ones are freed only by `Drop`.
+                            retired.push(unsafe { Box::from_raw(p) });
+                        }
+                        break;
+                    }
+                    Err(now) => word = now,
+                }
+            }
+        }
+    }
+}
+
+impl Drop for LooseCache {
+    fn drop(&mut self) {
+        for bucket in self.buckets.iter() {
+            // `&mut self`: no reader remains, and whatever made this thread the last owner ordered every
+            // loader's writes before it.
+            let word = bucket.load(Ordering::Relaxed);
+            if let Some(p) = listing_ptr(word) {
+                // SAFETY: `word` came from `Box::into_raw` in `load_bucket` and is still owned by the bucket
+                // (refresh swaps it out before retiring it); nothing else can reach it any more.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
+        // The retired listings drop with `self.retired`.
     }
 }
 
@@ -457,6 +669,100 @@ mod tests {
             LooseDb::open(&file, HashKind::Sha1),
             Err(Error::Io { .. })
         ));
+    }
+
+    /// Writes an empty file named like a loose object `hex` under `objects`.
+    fn touch(objects: &Path, hex: &str) {
+        let fan = objects.join(&hex[..2]);
+        std::fs::create_dir_all(&fan).unwrap();
+        std::fs::write(fan.join(&hex[2..]), b"").unwrap();
+    }
+
+    #[test]
+    fn threads_hammer_contains_while_refreshing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path();
+        // Present ids spread over many fan-out directories; absent ids share their fan-out directories.
+        let present: Vec<ObjectId> = (0..200u32)
+            .map(|i| {
+                let hex = format!("{:02x}{:038x}", (i * 7) % 256, i);
+                touch(objects, &hex);
+                hex.parse().unwrap()
+            })
+            .collect();
+        let absent: Vec<ObjectId> = (0..200u32)
+            .map(|i| {
+                format!("{:02x}{:038x}", (i * 7) % 256, i + 1_000_000)
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        let cache = LooseCache::new(LooseDb::open(objects, HashKind::Sha1).unwrap());
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let readers: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut rounds = 0u64;
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) || rounds < 5 {
+                            for id in &present {
+                                assert!(cache.contains(id).unwrap(), "{id} lost");
+                            }
+                            for id in &absent {
+                                assert!(!cache.contains(id).unwrap(), "{id} invented");
+                            }
+                            rounds += 1;
+                        }
+                        rounds
+                    })
+                })
+                .collect();
+            // The refresher writes a new object, checks it is stale until refreshed, then visible.
+            for i in 0..100u32 {
+                let hex = format!("{:02x}{:038x}", (i * 13) % 256, i + 2_000_000);
+                let id: ObjectId = hex.parse().unwrap();
+                // Load its bucket first, so that the write below happens after the listing.
+                assert!(!cache.contains(&id).unwrap());
+                touch(objects, &hex);
+                // No refresh yet: the bucket stays as listed unless another refresh ran (none does).
+                assert!(!cache.contains(&id).unwrap(), "{id} seen without a refresh");
+                cache.refresh();
+                assert!(cache.contains(&id).unwrap(), "{id} not seen after refresh");
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for r in readers {
+                assert!(r.join().unwrap() >= 5);
+            }
+        });
+        // Refreshes retired the listings they replaced (freed when the cache drops, below).
+        assert!(!lock(&cache.retired).is_empty());
+    }
+
+    #[test]
+    fn failed_load_is_retried_and_wakes_nobody_forever() {
+        // A fan-out "directory" that cannot be listed (a symlink loop): every lookup fails with an I/O error,
+        // nothing is cached, and concurrent lookups all return (none waits on a bucket left LOADING).
+        #[cfg(unix)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink("ab", tmp.path().join("ab")).unwrap();
+            let cache = LooseCache::new(LooseDb::open(tmp.path(), HashKind::Sha1).unwrap());
+            let id: ObjectId = format!("ab{}", "cd".repeat(19)).parse().unwrap();
+            std::thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        for _ in 0..200 {
+                            assert!(matches!(cache.contains(&id), Err(Error::Io { .. })));
+                        }
+                    });
+                }
+            });
+            assert_eq!(cache.buckets[0xab].load(Ordering::Relaxed), EMPTY);
+            // Once fixed, the next lookup lists it.
+            std::fs::remove_file(tmp.path().join("ab")).unwrap();
+            touch(tmp.path(), &id.to_string());
+            assert!(cache.contains(&id).unwrap());
+        }
     }
 
     #[test]
