@@ -467,8 +467,6 @@ fn missing_alternate_is_reported_not_fatal() {
 
 /// The alternate is still missing after a refresh, so it should still be reported.
 #[test]
-#[ignore = "bug: src/store.rs list() drops the alternates' problems when it reuses the previous generation's \
-            directories (alternates file unchanged): Store::problems() is empty after any refresh"]
 fn missing_alternate_is_still_reported_after_refresh() {
     let (a, _b, _dirs) = repo_with_missing_alternate();
     let store = Store::open(a.path(), Options::default()).unwrap();
