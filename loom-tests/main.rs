@@ -373,3 +373,63 @@ fn witness_pre_087_claim_order_gives_false_miss() {
     assert!(witness.contains("concludes: nothing left to load"));
     println!("loom found the pre-0.87 false miss:\n{witness}");
 }
+
+/// P5 + P2 + P3 with three threads: a refresh races a loader and a miss. The loader finds its object (in the old
+/// map or the new one); the miss ends (no deadlock while the old map is closed with unclaimed slots: it waits for
+/// RETIRED and moves on); no index is loaded twice across the two maps.
+#[test]
+fn p5_refresh_racing_loader_and_miss() {
+    builder().check(|| {
+        take_trace();
+        // Old map: packs 1 and 2. New map: the same packs plus pack 3. Slot i of either map is pack i + 1.
+        let current = Arc::new(Current::new(SlotMap::<Fake, Plan>::new(vec![], 2, vec![vec![1], vec![2]])));
+        let loads = counters(3);
+        let mut views: Vec<View<Fake, Plan>> = (0..2).map(|_| View::new(current.get())).collect();
+        let (c2, l2) = (current.clone(), loads.clone());
+        let mut loader_view = views.pop().unwrap();
+        let loader = thread::spawn(move || {
+            loop {
+                match settle(&mut loader_view, 2, &l2) {
+                    Settled::Found(_) => break,
+                    Settled::Exhausted => fail("false miss of pack 2's object during a refresh"),
+                    Settled::Retired => loader_view = View::new(c2.current_get()),
+                }
+            }
+        });
+        let c3 = current.clone();
+        let refresher = thread::spawn(move || {
+            c3.replace(|old| {
+                // Carry what is loaded (in slot order: they are a prefix, since claims go in order), plan the rest.
+                let carried: Vec<Fake> = old.ready().map(|(_, v)| v.clone()).collect();
+                let mut plan = carried.clone();
+                for pack in carried.len() + 1..=3 {
+                    plan.push(vec![pack as u32]);
+                }
+                let unloaded = 3 - carried.len();
+                SlotMap::new(carried, unloaded, plan)
+            });
+        });
+        let mut miss_view = views.pop().unwrap();
+        loop {
+            match settle(&mut miss_view, 9, &loads) {
+                Settled::Found(_) => panic!("found an absent id"),
+                Settled::Exhausted => break,
+                Settled::Retired => miss_view = View::new(current.get()),
+            }
+        }
+        loader.join().unwrap();
+        refresher.join().unwrap();
+        for (i, l) in loads.iter().enumerate() {
+            assert!(l.load(Ordering::Relaxed) <= 1, "pack {} loaded twice across the refresh", i + 1);
+        }
+    });
+}
+
+trait CurrentGet {
+    fn current_get(&self) -> Arc<SlotMap<Fake, Plan>>;
+}
+impl CurrentGet for Arc<Current<Fake, Plan>> {
+    fn current_get(&self) -> Arc<SlotMap<Fake, Plan>> {
+        self.get()
+    }
+}

@@ -883,11 +883,28 @@ fn load_slot(map: &Map, slot: usize, store: &Store) -> Loaded {
                     idx,
                 })),
                 Err(e) => Loaded::Failed {
-                    error: Arc::new(e),
+                    error: Arc::new(name_wrong_hash_kind(e, &p.idx_path, kind, mode)),
                     midx: false,
                 },
             }
         }
+    }
+}
+
+/// A `.idx` carries no hash id: one written for the other hash function just looks malformed. If it is a
+/// valid index of the other kind, say so instead of "corrupt" (only on this failure path).
+fn name_wrong_hash_kind(e: Error, path: &Path, kind: HashKind, mode: LoadMode) -> Error {
+    let other = match kind {
+        HashKind::Sha1 => HashKind::Sha256,
+        HashKind::Sha256 => HashKind::Sha1,
+    };
+    match e {
+        Error::CorruptIndex { .. } if PackIndex::open_with(path, other, mode).is_ok() => Error::WrongHashKind {
+            path: path.to_path_buf(),
+            expected: kind,
+            found: other,
+        },
+        e => e,
     }
 }
 
