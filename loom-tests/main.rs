@@ -382,7 +382,11 @@ fn p5_refresh_racing_loader_and_miss() {
     builder().check(|| {
         take_trace();
         // Old map: packs 1 and 2. New map: the same packs plus pack 3. Slot i of either map is pack i + 1.
-        let current = Arc::new(Current::new(SlotMap::<Fake, Plan>::new(vec![], 2, vec![vec![1], vec![2]])));
+        let current = Arc::new(Current::new(SlotMap::<Fake, Plan>::new(
+            vec![],
+            2,
+            vec![vec![1], vec![2]],
+        )));
         let loads = counters(3);
         let mut views: Vec<View<Fake, Plan>> = (0..2).map(|_| View::new(current.get())).collect();
         let (c2, l2) = (current.clone(), loads.clone());
@@ -420,7 +424,11 @@ fn p5_refresh_racing_loader_and_miss() {
         loader.join().unwrap();
         refresher.join().unwrap();
         for (i, l) in loads.iter().enumerate() {
-            assert!(l.load(Ordering::Relaxed) <= 1, "pack {} loaded twice across the refresh", i + 1);
+            assert!(
+                l.load(Ordering::Relaxed) <= 1,
+                "pack {} loaded twice across the refresh",
+                i + 1
+            );
         }
     });
 }

@@ -186,8 +186,10 @@ enum SlotSpec {
         pack: usize,
         covered_by: Option<usize>,
     },
-    /// A multi-pack-index; `packs[i]` is the pack (index into `Generation::packs`) for pack-int-id `i`.
+    /// A multi-pack-index; `packs[i]` is the pack (index into `Generation::packs`) for pack-int-id `i`, and
+    /// `names` the pack names it listed when the directory was listed (the file loaded later must list the same).
     Midx {
+        names: Box<[String]>,
         path: PathBuf,
         stamp: Stamp,
         packs: Box<[Option<usize>]>,
@@ -370,7 +372,17 @@ impl Store {
     /// Problems found while listing the repository (an unreadable multi-pack-index, a missing alternate): the
     /// store works around them and reports them here.
     pub fn problems(&self) -> Vec<String> {
-        self.current.get().meta().problems.to_vec()
+        let map = self.current.get();
+        let mut problems = map.meta().problems.to_vec();
+        // A multi-pack-index that failed to load is worked around (its packs load their own indices): say so.
+        for (_, v) in map.ready() {
+            if let Loaded::Failed { error, midx: true } = v {
+                problems.push(format!(
+                    "multi-pack-index not used, searching the .idx files instead: {error}"
+                ));
+            }
+        }
+        problems
     }
 
     /// The path of the `.pack` file for `pack`, or [`Error::StalePack`] if it is no longer in the repository.
@@ -499,7 +511,9 @@ fn build_successor(old: &Map, mut generation: Generation) -> Map {
                     .get(&(p.idx_path.clone(), p.idx_stamp))
                     .cloned()
             }
-            SlotSpec::Midx { path, stamp, packs } => {
+            SlotSpec::Midx {
+                path, stamp, packs, ..
+            } => {
                 carried_midx.get(&(path.clone(), *stamp)).map(|v| match v {
                     // Pack ids may differ in the new generation: rebuild the int-id map.
                     Loaded::Midx(m) => Loaded::Midx(Arc::new(LoadedMidx {
@@ -690,6 +704,7 @@ fn list(
                         covered.insert(*p, slot);
                     }
                     slots.push(SlotSpec::Midx {
+                        names: names.into(),
                         path: midx_path,
                         stamp: midx_stamp,
                         packs: map,
@@ -844,9 +859,22 @@ fn load_slot(map: &Map, slot: usize, store: &Store) -> Loaded {
     let (kind, mode) = (store.kind, store.options.load);
     let g = map.meta();
     match &g.slots[slot] {
-        SlotSpec::Midx { path, packs, .. } => {
+        SlotSpec::Midx {
+            path, packs, names, ..
+        } => {
             store.loads.fetch_add(1, Ordering::Relaxed);
             match MultiPackIndex::open_with(path, kind, mode) {
+                // Replaced since the listing (git renames a new one over it): its pack numbers mean other packs
+                // than `packs` says. Do not use it; the packs it covers load their own indices, and the next
+                // refresh lists the new file.
+                Ok(midx) if midx.pack_names() != &names[..] => Loaded::Failed {
+                    error: Arc::new(Error::BadRepositoryFile {
+                        path: path.clone(),
+                        reason: "rewritten after the pack directory was listed; not used until the next refresh"
+                            .to_owned(),
+                    }),
+                    midx: true,
+                },
                 Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx {
                     midx: Arc::new(midx),
                     packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
@@ -899,11 +927,13 @@ fn name_wrong_hash_kind(e: Error, path: &Path, kind: HashKind, mode: LoadMode) -
         HashKind::Sha256 => HashKind::Sha1,
     };
     match e {
-        Error::CorruptIndex { .. } if PackIndex::open_with(path, other, mode).is_ok() => Error::WrongHashKind {
-            path: path.to_path_buf(),
-            expected: kind,
-            found: other,
-        },
+        Error::CorruptIndex { .. } if PackIndex::open_with(path, other, mode).is_ok() => {
+            Error::WrongHashKind {
+                path: path.to_path_buf(),
+                expected: kind,
+                found: other,
+            }
+        }
         e => e,
     }
 }
@@ -953,6 +983,11 @@ impl Handle {
                 return Ok(Some(loc));
             }
             match self.settle(bytes) {
+                // Like a snapshot hit: an answer from a map a refresh has replaced may name a deleted pack.
+                Settled::Found(_) if self.view.map().load().is_retired() => {
+                    self.move_to_current();
+                    continue;
+                }
                 Settled::Found(loc) => return Ok(Some(loc)),
                 Settled::Retired => {
                     self.move_to_current();

@@ -497,8 +497,6 @@ fn chunk_offset(midx: &[u8], id: [u8; 4]) -> usize {
 /// (non-monotonic fanout): loading it fails, the store falls back to the `.idx` files, and the broken file
 /// should be reported somewhere.
 #[test]
-#[ignore = "bug: a multi-pack-index that fails to load after listing (corrupt body) is silently ignored: \
-            neither store.problems() nor any error mentions it (src/store.rs, Loaded::Failed { midx: true })"]
 fn multi_pack_index_with_a_corrupt_body_falls_back_and_is_reported() {
     let f = Fixture::new("sha1");
     git(f.path(), &["multi-pack-index", "write"]);
@@ -815,9 +813,6 @@ fn location_of_a_deleted_pack_is_stale_after_refresh() {
 /// already loaded, returns that location without noticing the map is retired: it names a pack the refresh saw
 /// deleted, and `store.pack_path` calls it stale.
 #[test]
-#[ignore = "bug: Handle::locate returns Settled::Found from a retired map without moving to the current map \
-            (src/store.rs, locate: the Settled::Found arm lacks the is_retired check the snapshot-hit arm has), \
-            so after repack + store.refresh() an older handle reports a deleted pack"]
 fn handle_made_before_refresh_does_not_report_a_pack_the_refresh_saw_deleted() {
     let f = Fixture::new("sha1");
     let store = open(&f);
@@ -899,9 +894,6 @@ fn write_named_pack(
 /// first), the loaded file's pack int ids are translated with the old file's pack list: objects are reported in
 /// the wrong pack (a wrong answer), or missed.
 #[test]
-#[ignore = "bug: a multi-pack-index replaced between listing and loading is loaded from the new file but its \
-            pack int ids are mapped with the pack names read from the old file (src/store.rs: SlotSpec::Midx \
-            packs from list(), used by load_slot without checking the stamp or the loaded pack_names())"]
 fn multi_pack_index_replaced_between_listing_and_loading_is_not_misread() {
     let dir = tempfile::tempdir().unwrap();
     let objects = dir.path().join("objects");
