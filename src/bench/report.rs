@@ -175,9 +175,28 @@ pub fn targets(rows: &[Row]) -> Vec<Row> {
         true,
         "ns",
     );
+    let min_ratio = |s: &str, k: Kind| {
+        let a = find(rows, s, k.name())?.ns_min?;
+        let g = find(rows, s, Kind::Gix087.name())?.ns_min?;
+        Some(a / g)
+    };
+    add(
+        "miss with loose probe vs gix-odb 0.87, from the minima",
+        min_ratio("miss-1pack", Kind::OdbProbe),
+        0.85,
+        true,
+        "x",
+    );
     add(
         "present (random order) vs gix-odb 0.87",
         ratio("hit-1pack-random", Kind::OdbProbe),
+        0.7,
+        true,
+        "x",
+    );
+    add(
+        "present vs gix-odb 0.87, from the minima",
+        min_ratio("hit-1pack-random", Kind::OdbProbe),
         0.7,
         true,
         "x",
@@ -200,6 +219,43 @@ pub fn targets(rows: &[Row]) -> Vec<Row> {
         1.9,
         false,
         "x",
+    );
+    add(
+        "two threads missing (loose none), from the minima",
+        find(rows, "miss-2threads", Kind::OdbNone.name())
+            .and_then(|r| extra(r, "ratio_vs_1thread_of_mins")),
+        1.9,
+        false,
+        "x",
+    );
+    add(
+        "control: bare PackIndex::lookup, two threads vs one",
+        find(rows, "miss-2threads", Kind::IdxLookup.name())
+            .and_then(|r| extra(r, "ratio_vs_1thread")),
+        1.9,
+        false,
+        "x",
+    );
+    add(
+        "miss, loose none (minimum)",
+        find(rows, "miss-1pack", Kind::OdbNone.name()).and_then(|r| r.ns_min),
+        60.0,
+        true,
+        "ns",
+    );
+    add(
+        "miss, loose cached (minimum)",
+        find(rows, "miss-1pack", Kind::OdbCached.name()).and_then(|r| r.ns_min),
+        60.0,
+        true,
+        "ns",
+    );
+    add(
+        "1 000 000-object index: miss (minimum)",
+        find(rows, "miss-1M-index", Kind::OdbNone.name()).and_then(|r| r.ns_min),
+        250.0,
+        true,
+        "ns",
     );
     add(
         "1 000 000-object index: miss",
@@ -293,7 +349,12 @@ pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
         .y_label_formatter(&|y| {
             let i = y.round();
             if (y - i).abs() < 0.01 && i >= 0.0 {
-                labels.get(i as usize).cloned().unwrap_or_default()
+                // The first row at the top.
+                (n - 1)
+                    .checked_sub(i as usize)
+                    .and_then(|k| labels.get(k))
+                    .cloned()
+                    .unwrap_or_default()
             } else {
                 String::new()
             }
@@ -312,7 +373,7 @@ pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
             } else {
                 RGBColor(70, 120, 200)
             };
-            let y = i as f64;
+            let y = (n - 1 - i) as f64;
             Rectangle::new([(1.0, y - 0.35), (*v, y + 0.35)], color.filled())
         }))
         .map_err(|e| err(&e))?;

@@ -40,10 +40,10 @@ impl Plan {
             }
         } else {
             Plan {
-                runs: 11,
-                misses: 40_000,
-                hits: 100_000,
-                many_misses: 4_000,
+                runs: 15,
+                misses: 100_000,
+                hits: 200_000,
+                many_misses: 10_000,
                 big_objects: 1_000_000,
                 big_lookups: 200_000,
                 cold_runs: 7,
@@ -177,12 +177,21 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     }
     let kinds = all_kinds();
     let misses = absent(4096, 1);
+    rows.push(machine());
 
     // Floors: the bare cost of one probe of a missing loose path.
     rows.extend(floors(objects, &misses, plan.misses, plan.runs)?);
 
-    // 1. Misses on the one-pack fixture.
-    let mut arms = open_arms(&kinds, objects)?;
+    // 1. Misses on the one-pack fixture. With exactly one pack, the bare index search (no store) is measured
+    // too: the difference is what the store adds.
+    let mut kinds1 = kinds.clone();
+    let one_pack = Store::open(objects, odb_options(Kind::OdbNone))
+        .map(|s| s.packs().len() == 1)
+        .unwrap_or(false);
+    if one_pack {
+        kinds1.extend([Kind::IdxLookup, Kind::IdxBinary]);
+    }
+    let mut arms = open_arms(&kinds1, objects)?;
     rows.extend(measure(
         "miss-1pack",
         &mut arms,
@@ -204,9 +213,13 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     drop(arms);
 
     // 3. Two threads missing at once.
-    let mut tk = vec![Kind::OdbNone, Kind::OdbProbe];
+    // The bare index search, when there is one pack, is the control: it shares nothing between threads.
+    let mut tk = vec![Kind::OdbNone, Kind::OdbCached, Kind::OdbProbe];
     if GIX {
         tk.push(Kind::Gix087);
+    }
+    if one_pack {
+        tk.push(Kind::IdxLookup);
     }
     rows.extend(two_threads(objects, &tk, &misses, plan.misses, plan.runs)?);
 
@@ -283,6 +296,30 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
 
     add_ratios(&mut rows);
     Ok(rows)
+}
+
+/// What the figures were measured on: CPUs, model, load average before the run (other processes skew them).
+fn machine() -> Row {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into());
+    Row {
+        note: format!("{cpus} CPUs, {model}, load average {load} at start"),
+        ..Row::new("machine", "-")
+    }
+    .with("cpus", Val::Num(cpus as f64))
+    .with("model", Val::Str(model))
+    .with("loadavg", Val::Str(load))
 }
 
 /// `fstatat` relative to an open objects directory and `statx` (std::fs::metadata) of an absolute path, both of
@@ -417,19 +454,21 @@ fn two_threads(
         let (smin, smed) = min_median(&single[i]);
         let (dmin, dmed) = min_median(&dual[i]);
         let ratio = smed / dmed;
+        let ratio_min = smin / dmin;
         rows.push(Row {
             ns_min: Some(dmin),
             ns_median: Some(dmed),
             runs,
             lookups: 2 * n,
             note: format!(
-                "aggregate of 2 threads; 1 thread {smed:.1} ns (min {smin:.1}); throughput {ratio:.2}x"
+                "aggregate of 2 threads; 1 thread {smed:.1} ns (min {smin:.1}); throughput {ratio:.2}x (of mins {ratio_min:.2}x)"
             ),
             ..Row::new("miss-2threads", k.name())
         }
         .with("ns_per_lookup_1thread_median", Val::Num(smed))
         .with("ns_per_lookup_1thread_min", Val::Num(smin))
-        .with("ratio_vs_1thread", Val::Num(ratio)));
+        .with("ratio_vs_1thread", Val::Num(ratio))
+        .with("ratio_vs_1thread_of_mins", Val::Num(ratio_min)));
     }
     Ok(rows)
 }
@@ -533,7 +572,7 @@ fn pin_to_one_cpu() -> Result<usize, String> {
 /// clock_gettime(CLOCK_THREAD_CPUTIME_ID), and from getrusage(RUSAGE_THREAD) beside it.
 fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, String> {
     let big = big.to_path_buf();
-    let result = std::thread::spawn(move || -> Result<Vec<Row>, String> {
+    std::thread::spawn(move || -> Result<Vec<Row>, String> {
         let cpu = pin_to_one_cpu()?;
         let mut loader_cpu = Vec::new();
         let mut waiter_cpu = Vec::new();
@@ -631,8 +670,7 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
         .with("waiter_lookups", Val::Num((3 * runs) as f64))])
     })
     .join()
-    .map_err(|_| "waiters scenario panicked".to_owned())?;
-    result
+    .map_err(|_| "waiters scenario panicked".to_owned())?
 }
 
 /// Syscalls per miss under `strace -f -c`: this binary re-run in its `--only-miss-loop` mode with N and 2N
