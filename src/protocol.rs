@@ -481,6 +481,19 @@ impl<T, M> View<T, M> {
         &self.map
     }
 
+    /// The steady-state fast path of [`settle`](Self::settle): one Acquire load, and true if the word has not
+    /// changed since this view saw every slot of the map loaded (nothing left to load, nothing in flight, not
+    /// retired). Then `settle` would return `Exhausted` without visiting anything.
+    #[inline]
+    pub fn is_settled(&self) -> bool {
+        let w = self.map.load();
+        w.same_state(self.seen)
+            && w.cursor() == self.map.len()
+            && w.in_flight() == 0
+            && !w.is_retired()
+            && self.holes.is_empty()
+    }
+
     /// True if every slot has been visited with its final state, as of the last word this view saw (so a
     /// lookup that found nothing in the visited slots has nothing else to search in this map).
     pub fn is_complete(&self) -> bool {

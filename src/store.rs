@@ -982,7 +982,13 @@ impl Handle {
                 }
                 return Ok(Some(loc));
             }
-            match self.settle(bytes) {
+            // A steady-state miss stops here: one Acquire load (P4).
+            let settled = if self.view.is_settled() {
+                Settled::Exhausted
+            } else {
+                self.settle(bytes)
+            };
+            match settled {
                 // Like a snapshot hit: an answer from a map a refresh has replaced may name a deleted pack.
                 Settled::Found(_) if self.view.map().load().is_retired() => {
                     self.move_to_current();
