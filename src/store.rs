@@ -679,7 +679,17 @@ fn list(
         if has_midx && options.multi_pack_index {
             let midx_path = pack_dir.join("multi-pack-index");
             let midx_stamp = Stamp::of(&midx_path);
-            match (crate::midx::read_pack_names(&midx_path, kind), midx_stamp) {
+            match (
+                if options.load == LoadMode::Read {
+                    // No mapping at all in this mode, even a short-lived one (a file truncated in place would
+                    // raise SIGBUS): read the whole file and take its names.
+                    MultiPackIndex::open_with(&midx_path, kind, LoadMode::Read)
+                        .map(|m| m.pack_names().to_vec())
+                } else {
+                    crate::midx::read_pack_names(&midx_path, kind)
+                },
+                midx_stamp,
+            ) {
                 (Ok(names), Some(midx_stamp)) => {
                     let by_name: HashMap<&str, usize> = packs[first_pack..]
                         .iter()
