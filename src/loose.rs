@@ -221,14 +221,14 @@ impl LooseDb {
             let mut key = [0u8; 32];
             key[0] = first;
             for (i, pair) in name.chunks_exact(2).enumerate() {
-                match (hex_val(pair[0]), hex_val(pair[1])) {
+                match (crate::oid::hex_val(pair[0]), crate::oid::hex_val(pair[1])) {
                     (Some(hi), Some(lo)) => key[i + 1] = (hi << 4) | lo,
                     _ => return,
                 }
             }
             ids.push(key);
         };
-        let sub = [HEX[(first >> 4) as usize], HEX[(first & 15) as usize]];
+        let sub = HEX_PAIRS[first as usize];
         let sub_path = || self.path.join(std::str::from_utf8(&sub).unwrap_or("??"));
         #[cfg(unix)]
         {
@@ -281,17 +281,6 @@ impl LooseDb {
     }
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-#[inline]
-fn hex_val(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
 
 /// The relative path in `buf` as text (it is ASCII by construction).
 fn rel_str(buf: &[u8; MAX_REL_PATH], n: usize) -> &str {

@@ -257,8 +257,9 @@ impl ObjectId {
     }
 }
 
+/// The value of one hex digit (either case), if it is one.
 #[inline]
-fn hex_val(c: u8) -> Option<u8> {
+pub(crate) fn hex_val(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),
