@@ -281,7 +281,6 @@ impl LooseDb {
     }
 }
 
-
 /// The relative path in `buf` as text (it is ASCII by construction).
 fn rel_str(buf: &[u8; MAX_REL_PATH], n: usize) -> &str {
     std::str::from_utf8(&buf[..n]).unwrap_or("")

@@ -227,6 +227,8 @@ impl LooseSource {
 struct Generation {
     slots: Box<[SlotSpec]>,
     packs: Box<[PackInfo]>,
+    /// Position in `packs` of each pack id (answers `pack_path` without a scan: thousands of packs).
+    pack_by_id: HashMap<PackId, usize>,
     /// Objects directories in search order (own first).
     dirs: Arc<[PathBuf]>,
     loose: Arc<[LooseSource]>,
@@ -451,10 +453,8 @@ impl Store {
 }
 
 fn pack_path_in(g: &Generation, pack: PackId) -> Option<PathBuf> {
-    g.packs
-        .iter()
-        .find(|p| p.id == pack)
-        .map(|p| p.idx_path.with_extension("pack"))
+    let i = *g.pack_by_id.get(&pack)?;
+    Some(g.packs[i].idx_path.with_extension("pack"))
 }
 
 fn same_listing(a: &Generation, b: &Generation) -> bool {
@@ -752,9 +752,11 @@ fn list(
             ),
         });
     }
+    let pack_by_id = packs.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
     Ok(Generation {
         slots: slots.into(),
         packs: packs.into(),
+        pack_by_id,
         dirs,
         loose,
         pack_dirs: pack_dirs.into(),
