@@ -959,3 +959,41 @@ fn multi_pack_index_replaced_between_listing_and_loading_is_not_misread() {
         "misread through the replaced multi-pack-index: {wrong:#?}"
     );
 }
+
+/// An `.idx` that cannot be read (permission denied): the other packs and the loose objects still answer, and a
+/// lookup that could have been answered by the unreadable file is `Incomplete`, naming it, with the I/O error.
+/// Root reads every file whatever its mode, so as root (as in CI) this case cannot be made with `chmod`: the
+/// test then says so and checks nothing.
+#[cfg(unix)]
+#[test]
+fn unreadable_idx_is_reported_and_the_other_packs_still_answer() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let f = Fixture::new("sha1");
+    let bad = f.idx(0);
+    let lost = f.only_in(0);
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::File::open(&bad).is_ok() {
+        eprintln!(
+            "running as root: a mode-000 file is still readable, so this case cannot be made here"
+        );
+        return;
+    }
+    for load in [LoadMode::Mmap, LoadMode::Read] {
+        let store = Store::open(f.path(), Options::default().load(load)).unwrap();
+        let mut h = store.handle();
+        for id in &f.all {
+            let r = h.locate(&oid(id));
+            if lost.contains(id) {
+                assert_incomplete_naming(&r, &bad);
+                let msg = r.unwrap_err().to_string();
+                assert!(msg.to_lowercase().contains("permission denied"), "{msg}");
+            } else {
+                let loc = r.unwrap_or_else(|e| panic!("{id}: {e}"));
+                check_location(&f, &store, id, loc.expect("present"));
+            }
+        }
+        for id in f.absent() {
+            assert_incomplete_naming(&h.locate(&oid(&id)), &bad);
+        }
+    }
+}
