@@ -370,7 +370,9 @@ fn listing_ptr(word: u64) -> Option<*mut Listing> {
 /// **retires** the listings it replaces into a list that is freed when the `LooseCache` is dropped. The cost is
 /// bounded per refresh: at most one listing per fan-out directory that was loaded, i.e. 32 bytes per loose
 /// object plus a few words per directory. A caller that refreshes very often over many loose objects should
-/// make a new `LooseCache` instead (dropping the old one once no thread uses it) to give the memory back.
+/// make a new `LooseCache` instead (dropping the old one once no thread uses it) to give the memory back. The
+/// [`Store`](crate::Store) does that: `Store::refresh` builds fresh caches in the new map, and the old ones are
+/// dropped with the old map once no handle uses it.
 ///
 /// ```
 /// use odb_index::loose::{LooseCache, LooseDb};

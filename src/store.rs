@@ -407,11 +407,6 @@ impl Store {
     /// Returns whether the pack listing changed. Loaded indices that are still present are kept, never reloaded.
     pub fn refresh(&self) -> Result<bool, Error> {
         let map = self.current.get();
-        for l in map.meta().loose.iter() {
-            if let LooseSource::Cached(c) = l {
-                c.refresh();
-            }
-        }
         self.refresh_from(&map, true)
     }
 
@@ -429,12 +424,15 @@ impl Store {
             Stamp::of(&self.objects_dir.join("info/alternates")) != old.alternates_stamp;
         // A re-list because the last listing was too recent to trust happens once: its timestamps are trusted.
         let trust = old.untrusted && !force;
+        // An explicit refresh of cached loose objects starts fresh caches in the new map. The old caches go
+        // with the old map, once no handle uses it (a cache cannot free a listing a reader may be searching).
+        let fresh_loose = force && self.options.loose == LooseMode::Cached;
         let generation = list(
             &self.objects_dir,
             self.kind,
             &self.options,
             &mut state,
-            (!alternates_changed).then_some(old),
+            (!alternates_changed && !fresh_loose).then_some(old),
             trust,
         )?;
         let same = same_listing(old, &generation);
@@ -442,6 +440,7 @@ impl Store {
             && generation.pack_dir_stamps == old.pack_dir_stamps
             && !old.untrusted
             && !generation.untrusted
+            && !fresh_loose
         {
             return Ok(false);
         }
