@@ -334,7 +334,7 @@ impl<T, M> SlotMap<T, M> {
     }
 
     /// Block until the word's state differs from `seen` (ignoring the waiters flag). A short bounded spin of
-    /// `spin_loop` hints (none under loom), then park on the condition variable; never `yield_now` (P3).
+    /// `spin_loop` hints (none under loom), then park on the condition variable; never a yield-and-retry loop (P3).
     ///
     /// The caller reloads the word afterwards with [`load`](Self::load).
     pub fn wait_for_change(&self, seen: Word) {
