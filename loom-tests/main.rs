@@ -102,29 +102,34 @@ static WITNESS: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 /// (loom reports the deadlock).
 #[test]
 fn p1_p3_racing_lookups_both_find_the_object() {
-    builder().check(|| {
-        take_trace();
-        let map = Arc::new(SlotMap::new(vec![], 1, vec![vec![7]]));
-        let loads = counters(1);
-        let (m2, l2) = (map.clone(), loads.clone());
-        let t = thread::spawn(move || {
-            let mut v = View::new(m2);
-            if !matches!(settle(&mut v, 7, &l2), Settled::Found(0)) {
-                fail("false miss (spawned thread)");
-            }
-        });
-        let mut v = View::new(map);
-        if !matches!(settle(&mut v, 7, &loads), Settled::Found(0)) {
-            fail("false miss (main thread)");
+    builder().check(|| racing_lookups(SlotMap::new(vec![], 1, vec![vec![7]])));
+}
+
+/// Two threads look up the object in the only slot of `map`; both must find it, and the slot is loaded once.
+/// Shared by `p1_p3_racing_lookups_both_find_the_object` and the negative witness, so the two differ only in how
+/// the map claims.
+fn racing_lookups(map: SlotMap<Fake, Plan>) {
+    take_trace();
+    let map = Arc::new(map);
+    let loads = counters(1);
+    let (m2, l2) = (map.clone(), loads.clone());
+    let t = thread::spawn(move || {
+        let mut v = View::new(m2);
+        if !matches!(settle(&mut v, 7, &l2), Settled::Found(0)) {
+            fail("false miss (spawned thread)");
         }
-        t.join().unwrap();
-        // P2: exactly one of them loaded it.
-        assert_eq!(
-            loads[0].load(Ordering::Relaxed),
-            1,
-            "slot loaded more than once"
-        );
     });
+    let mut v = View::new(map);
+    if !matches!(settle(&mut v, 7, &loads), Settled::Found(0)) {
+        fail("false miss (main thread)");
+    }
+    t.join().unwrap();
+    // P2: exactly one of them loaded it.
+    assert_eq!(
+        loads[0].load(Ordering::Relaxed),
+        1,
+        "slot loaded more than once"
+    );
 }
 
 /// P1 for a miss. A lookup of an absent id races a lookup that loads the second slot. When the miss concludes
@@ -348,21 +353,7 @@ fn witness_pre_087_claim_order_gives_false_miss() {
     WITNESS.lock().unwrap().take();
     let result = std::panic::catch_unwind(|| {
         builder().check(|| {
-            take_trace();
-            let map = Arc::new(SlotMap::new(vec![], 1, vec![vec![7]]).with_pre_087_claim_order());
-            let loads = counters(1);
-            let (m2, l2) = (map.clone(), loads.clone());
-            let t = thread::spawn(move || {
-                let mut v = View::new(m2);
-                if !matches!(settle(&mut v, 7, &l2), Settled::Found(0)) {
-                    fail("false miss (spawned thread)");
-                }
-            });
-            let mut v = View::new(map);
-            if !matches!(settle(&mut v, 7, &loads), Settled::Found(0)) {
-                fail("false miss (main thread)");
-            }
-            t.join().unwrap();
+            racing_lookups(SlotMap::new(vec![], 1, vec![vec![7]]).with_pre_087_claim_order())
         });
     });
     assert!(
