@@ -41,8 +41,9 @@ pub struct Repository {
 ///   [`discover_with_hash_kind`] to say otherwise).
 ///
 /// Errors: [`Error::NotARepository`] naming `path` when it does not exist or is none of the above;
-/// [`Error::BadRepositoryFile`] naming the file when a `.git` file, `commondir` or `config` cannot be
-/// understood; [`Error::Io`] for other I/O failures.
+/// [`Error::BadGitFile`] or [`Error::BadCommonDir`] naming the file when a `.git` file or `commondir` cannot be
+/// understood; [`Error::UnknownObjectFormat`] naming `config` for an unknown `extensions.objectFormat`;
+/// [`Error::Io`] for other I/O failures.
 ///
 /// ```
 /// use std::process::Command;
@@ -194,7 +195,7 @@ fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Reposit
 /// the file's directory). git's `read_gitfile`: the file must start with `gitdir: `; trailing whitespace is
 /// dropped.
 fn read_gitfile(file: &Path) -> Result<PathBuf, Error> {
-    let bad = |reason: String| Error::BadRepositoryFile {
+    let bad = |reason: String| Error::BadGitFile {
         path: file.to_path_buf(),
         reason,
     };
@@ -234,7 +235,7 @@ fn common_dir(git_dir: &Path) -> Result<PathBuf, Error> {
         Ok(data) => {
             let target = data.trim_ascii_end();
             if target.is_empty() {
-                return Err(Error::BadRepositoryFile {
+                return Err(Error::BadCommonDir {
                     path: file,
                     reason: "empty commondir file".into(),
                 });
@@ -246,7 +247,7 @@ fn common_dir(git_dir: &Path) -> Result<PathBuf, Error> {
                 git_dir.join(target)
             };
             if !is_dir(&dir) {
-                return Err(Error::BadRepositoryFile {
+                return Err(Error::BadCommonDir {
                     path: file,
                     reason: format!("common directory {} does not exist", dir.display()),
                 });
@@ -273,7 +274,7 @@ fn bytes_to_path(b: &[u8]) -> PathBuf {
 ///
 /// Section and key names are case-insensitive; values may be quoted; `;` and `#` start comments outside
 /// quotes; a key may follow the section header on the same line; the last assignment wins, as in git. A
-/// missing `config` or a missing key means SHA-1. An unknown value is [`Error::BadRepositoryFile`] naming the
+/// missing `config` or a missing key means SHA-1. An unknown value is [`Error::UnknownObjectFormat`] naming the
 /// config file.
 ///
 /// Deviations from git: `core.repositoryFormatVersion` is not checked (git refuses `objectFormat` in a
@@ -290,10 +291,11 @@ pub fn object_format(git_dir: &Path) -> Result<HashKind, Error> {
         None => Ok(HashKind::Sha1),
         Some(v) => {
             let s = String::from_utf8_lossy(&v);
-            s.parse::<HashKind>().map_err(|e| Error::BadRepositoryFile {
-                path: path.clone(),
-                reason: format!("extensions.objectFormat: {e}"),
-            })
+            s.parse::<HashKind>()
+                .map_err(|source| Error::UnknownObjectFormat {
+                    path: path.clone(),
+                    source,
+                })
         }
     }
 }
@@ -813,9 +815,9 @@ mod tests {
         )
         .unwrap();
         match object_format(tmp.path()) {
-            Err(Error::BadRepositoryFile { path, reason }) => {
+            Err(Error::UnknownObjectFormat { path, source }) => {
                 assert_eq!(path, tmp.path().join("config"));
-                assert!(reason.contains("md5"), "{reason}");
+                assert!(source.to_string().contains("md5"), "{source}");
             }
             other => panic!("unexpected {other:?}"),
         }

@@ -278,10 +278,7 @@ fn multi_pack_index_that_is_a_directory_is_reported_not_fatal() {
     // git dies on this one ("fatal: mmap failed"): checked against the index files instead.
     assert_serves_everything(&f, &store);
     let problems = store.problems();
-    assert!(
-        problems.iter().any(|p| p.contains("multi-pack-index")),
-        "{problems:?}"
-    );
+    assert!(problems.iter().any(|p| is_midx_problem(p)), "{problems:?}");
 }
 
 #[cfg(unix)]
@@ -461,7 +458,7 @@ fn garbage_multi_pack_index_falls_back_to_the_idx_files() {
         assert_serves_everything(&f, &store);
         let problems = store.problems();
         assert!(
-            problems.iter().any(|p| p.contains("multi-pack-index")),
+            problems.iter().any(|p| is_midx_problem(p)),
             "{what}: not reported: {problems:?}"
         );
     }
@@ -512,7 +509,7 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_and_is_reported() {
     // But nothing tells that the multi-pack-index is broken.
     let problems = store.problems();
     assert!(
-        problems.iter().any(|p| p.contains("multi-pack-index")),
+        problems.iter().any(|p| is_midx_problem(p)),
         "a multi-pack-index that failed to load is not reported: problems = {problems:?}"
     );
 }
@@ -545,7 +542,7 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
             );
             let problems = store.problems();
             assert!(
-                problems.iter().any(|p| p.contains("multi-pack-index")),
+                problems.iter().any(|p| is_midx_problem(p)),
                 "{what}: the broken multi-pack-index is not reported: {problems:?}"
             );
         }
@@ -581,7 +578,7 @@ fn idx_of_the_wrong_hash_kind_is_reported() {
         // An id of the other kind is refused, not searched.
         assert!(matches!(
             h.locate(&entries[0].id),
-            Err(Error::WrongHashKind { .. })
+            Err(Error::WrongIdHashKind { .. })
         ));
     }
 }
@@ -599,7 +596,7 @@ fn multi_pack_index_of_the_wrong_hash_kind_is_reported() {
     assert!(
         problems
             .iter()
-            .any(|p| p.contains("multi-pack-index") && p.contains("sha256")),
+            .any(|p| is_midx_problem(p) && p.to_string().contains("sha256")),
         "{problems:?}"
     );
 }
@@ -996,4 +993,13 @@ fn unreadable_idx_is_reported_and_the_other_packs_still_answer() {
             assert_incomplete_naming(&h.locate(&oid(&id)), &bad);
         }
     }
+}
+
+/// A multi-pack-index that the store could not use (at listing or at load), worked around by the `.idx` files.
+fn is_midx_problem(p: &odb_index::Problem) -> bool {
+    matches!(
+        p,
+        odb_index::Problem::MultiPackIndexIgnored { .. }
+            | odb_index::Problem::MultiPackIndexNotLoaded { .. }
+    )
 }

@@ -1,0 +1,67 @@
+//! What [`Store::problems`](super::Store::problems) reports: trouble the store worked around.
+
+use std::path::PathBuf;
+
+use crate::error::Error;
+use crate::repo::AlternateProblem;
+use crate::sync::plain::Arc;
+
+/// Something wrong in the repository that the store works around rather than fails on, as reported by
+/// [`Store::problems`](super::Store::problems). Each names the file or directory concerned.
+///
+/// Cheap to clone (the causes are shared).
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Problem {
+    /// An entry of an `info/alternates` file was not followed (its objects are not searched).
+    #[error("{0}")]
+    Alternate(Arc<AlternateProblem>),
+    /// An objects directory's loose objects could not be opened, so they are not searched.
+    #[error("loose objects not searched: {error}")]
+    LooseNotSearched {
+        /// The objects directory.
+        dir: PathBuf,
+        /// Why it could not be opened (names the directory).
+        #[source]
+        error: Arc<Error>,
+    },
+    /// A `multi-pack-index` could not be read when the pack directory was listed; the packs it lists are
+    /// searched through their own `.idx` files.
+    #[error("multi-pack-index ignored, using the .idx files: {error}")]
+    MultiPackIndexIgnored {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be read (names the file).
+        #[source]
+        error: Arc<Error>,
+    },
+    /// A `multi-pack-index` failed to load (malformed, or rewritten since the listing); the packs it lists are
+    /// searched through their own `.idx` files.
+    #[error("multi-pack-index not used, searching the .idx files instead: {error}")]
+    MultiPackIndexNotLoaded {
+        /// The file.
+        path: PathBuf,
+        /// Why it failed to load (names the file).
+        #[source]
+        error: Arc<Error>,
+    },
+}
+
+impl Problem {
+    /// The file or directory the problem is about: for an alternate, the `info/alternates` file that lists it
+    /// (or the path that could not be read).
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Problem::Alternate(p) => match &**p {
+                AlternateProblem::Missing { listed_in, .. }
+                | AlternateProblem::Cycle { listed_in, .. }
+                | AlternateProblem::Duplicate { listed_in, .. }
+                | AlternateProblem::TooDeep { listed_in, .. } => listed_in,
+                AlternateProblem::Unreadable { path, .. } => path,
+            },
+            Problem::LooseNotSearched { dir, .. } => dir,
+            Problem::MultiPackIndexIgnored { path, .. }
+            | Problem::MultiPackIndexNotLoaded { path, .. } => path,
+        }
+    }
+}
