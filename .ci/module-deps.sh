@@ -150,8 +150,8 @@ for level in top store; do
     done <<<"$edges"
     # Longer cycles.
     if [[ -n $edges ]] && ! tsort <<<"$edges" >/dev/null 2>"$edges_file.tsort"; then
-        echo "module-deps: $what form an import cycle:" >&2
-        grep -v '^tsort: -: input contains a loop:$' "$edges_file.tsort" | sed 's/^tsort: /  /' >&2
+        members=$(grep -v 'input contains a loop' "$edges_file.tsort" | sed 's/^tsort: //' | sort -u | tr '\n' ' ')
+        echo "module-deps: $what form an import cycle through: $members" >&2
         status=1
     fi
     rm -f "$edges_file.tsort"

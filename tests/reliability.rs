@@ -278,7 +278,7 @@ fn multi_pack_index_that_is_a_directory_is_reported_not_fatal() {
     // git dies on this one ("fatal: mmap failed"): checked against the index files instead.
     assert_serves_everything(&f, &store);
     let problems = store.problems();
-    assert!(problems.iter().any(|p| is_midx_problem(p)), "{problems:?}");
+    assert!(problems.iter().any(is_midx_problem), "{problems:?}");
 }
 
 #[cfg(unix)]
@@ -458,7 +458,7 @@ fn garbage_multi_pack_index_falls_back_to_the_idx_files() {
         assert_serves_everything(&f, &store);
         let problems = store.problems();
         assert!(
-            problems.iter().any(|p| is_midx_problem(p)),
+            problems.iter().any(is_midx_problem),
             "{what}: not reported: {problems:?}"
         );
     }
@@ -509,7 +509,7 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_and_is_reported() {
     // But nothing tells that the multi-pack-index is broken.
     let problems = store.problems();
     assert!(
-        problems.iter().any(|p| is_midx_problem(p)),
+        problems.iter().any(is_midx_problem),
         "a multi-pack-index that failed to load is not reported: problems = {problems:?}"
     );
 }
@@ -542,7 +542,7 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
             );
             let problems = store.problems();
             assert!(
-                problems.iter().any(|p| is_midx_problem(p)),
+                problems.iter().any(is_midx_problem),
                 "{what}: the broken multi-pack-index is not reported: {problems:?}"
             );
         }
