@@ -10,6 +10,27 @@ use crate::sync::plain::Arc;
 /// [`Store::problems`](super::Store::problems). Each names the file or directory concerned.
 ///
 /// Cheap to clone (the causes are shared).
+///
+/// ```
+/// # use std::process::Command;
+/// # let tmp = tempfile::tempdir()?;
+/// # let st = Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+/// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").status()?;
+/// # assert!(st.success());
+/// use odb_index::repo::AlternateProblem;
+/// use odb_index::{Options, Problem, Store};
+///
+/// // An alternate that does not exist: the store opens, searches without it, and says so.
+/// let alternates = tmp.path().join("objects/info/alternates");
+/// std::fs::write(&alternates, "/no/such/objects\n")?;
+/// let store = Store::open(tmp.path(), Options::default())?;
+/// let problems = store.problems();
+/// assert_eq!(problems.len(), 1);
+/// assert!(matches!(&problems[0], Problem::Alternate(a) if matches!(**a, AlternateProblem::Missing { .. })));
+/// assert_eq!(problems[0].path(), alternates.canonicalize()?);
+/// assert!(problems[0].to_string().contains("/no/such/objects"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Problem {
