@@ -146,17 +146,20 @@ impl Store {
     }
 
     /// Problems found while listing the repository (an unreadable multi-pack-index, a missing alternate) or
-    /// loading it (a multi-pack-index that failed to load): the store works around them and reports them here.
+    /// loading its index files so far (a multi-pack-index or `.idx` that failed to load): the store works
+    /// around them (or, for a `.idx`, reports [`Error::Incomplete`] on a miss) and lists them here.
     pub fn problems(&self) -> Vec<Problem> {
         let map = self.current.get();
         let g = map.meta();
         let mut problems = g.problems.to_vec();
-        // A multi-pack-index that failed to load is worked around (its packs load their own indices): say so.
         for (slot, v) in map.ready() {
-            if let Loaded::Failed { error, midx: true } = v {
-                problems.push(Problem::MultiPackIndexNotLoaded {
-                    path: slot_path(g, slot),
-                    error: Arc::clone(error),
+            if let Loaded::Failed { error, midx } = v {
+                let (path, error) = (slot_path(g, slot), Arc::clone(error));
+                problems.push(if *midx {
+                    // Worked around: the packs it covers load their own indices.
+                    Problem::MultiPackIndexNotLoaded { path, error }
+                } else {
+                    Problem::IndexNotLoaded { path, error }
                 });
             }
         }
@@ -224,5 +227,50 @@ impl Store {
         self.current
             .replace(|old_map| build_successor(old_map, generation));
         Ok(!same)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.idx` that fails to load is a typed problem naming it, once a lookup has tried to load it.
+    #[test]
+    fn failed_index_load_is_a_problem() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pack_dir = tmp.path().join("pack");
+        std::fs::create_dir(&pack_dir).unwrap();
+        let idx = pack_dir.join("pack-1234.idx");
+        std::fs::write(&idx, b"not an index").unwrap();
+        std::fs::write(pack_dir.join("pack-1234.pack"), b"PACK").unwrap();
+        let store = Store::open(
+            tmp.path(),
+            Options::default()
+                .loose(LooseMode::None)
+                .refresh(RefreshMode::Never),
+        )
+        .unwrap();
+        assert!(store.problems().is_empty(), "{:?}", store.problems());
+        let absent = "0123456789012345678901234567890123456789".parse().unwrap();
+        assert!(matches!(
+            store.handle().locate(&absent),
+            Err(Error::Incomplete { .. })
+        ));
+        let problems = store.problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let idx = idx.canonicalize().unwrap();
+        match &problems[0] {
+            Problem::IndexNotLoaded { path, error } => {
+                assert_eq!(path, &idx);
+                assert!(matches!(**error, Error::CorruptIndex { .. }), "{error:?}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(problems[0].path(), idx);
+        assert!(
+            problems[0].to_string().contains("pack-1234.idx"),
+            "{}",
+            problems[0]
+        );
     }
 }

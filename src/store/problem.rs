@@ -56,6 +56,16 @@ pub enum Problem {
         #[source]
         error: Arc<Error>,
     },
+    /// A pack's `.idx` file failed to load (malformed, unreadable, written for the other hash function). A
+    /// lookup that misses reports it as [`Error::Incomplete`]; this says so without a lookup.
+    #[error("pack index not used: {error}")]
+    IndexNotLoaded {
+        /// The `.idx` file.
+        path: PathBuf,
+        /// Why it failed to load (names the file).
+        #[source]
+        error: Arc<Error>,
+    },
     /// A `multi-pack-index` failed to load (malformed, or rewritten since the listing); the packs it lists are
     /// searched through their own `.idx` files.
     #[error("multi-pack-index not used, searching the .idx files instead: {error}")]
@@ -81,7 +91,8 @@ impl Problem {
                 AlternateProblem::Unreadable { path, .. } => path,
             },
             Problem::LooseNotSearched { dir, .. } => dir,
-            Problem::MultiPackIndexIgnored { path, .. }
+            Problem::IndexNotLoaded { path, .. }
+            | Problem::MultiPackIndexIgnored { path, .. }
             | Problem::MultiPackIndexNotLoaded { path, .. } => path,
         }
     }
