@@ -1,5 +1,4 @@
-//! Helpers shared by the integration tests: make repositories with the real `git`.
-#![allow(dead_code)]
+//! Repositories made with the real `git`, for tests and the benchmark.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
