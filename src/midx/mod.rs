@@ -56,6 +56,8 @@ pub use crate::error::MidxProblem;
 pub use crate::ids::ChunkId;
 use crate::oid::{HashKind, ObjectId};
 
+pub mod chain;
+mod prefix;
 pub mod write;
 
 /// Signature at the start of every multi-pack-index.
