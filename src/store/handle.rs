@@ -143,12 +143,9 @@ impl Handle {
     /// iteration call it. Returns the view it loaded: what this handle has seen (packs, multi-pack-indices) and
     /// the listing it belongs to.
     pub(super) fn load_all(&mut self) -> (&Snapshot, &Generation) {
-        loop {
-            // An empty id is never found: settling with it loads every slot and searches none.
-            match self.settle(&[]) {
-                Settled::Retired => self.move_to_current(),
-                Settled::Exhausted | Settled::Found(_) => break,
-            }
+        // An empty id is never found: settling with it loads every slot and searches none.
+        while let Settled::Retired = self.settle(&[]) {
+            self.move_to_current();
         }
         (&self.snap, self.view.map().meta())
     }

@@ -30,7 +30,15 @@ impl Handle {
     /// # };
     /// # git(&["init", "-q", "--bare", "."]);
     /// # let id = git(&["hash-object", "-w", "--stdin"]);
-    /// # git(&["repack", "-q", "-a", "-d"]);
+    /// # let pack_objects = |ids: &str| {
+    /// #     use std::io::Write;
+    /// #     let mut c = Command::new("git").args(["pack-objects", "-q", "objects/pack/pack"]).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1")
+    /// #         .stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
+    /// #     c.stdin.take().unwrap().write_all(ids.as_bytes()).unwrap();
+    /// #     assert!(c.wait().unwrap().success());
+    /// # };
+    /// # pack_objects(&id);
     /// use odb_index::{Location, Options, Store};
     ///
     /// let store = Store::open(tmp.path(), Options::default())?;

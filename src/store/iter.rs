@@ -106,9 +106,16 @@ impl Handle {
     /// #     String::from_utf8(st.stdout).unwrap()
     /// # };
     /// # git(&["init", "-q", "--bare", "."]);
-    /// # git(&["hash-object", "-w", "--stdin"]);
-    /// # git(&["repack", "-q", "-a", "-d", "-k"]); // the empty blob, packed
-    /// # git(&["hash-object", "-w", "--stdin"]); // and loose again
+    /// # let id = git(&["hash-object", "-w", "--stdin"]);
+    /// # let pack_objects = |ids: &str| {
+    /// #     use std::io::Write;
+    /// #     let mut c = Command::new("git").args(["pack-objects", "-q", "objects/pack/pack"]).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1")
+    /// #         .stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
+    /// #     c.stdin.take().unwrap().write_all(ids.as_bytes()).unwrap();
+    /// #     assert!(c.wait().unwrap().success());
+    /// # };
+    /// # pack_objects(&id); // the empty blob, packed (and still loose)
     /// use odb_index::{Location, Options, Store};
     ///
     /// let store = Store::open(tmp.path(), Options::default())?;
@@ -129,7 +136,7 @@ impl Handle {
             ControlFlow::Continue(())
         })?;
         // Stable: among equal ids the first in search order stays first, and is the one kept.
-        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all.sort_by_key(|e| e.0);
         all.dedup_by(|b, a| a.0 == b.0);
         Ok(all)
     }

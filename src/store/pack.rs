@@ -89,7 +89,15 @@ impl Store {
     /// # };
     /// # git(&["init", "-q", "--bare", "."]);
     /// # let id = git(&["hash-object", "-w", "--stdin"]);
-    /// # git(&["-c", "pack.writeReverseIndex=false", "repack", "-q", "-a", "-d", "-k"]);
+    /// # let pack_objects = |ids: &str| {
+    /// #     use std::io::Write;
+    /// #     let mut c = Command::new("git").args(["pack-objects", "-q", "objects/pack/pack"]).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1")
+    /// #         .stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
+    /// #     c.stdin.take().unwrap().write_all(ids.as_bytes()).unwrap();
+    /// #     assert!(c.wait().unwrap().success());
+    /// # };
+    /// # pack_objects(&id);
     /// # let pack = std::fs::read_dir(tmp.path().join("objects/pack"))?.filter_map(|e| e.ok())
     /// #     .map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "pack")).unwrap();
     /// # std::fs::write(pack.with_extension("keep"), "")?;
