@@ -29,3 +29,8 @@ pub use store::{
     Handle, IncompleteMode, Location, LooseMode, ObjectCounts, Options, PackInfo, PrefixLookup,
     Problem, RefreshMode, Store,
 };
+
+/// The examples of `docs/API.md`, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/API.md")]
+pub struct ApiDocs;

@@ -52,7 +52,8 @@ impl Handle {
     /// Where `id` is, or `None` if it is in no pack and no loose directory.
     ///
     /// Errors: [`Error::Incomplete`] when the object was not found and some index file could not be loaded (so
-    /// "missing" cannot be claimed); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
+    /// "missing" cannot be claimed), unless the store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`;
+    /// [`Store::problems`] names the file either way); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
     /// the loose probe other than "not found".
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
         if id.kind() != self.store.kind {
