@@ -139,3 +139,33 @@ fn missing_layer_file() {
         "{problems:?}"
     );
 }
+
+/// A layer written while the store is open: the next miss refreshes (the new packs changed the pack directory),
+/// and the new layer answers for its packs.
+#[test]
+fn new_layer_is_picked_up_on_miss() {
+    let repo = chained_repo("sha1", 1);
+    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let mut h = store.handle();
+    let before: std::collections::HashSet<String> = all_objects(repo.path()).into_iter().collect();
+    for id in &before {
+        assert!(h.locate(&oid(id)).unwrap().is_some());
+    }
+    assert_eq!(store.index_loads(), 1);
+    fast_import_blobs(repo.path(), 100, 77, "new1");
+    fast_import_blobs(repo.path(), 100, 78, "new2");
+    git(repo.path(), &["multi-pack-index", "write", "--incremental"]);
+    let t = truth(&store.objects_dirs(), "sha1");
+    for id in all_objects(repo.path())
+        .iter()
+        .filter(|id| !before.contains(*id))
+    {
+        let Some(Location::Packed { pack, offset }) = h.locate(&oid(id)).unwrap() else {
+            panic!("{id} not found after the new layer")
+        };
+        let at = (canon(&store.pack(pack).unwrap().pack_path), offset);
+        assert!(t.packed[id].contains(&at));
+    }
+    assert_eq!(store.index_loads(), 2, "the new layer, no .idx");
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+}
