@@ -15,14 +15,7 @@ impl MultiPackIndex {
         self.ids().get(s..s.checked_add(h)?)
     }
 
-    /// The pack int id and offset of the object at position `i`, if `i < len()`.
-    #[inline]
-    pub fn entry_at(&self, i: u32) -> Option<(u32, u64)> {
-        self.entry(i)
-    }
-
-    /// The positions of the objects whose ids start with `prefix` (see [`id_at`](Self::id_at),
-    /// [`entry_at`](Self::entry_at)): empty if none or if `prefix` is of another hash kind. No allocation.
+    /// The positions of the objects whose ids start with `prefix` (see [`id_at`](Self::id_at)): empty if none or if `prefix` is of another hash kind. No allocation.
     pub fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
         if prefix.kind() != self.kind {
             return 0..0;

@@ -33,7 +33,8 @@ impl Handle {
     /// Call `f` with every entry of every source and where it is, until `f` breaks: the packs' `.idx` files
     /// (newest pack first, each in id order), then the multi-pack-indices (id order), then the loose objects of
     /// each objects directory (in directory order). An object stored in several places comes once per place;
-    /// nothing is allocated per packed object.
+    /// nothing is allocated per packed object. Loose fan-out directories are listed afresh in every
+    /// [`LooseMode`](super::LooseMode) but `None` (which skips them), [`Cached`](super::LooseMode::Cached) too.
     ///
     /// Loads every index file first. Errors: I/O errors listing loose directories; [`Error::Incomplete`] (under
     /// [`IncompleteMode::Error`](super::IncompleteMode::Error), before any call of `f`) if an index could not be

@@ -90,13 +90,14 @@ impl Handle {
         }
         for m in &snap.midx {
             for i in m.midx.prefix_range(prefix) {
+                let Some(raw) = m.midx.id_at(i) else { continue };
                 // Entries of packs that are not on disk are not answered by lookups either.
                 let pack_present = m
                     .midx
-                    .entry_at(i)
+                    .lookup(raw)
                     .is_some_and(|(p, _)| m.packs.get(p as usize).is_some_and(Option::is_some));
                 if pack_present
-                    && let Some(id) = m.midx.id_at(i).and_then(ObjectId::from_bytes)
+                    && let Some(id) = ObjectId::from_bytes(raw)
                     && f(id).is_break()
                 {
                     return Ok(());
