@@ -97,6 +97,8 @@ pub struct Store {
     refresh: Mutex<RefreshState>,
     /// Index files opened so far (statistics; touched once per load, never on a lookup).
     loads: AtomicU64,
+    /// How many refreshes changed the listing ([`Store::listing_version`]).
+    listing_changes: AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -135,6 +137,7 @@ impl Store {
             current: Current::new(map),
             refresh: Mutex::new(state),
             loads: AtomicU64::new(0),
+            listing_changes: AtomicU64::new(0),
         }))
     }
 
@@ -142,6 +145,36 @@ impl Store {
     /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
     pub fn index_loads(&self) -> u64 {
         self.loads.load(Ordering::Relaxed)
+    }
+
+    /// A number that grows each time a refresh changes the listing (packs added or removed, a multi-pack-index
+    /// replaced, alternates changed): the cheap way (one relaxed load) for a caller that keeps packs open by
+    /// [`PackId`] to learn when to ask [`Store::is_pack_live`] about them, instead of diffing [`Store::packs`].
+    ///
+    /// ```
+    /// # use std::process::Command;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| {
+    /// #     let st = Command::new("git").args(args).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    /// #     assert!(st.status.success());
+    /// # };
+    /// # git(&["init", "-q", "--bare", "."]);
+    /// use odb_index::{Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let seen = store.listing_version();
+    /// assert!(!store.refresh()?); // nothing changed
+    /// assert_eq!(store.listing_version(), seen);
+    /// let alternate = tmp.path().join("alt-objects");
+    /// std::fs::create_dir(&alternate)?;
+    /// std::fs::write(tmp.path().join("objects/info/alternates"), alternate.to_str().unwrap())?;
+    /// assert!(store.refresh()?);
+    /// assert!(store.listing_version() > seen); // now check the packs you hold
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn listing_version(&self) -> u64 {
+        self.listing_changes.load(Ordering::Relaxed)
     }
 
     /// The object format.
@@ -242,6 +275,10 @@ impl Store {
         // Replace the map even when only the stamps changed, so the next miss compares against them.
         self.current
             .replace(|old_map| build_successor(old_map, generation));
+        if !same {
+            // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.
+            self.listing_changes.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(!same)
     }
 }
