@@ -152,9 +152,9 @@ pub fn write_object(
                 None => out.resize(out.len() + objects.hash_kind().hex_len(), b'0'),
             }),
             Atom::Rest => Ok(out.extend_from_slice(rest)),
-            Atom::Pack => Ok(out.extend_from_slice(
-                place.pack_name().unwrap_or("loose").as_bytes(),
-            )),
+            Atom::Pack => {
+                Ok(out.extend_from_slice(place.pack_name().unwrap_or("loose").as_bytes()))
+            }
             Atom::Offset => Ok(if let Place::Packed { offset, .. } = place {
                 write!(out, "{offset}").expect("to a Vec")
             }),
@@ -237,4 +237,3 @@ impl From<std::io::Error> for AllError {
         AllError::Write(e)
     }
 }
-

@@ -1,13 +1,15 @@
 //! [`Objects`]: an odb-index [`Handle`] with the data behind each location, for gix's traits.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 use gix_object::Kind;
-use gix_pack::data::decode::{entry::ResolvedBase as EntryBase, header::ResolvedBase as HeaderBase};
+use gix_pack::data::decode::{
+    entry::ResolvedBase as EntryBase, header::ResolvedBase as HeaderBase,
+};
 use gix_pack::data::entry::Header as EntryHeader;
 use odb_index::idx::PackIndex;
 use odb_index::{Handle, HashKind, Location, ObjectId, Options, PackId, Store};
@@ -60,8 +62,8 @@ pub struct Info {
 pub(crate) struct Pack {
     pub(crate) path: Arc<Path>,
     data: gix_pack::data::File,
-    idx: OnceCell<Rc<PackIndex>>,
-    rev: OnceCell<Rc<RevIndex>>,
+    idx: OnceLock<Arc<PackIndex>>,
+    rev: OnceLock<Arc<RevIndex>>,
 }
 
 impl Pack {
@@ -70,21 +72,25 @@ impl Pack {
     }
 
     /// The pack's `.idx` (opened again here: the store keeps its own copy private).
-    pub(crate) fn index(&self, kind: HashKind) -> Result<Rc<PackIndex>, Error> {
+    pub(crate) fn index(&self, kind: HashKind) -> Result<Arc<PackIndex>, Error> {
         if let Some(i) = self.idx.get() {
-            return Ok(Rc::clone(i));
+            return Ok(Arc::clone(i));
         }
-        let idx = Rc::new(PackIndex::open(&self.idx_path(), kind)?);
-        Ok(Rc::clone(self.idx.get_or_init(|| idx)))
+        let idx = Arc::new(PackIndex::open(&self.idx_path(), kind)?);
+        Ok(Arc::clone(self.idx.get_or_init(|| idx)))
     }
 
-    fn rev(&self, kind: HashKind) -> Result<Rc<RevIndex>, Error> {
+    fn rev(&self, kind: HashKind) -> Result<Arc<RevIndex>, Error> {
         if let Some(r) = self.rev.get() {
-            return Ok(Rc::clone(r));
+            return Ok(Arc::clone(r));
         }
         let idx = self.index(kind)?;
-        let rev = Rc::new(RevIndex::open(&idx, &self.path.with_extension("rev"), kind)?);
-        Ok(Rc::clone(self.rev.get_or_init(|| rev)))
+        let rev = Arc::new(RevIndex::open(
+            &idx,
+            &self.path.with_extension("rev"),
+            kind,
+        )?);
+        Ok(Arc::clone(self.rev.get_or_init(|| rev)))
     }
 
     fn entry(&self, offset: u64) -> Result<gix_pack::data::Entry, Error> {
@@ -145,7 +151,7 @@ impl Pack {
 pub struct Objects {
     handle: RefCell<Handle>,
     kind: HashKind,
-    packs: RefCell<HashMap<PackId, Rc<Pack>>>,
+    packs: RefCell<HashMap<PackId, Arc<Pack>>>,
     inflate: RefCell<gix_zlib::Inflate>,
 }
 
@@ -170,7 +176,9 @@ impl Objects {
 
     /// Open the repository at `path` with default [`Options`] and read objects through a handle of it.
     pub fn open(path: impl AsRef<Path>) -> Result<Objects, Error> {
-        Ok(Objects::new(Store::open(path, Options::default())?.handle()))
+        Ok(Objects::new(
+            Store::open(path, Options::default())?.handle(),
+        ))
     }
 
     /// The store this reads.
@@ -284,17 +292,20 @@ impl Objects {
                 let rev = p.rev(self.kind)?;
                 let idx = p.index(self.kind)?;
                 let end = (p.data.data_len() - self.kind.len()) as u64;
-                rev.disk_size(&idx, *offset, end).ok_or_else(|| Error::Index {
-                    path: p.idx_path(),
-                    reason: format!("no entry at pack offset {offset}"),
-                })
+                rev.disk_size(&idx, *offset, end)
+                    .ok_or_else(|| Error::Index {
+                        path: p.idx_path(),
+                        reason: format!("no entry at pack offset {offset}"),
+                    })
             }
-            Place::Loose { path } => std::fs::metadata(path)
-                .map(|m| m.len())
-                .map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                }),
+            Place::Loose { path } => {
+                std::fs::metadata(path)
+                    .map(|m| m.len())
+                    .map_err(|source| Error::Io {
+                        path: path.clone(),
+                        source,
+                    })
+            }
         }
     }
 
@@ -373,7 +384,13 @@ impl Objects {
                     )));
                 }
                 let n = inflate
-                    .rest(&data[used..], &head[..written], header_len, out, size as usize)
+                    .rest(
+                        &data[used..],
+                        &head[..written],
+                        header_len,
+                        out,
+                        size as usize,
+                    )
                     .map_err(|e| corrupt(e.to_string()))?;
                 if n as u64 != size {
                     return Err(corrupt(format!(
@@ -386,30 +403,29 @@ impl Objects {
     }
 
     /// The pack `id`, opened now if this is its first use.
-    pub(crate) fn pack(&self, id: PackId) -> Result<Rc<Pack>, Error> {
+    pub(crate) fn pack(&self, id: PackId) -> Result<Arc<Pack>, Error> {
         if let Some(p) = self.packs.borrow().get(&id) {
-            return Ok(Rc::clone(p));
+            return Ok(Arc::clone(p));
         }
         let path: Arc<Path> = self.handle.borrow().pack_path(id)?.into();
-        let data =
-            gix_pack::data::File::at(&path, kind_to_gix(self.kind)).map_err(|source| {
-                Error::PackOpen {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
-        let pack = Rc::new(Pack {
+        let data = gix_pack::data::File::at(&path, kind_to_gix(self.kind)).map_err(|source| {
+            Error::PackOpen {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+        let pack = Arc::new(Pack {
             path,
             data,
-            idx: OnceCell::new(),
-            rev: OnceCell::new(),
+            idx: OnceLock::new(),
+            rev: OnceLock::new(),
         });
-        self.packs.borrow_mut().insert(id, Rc::clone(&pack));
+        self.packs.borrow_mut().insert(id, Arc::clone(&pack));
         Ok(pack)
     }
 
     /// The pack's `.idx` (see [`Pack::index`]), for the stopgaps in [`crate::scan`].
-    pub(crate) fn pack_index(&self, id: PackId) -> Result<Rc<PackIndex>, Error> {
+    pub(crate) fn pack_index(&self, id: PackId) -> Result<Arc<PackIndex>, Error> {
         self.pack(id)?.index(self.kind)
     }
 }

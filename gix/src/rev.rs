@@ -15,7 +15,11 @@ pub(crate) struct RevIndex {
 impl RevIndex {
     /// Read `rev_path` (git's `.rev` format: `RIDX`, version 1, the hash id, one 32-bit big-endian index position
     /// per object in pack order, two checksums) if it exists, else sort the `.idx`'s offsets.
-    pub(crate) fn open(idx: &PackIndex, rev_path: &Path, kind: HashKind) -> Result<RevIndex, Error> {
+    pub(crate) fn open(
+        idx: &PackIndex,
+        rev_path: &Path,
+        kind: HashKind,
+    ) -> Result<RevIndex, Error> {
         let n = idx.len() as usize;
         match std::fs::read(rev_path) {
             Ok(data) => {
@@ -33,12 +37,17 @@ impl RevIndex {
                 if &data[..4] != b"RIDX" {
                     return Err(bad("not a reverse index (no RIDX signature)".into()));
                 }
-                let word = |i: usize| u32::from_be_bytes(data[i..i + 4].try_into().expect("4 bytes"));
+                let word =
+                    |i: usize| u32::from_be_bytes(data[i..i + 4].try_into().expect("4 bytes"));
                 if word(4) != 1 {
                     return Err(bad(format!("unsupported version {}", word(4))));
                 }
                 if word(8) != u32::from(kind.midx_id()) {
-                    return Err(bad(format!("hash id {}, expected {}", word(8), kind.midx_id())));
+                    return Err(bad(format!(
+                        "hash id {}, expected {}",
+                        word(8),
+                        kind.midx_id()
+                    )));
                 }
                 let order: Vec<u32> = (0..n).map(|i| word(12 + 4 * i)).collect();
                 // Each position in range and offsets increasing: what `disk_size` relies on.

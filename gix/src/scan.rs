@@ -191,7 +191,11 @@ fn partition(n: u32, before: impl Fn(u32) -> bool) -> u32 {
 
 /// The ids of the loose files in one fan-out directory `xx/` (names that are not `hex_len - 2` hex digits are
 /// skipped, as git does). A missing directory has none.
-fn for_each_loose_in(fan_dir: &Path, kind: HashKind, f: &mut dyn FnMut(ObjectId)) -> Result<(), Error> {
+fn for_each_loose_in(
+    fan_dir: &Path,
+    kind: HashKind,
+    f: &mut dyn FnMut(ObjectId),
+) -> Result<(), Error> {
     let io = |source| Error::Io {
         path: fan_dir.to_owned(),
         source,
@@ -209,7 +213,9 @@ fn for_each_loose_in(fan_dir: &Path, kind: HashKind, f: &mut dyn FnMut(ObjectId)
         let entry = entry.map_err(io)?;
         let name = entry.file_name();
         let name = name.as_encoded_bytes();
-        if name.len() != kind.hex_len() - 2 || !name.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+        if name.len() != kind.hex_len() - 2
+            || !name.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+        {
             continue;
         }
         hex.clear();
