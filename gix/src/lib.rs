@@ -23,10 +23,10 @@
 //! let objects = Objects::open(repo.path())?;
 //! let id: odb_index::ObjectId = id.trim().parse()?;
 //! let info = objects.info(&id)?.expect("present");
-//! assert_eq!((info.kind, info.size), (gix_object::Kind::Blob, 10));
+//! assert_eq!((info.kind, info.size), (gix_object::Kind::Blob, 9));
 //! let mut data = Vec::new();
 //! assert_eq!(objects.read_at(&info.place, &mut data)?, gix_object::Kind::Blob);
-//! assert_eq!(data, b"blob 1 0\n\n");
+//! assert_eq!(data, b"blob 1 0\n");
 //! assert!(info.place.pack_name().unwrap().starts_with("pack-"));
 //! assert_eq!(objects.lookup_prefix(&id.to_string()[..8])?, Prefix::Unique(id));
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -142,8 +142,8 @@ impl Pack {
 /// let header = objects.try_header(&id)?.expect("present");
 /// assert_eq!(header.kind, gix_object::Kind::Commit);
 /// let mut buf = Vec::new();
-/// let commit = objects.find_commit(&id, &mut buf)?;
-/// assert_eq!(commit.message.to_string(), "import 7");
+/// let message = objects.find_commit(&id, &mut buf)?.message.to_string();
+/// assert_eq!(message, "import 7");
 /// assert_eq!(buf.len() as u64, header.size);
 /// assert!(objects.try_header(&gix_hash::Kind::Sha1.null())?.is_none());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
