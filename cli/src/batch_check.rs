@@ -141,9 +141,18 @@ pub fn write_object(
             Part::Atom(a) => *a,
         };
         let written = match atom {
-            Atom::Name => Ok(out.extend_from_slice(hex.as_bytes())),
-            Atom::Type => Ok(out.extend_from_slice(header.expect("read above").0.as_bytes())),
-            Atom::Size => Ok(write!(out, "{}", header.expect("read above").1).expect("to a Vec")),
+            Atom::Name => {
+                out.extend_from_slice(hex.as_bytes());
+                Ok(())
+            }
+            Atom::Type => {
+                out.extend_from_slice(header.expect("read above").0.as_bytes());
+                Ok(())
+            }
+            Atom::Size => {
+                write!(out, "{}", header.expect("read above").1).expect("to a Vec");
+                Ok(())
+            }
             Atom::DiskSize => objects
                 .disk_size(place)
                 .map(|n| write!(out, "{n}").expect("to a Vec")),
@@ -151,13 +160,20 @@ pub fn write_object(
                 Some(b) => write!(out, "{b}").expect("to a Vec"),
                 None => out.resize(out.len() + objects.hash_kind().hex_len(), b'0'),
             }),
-            Atom::Rest => Ok(out.extend_from_slice(rest)),
-            Atom::Pack => {
-                Ok(out.extend_from_slice(place.pack_name().unwrap_or("loose").as_bytes()))
+            Atom::Rest => {
+                out.extend_from_slice(rest);
+                Ok(())
             }
-            Atom::Offset => Ok(if let Place::Packed { offset, .. } = place {
-                write!(out, "{offset}").expect("to a Vec")
-            }),
+            Atom::Pack => {
+                out.extend_from_slice(place.pack_name().unwrap_or("loose").as_bytes());
+                Ok(())
+            }
+            Atom::Offset => {
+                if let Place::Packed { offset, .. } = place {
+                    write!(out, "{offset}").expect("to a Vec");
+                }
+                Ok(())
+            }
         };
         if let Err(e) = written {
             out.truncate(start);

@@ -18,8 +18,11 @@ const USAGE: &str = "usage:
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
       %(objectoffset)), `<name> missing`, `<name> ambiguous` or `<name> error <message>`. HEAD, ref
-      names and rev:path are not resolved: they print `<name> missing`. With --batch-all-objects, print
-      every object instead, sorted by id (or in storage order with --unordered).
+      names and rev:path are not resolved: they print `<name> missing`. %(objectsize:disk) and
+      %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
+      %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
+      --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
+      or with --unordered in storage order (loose first, then each pack), each where it was found.
   odb-index verify PATH
       Check every pack index and multi-pack-index fully; print `ok <file> <n> objects` or
       `error <file>: <reason>` for each; exit 1 if any failed.
@@ -106,7 +109,8 @@ fn run() -> Result<ExitCode, String> {
             let result = if all {
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
-                match batch_check::all_objects(&objects(), &format, unordered, buffer, &mut out) {
+                // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
+                match batch_check::all_objects(&objects(), &format, unordered, true, &mut out) {
                     Ok(()) => out.flush(),
                     Err(batch_check::AllError::Write(e)) => Err(e),
                     Err(batch_check::AllError::List(e)) => return Err(e.to_string()),

@@ -43,7 +43,11 @@ fn git(dir: &Path) -> Command {
 /// Run `cmd` with `input` on stdin and stdout to /dev/null; its wall time.
 fn timed(cmd: &mut Command, input: &[u8]) -> Res<Duration> {
     let start = Instant::now();
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
     child.stdin.take().expect("piped").write_all(input)?;
     let status = child.wait()?;
     let t = start.elapsed();
@@ -63,7 +67,11 @@ fn report(arms: &mut [(&str, &mut dyn FnMut() -> Res<Duration>)]) -> Res<()> {
     }
     for (i, (name, _)) in arms.iter().enumerate() {
         times[i].sort();
-        println!("{name:<48} {:>9.1} ms  (runs: {:?})", times[i][1].as_secs_f64() * 1e3, times[i]);
+        println!(
+            "{name:<48} {:>9.1} ms  (runs: {:?})",
+            times[i][1].as_secs_f64() * 1e3,
+            times[i]
+        );
     }
     Ok(())
 }
@@ -72,11 +80,22 @@ fn all(repo: &Path, cmd: &Path) -> Res<()> {
     let n = git(repo).args(["count-objects", "-v"]).output()?.stdout;
     println!("{}", String::from_utf8_lossy(&n).replace('\n', " "));
     report(&mut [
-        ("git cat-file --batch-check --batch-all-objects", &mut || {
-            timed(git(repo).args(["cat-file", "--batch-check", "--batch-all-objects"]), b"")
-        }),
+        (
+            "git cat-file --batch-check --batch-all-objects",
+            &mut || {
+                timed(
+                    git(repo).args(["cat-file", "--batch-check", "--batch-all-objects"]),
+                    b"",
+                )
+            },
+        ),
         ("odb-index batch-check --batch-all-objects", &mut || {
-            timed(Command::new(cmd).args(["batch-check", "--batch-all-objects"]).arg(repo), b"")
+            timed(
+                Command::new(cmd)
+                    .args(["batch-check", "--batch-all-objects"])
+                    .arg(repo),
+                b"",
+            )
         }),
     ])
 }
@@ -103,10 +122,16 @@ fn miss(repo: &Path, cmd: &Path, n: usize) -> Res<()> {
     let kind = odb_index_gix::convert::kind_to_gix(objects.hash_kind());
     report(&mut [
         ("git cat-file --batch-check", &mut || {
-            timed(git(repo).args(["cat-file", "--batch-check"]), input.as_bytes())
+            timed(
+                git(repo).args(["cat-file", "--batch-check"]),
+                input.as_bytes(),
+            )
         }),
         ("odb-index batch-check", &mut || {
-            timed(Command::new(cmd).arg("batch-check").arg(repo), input.as_bytes())
+            timed(
+                Command::new(cmd).arg("batch-check").arg(repo),
+                input.as_bytes(),
+            )
         }),
         ("client on odb-index-gix (in process)", &mut || {
             let start = Instant::now();
@@ -166,10 +191,18 @@ fn build(dir: &Path) -> Res<()> {
     let root = home.join("registry/src");
     std::fs::create_dir_all(dir)?;
     git(dir).args(["init", "-q", "."]).status()?;
-    let mut fi = git(dir).args(["fast-import", "--quiet"]).stdin(Stdio::piped()).spawn()?;
+    let mut fi = git(dir)
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()?;
     let mut w = std::io::BufWriter::new(fi.stdin.take().expect("piped"));
     for round in 0..=160usize {
-        write!(w, "commit refs/heads/main\ncommitter c <c@example.invalid> {} +0000\ndata 8\nround {:02}\n", 1_700_000_000 + round, round % 100)?;
+        write!(
+            w,
+            "commit refs/heads/main\ncommitter c <c@example.invalid> {} +0000\ndata 8\nround {:02}\n",
+            1_700_000_000 + round,
+            round % 100
+        )?;
         for (i, f) in files.iter().enumerate() {
             if round > 0 && i % 10 != round % 10 {
                 continue;
@@ -178,7 +211,10 @@ fn build(dir: &Path) -> Res<()> {
             if round > 0 {
                 data.extend_from_slice(format!("\nround {round}\n").as_bytes());
             }
-            let path = f.strip_prefix(&root)?.to_string_lossy().replace(['\n', '"'], "_");
+            let path = f
+                .strip_prefix(&root)?
+                .to_string_lossy()
+                .replace(['\n', '"'], "_");
             write!(w, "M 100644 inline \"{path}\"\ndata {}\n", data.len())?;
             w.write_all(&data)?;
             w.write_all(b"\n")?;
@@ -190,6 +226,10 @@ fn build(dir: &Path) -> Res<()> {
         return Err("fast-import failed".into());
     }
     let out = git(dir).args(["count-objects", "-v"]).output()?.stdout;
-    println!("{} files; {}", files.len(), String::from_utf8_lossy(&out).replace('\n', " "));
+    println!(
+        "{} files; {}",
+        files.len(),
+        String::from_utf8_lossy(&out).replace('\n', " ")
+    );
     Ok(())
 }

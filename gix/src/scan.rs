@@ -35,7 +35,7 @@ impl HexPrefix {
         let mut bytes = vec![0u8; hex.len().div_ceil(2)];
         for (i, c) in hex.iter().enumerate() {
             let v = (*c as char).to_digit(16)? as u8;
-            bytes[i / 2] |= if i % 2 == 0 { v << 4 } else { v };
+            bytes[i / 2] |= if i.is_multiple_of(2) { v << 4 } else { v };
         }
         Some(HexPrefix {
             bytes,
@@ -46,7 +46,7 @@ impl HexPrefix {
     fn matches(&self, id: &[u8]) -> bool {
         let full = self.digits / 2;
         id[..full] == self.bytes[..full]
-            && (self.digits % 2 == 0 || id[full] >> 4 == self.bytes[full] >> 4)
+            && (self.digits.is_multiple_of(2) || id[full] >> 4 == self.bytes[full] >> 4)
     }
 }
 

@@ -201,16 +201,7 @@ fn example_client_matches_git_cat_file() {
         ));
         let input = names.join("\n") + "\n";
         let expected = cat_file(r, &input);
-        let mut ex = Command::new(env!("CARGO"))
-            .args([
-                "run",
-                "-q",
-                "-p",
-                "odb-index-gix",
-                "--example",
-                "batch_check",
-                "--",
-            ])
+        let mut ex = example()
             .arg(r)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -230,6 +221,28 @@ fn example_client_matches_git_cat_file() {
             "{format}: the example's output differs from git's"
         );
     }
+}
+
+/// `cargo run --example batch_check --`, in the profile this test was built with (`cargo test` built the example
+/// already, so this only checks that it is up to date).
+fn example() -> Command {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/<test binary>
+    let profile = exe.parent().unwrap().parent().unwrap().file_name().unwrap();
+    let mut c = Command::new(env!("CARGO"));
+    c.args([
+        "run",
+        "-q",
+        "-p",
+        "odb-index-gix",
+        "--example",
+        "batch_check",
+    ]);
+    if profile == "release" {
+        c.arg("--release");
+    }
+    c.arg("--");
+    c
 }
 
 /// `git cat-file --batch-check` on `input` (written from another thread: the output may fill its pipe first);
