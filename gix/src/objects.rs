@@ -61,7 +61,8 @@ pub struct Info {
 /// An opened pack: gix-pack's view of the data, and the index and reverse index, opened when first needed.
 pub(crate) struct Pack {
     pub(crate) path: Arc<Path>,
-    data: gix_pack::data::File,
+    kind: HashKind,
+    data: OnceLock<gix_pack::data::File>,
     idx: OnceLock<Arc<PackIndex>>,
     rev: OnceLock<Arc<RevIndex>>,
 }
@@ -93,12 +94,29 @@ impl Pack {
         Ok(Arc::clone(self.rev.get_or_init(|| rev)))
     }
 
+    /// gix-pack's view of the `.pack` file, mapped on first use.
+    fn data(&self) -> Result<&gix_pack::data::File, Error> {
+        if let Some(d) = self.data.get() {
+            return Ok(d);
+        }
+        let data =
+            gix_pack::data::File::at(&self.path, kind_to_gix(self.kind)).map_err(|source| {
+                Error::PackOpen {
+                    path: self.path.to_path_buf(),
+                    source,
+                }
+            })?;
+        Ok(self.data.get_or_init(|| data))
+    }
+
     fn entry(&self, offset: u64) -> Result<gix_pack::data::Entry, Error> {
-        self.data.entry(offset).map_err(|source| Error::PackEntry {
-            path: self.path.to_path_buf(),
-            offset,
-            source,
-        })
+        self.data()?
+            .entry(offset)
+            .map_err(|source| Error::PackEntry {
+                path: self.path.to_path_buf(),
+                offset,
+                source,
+            })
     }
 
     /// The entry of `base` if it is in this pack (git's `find_pack_entry_one`: a REF_DELTA's base must be in the
@@ -204,7 +222,10 @@ impl Objects {
             let loc = self.handle.borrow_mut().locate(id)?;
             let gone = match loc {
                 None => return Ok(None),
-                Some(Location::Packed { pack, offset }) => match self.pack(pack) {
+                Some(Location::Packed { pack, offset }) => match self.pack(pack).and_then(|p| {
+                    p.data()?;
+                    Ok(p)
+                }) {
                     Ok(p) => {
                         return Ok(Some(Place::Packed {
                             pack,
@@ -259,7 +280,7 @@ impl Objects {
                 };
                 let mut inflate = self.inflate.borrow_mut();
                 let out = p
-                    .data
+                    .data()?
                     .decode_header(entry, &mut inflate, &resolve)
                     .map_err(p.decode_error(*offset))?;
                 Ok((out.kind, out.object_size))
@@ -291,7 +312,7 @@ impl Objects {
                 let p = self.pack(*pack)?;
                 let rev = p.rev(self.kind)?;
                 let idx = p.index(self.kind)?;
-                let end = (p.data.data_len() - self.kind.len()) as u64;
+                let end = (p.data()?.data_len().saturating_sub(self.kind.len())) as u64;
                 rev.disk_size(&idx, *offset, end)
                     .ok_or_else(|| Error::Index {
                         path: p.idx_path(),
@@ -352,7 +373,7 @@ impl Objects {
                 };
                 let mut inflate = self.inflate.borrow_mut();
                 let outcome = p
-                    .data
+                    .data()?
                     .decode_entry(
                         entry,
                         out,
@@ -402,21 +423,16 @@ impl Objects {
         }
     }
 
-    /// The pack `id`, opened now if this is its first use.
+    /// The pack `id` (its files are opened when first needed).
     pub(crate) fn pack(&self, id: PackId) -> Result<Arc<Pack>, Error> {
         if let Some(p) = self.packs.borrow().get(&id) {
             return Ok(Arc::clone(p));
         }
         let path: Arc<Path> = self.handle.borrow().pack_path(id)?.into();
-        let data = gix_pack::data::File::at(&path, kind_to_gix(self.kind)).map_err(|source| {
-            Error::PackOpen {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
         let pack = Arc::new(Pack {
             path,
-            data,
+            kind: self.kind,
+            data: OnceLock::new(),
             idx: OnceLock::new(),
             rev: OnceLock::new(),
         });
