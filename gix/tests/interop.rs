@@ -317,3 +317,26 @@ fn objects_is_send() {
     fn send<T: Send>() {}
     send::<Objects>();
 }
+
+#[test]
+fn a_pack_removed_by_a_repack_between_lookup_and_read_is_looked_up_again() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    history(r, 10, 6);
+    git(r, &["repack", "-adq"]);
+    let old_pack = odb_index_testkit::idx_files(&objects_dir(r))[0].with_extension("pack");
+    let blob: odb_index::ObjectId = git(r, &["rev-parse", "b6:d0/f0"]).trim().parse().unwrap();
+    let objects = Objects::open(r).unwrap();
+    // A miss loads every index: the store now answers from the old pack's .idx, whose .pack nobody opened yet.
+    let absent = odb_index_testkit::absent_ids(1, 40, 1).remove(0).parse().unwrap();
+    assert!(objects.place(&absent).unwrap().is_none());
+    git_stdin(r, &["hash-object", "-w", "--stdin"], b"new\n");
+    git(r, &["repack", "-adq"]);
+    assert!(!old_pack.exists(), "the repack should replace the pack");
+    let info = objects.info(&blob).unwrap().unwrap();
+    let Place::Packed { path, .. } = &info.place else {
+        panic!("packed expected")
+    };
+    assert_ne!(&**path, old_pack.as_path());
+    assert!(path.exists());
+}
