@@ -328,7 +328,10 @@ fn a_pack_removed_by_a_repack_between_lookup_and_read_is_looked_up_again() {
     let blob: odb_index::ObjectId = git(r, &["rev-parse", "b6:d0/f0"]).trim().parse().unwrap();
     let objects = Objects::open(r).unwrap();
     // A miss loads every index: the store now answers from the old pack's .idx, whose .pack nobody opened yet.
-    let absent = odb_index_testkit::absent_ids(1, 40, 1).remove(0).parse().unwrap();
+    let absent = odb_index_testkit::absent_ids(1, 40, 1)
+        .remove(0)
+        .parse()
+        .unwrap();
     assert!(objects.place(&absent).unwrap().is_none());
     git_stdin(r, &["hash-object", "-w", "--stdin"], b"new\n");
     git(r, &["repack", "-adq"]);
