@@ -360,3 +360,18 @@ fn names_that_are_not_ids_are_missing_and_location_atoms() {
         .1;
     assert_eq!(lines[4], format!("{blob} {name} [{offset}]"));
 }
+
+#[test]
+fn incremental_multi_pack_index_chain_matches_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    history(r, 50, 12, "main");
+    git(r, &["repack", "-adq"]);
+    git(r, &["multi-pack-index", "write", "--incremental"]);
+    history(r, 30, 13, "b");
+    git(r, &["multi-pack-index", "write", "--incremental"]);
+    let chain = objects_dir(r).join("pack/multi-pack-index.d/multi-pack-index-chain");
+    assert_eq!(std::fs::read_to_string(chain).unwrap().lines().count(), 2);
+    add_loose(r, 10, "c");
+    check(r, "sha1");
+}
