@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! `odb-index bench --quick --json`: the JSON lines parse and hold the odb-index arms of every scenario.
 //! No timing thresholds: only the shape of the output is checked.
 

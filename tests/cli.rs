@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! Integration tests of the `odb-index` command, checked against the real `git`.
 
 mod common;

@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! Pack indices made by git, read by `PackIndex`; indices made by `write_idx`, read by git.
 
 mod common;

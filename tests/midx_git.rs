@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! The multi-pack-index reader and writer against files and repositories made by the real `git`.
 mod common;
 

@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! Real repositories made with `git`, end to end: loose and packed objects mixed, multi-pack-indices that
 //! cover some packs and not others (and are rewritten underneath the store), SHA-256, alternates (`clone
 //! --shared`, chains, cycles, missing ones) and loose objects written after the store was opened.

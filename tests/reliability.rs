@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! Hostile and odd object directories, corrupt index files, and files truncated or rewritten in place under
 //! `LoadMode::Read`: the store serves what it can (compared with `git cat-file --batch-check`), reports what it
 //! cannot, and never panics. See docs/RELIABILITY.md.

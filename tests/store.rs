@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! The concurrent store against real repositories made with git: cold-start races, refresh under load,
 //! repack and gc underneath lookups.
 mod common;

@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! Stress: lookups while git repacks, gcs, writes multi-pack-indices, receives pushes and prunes underneath;
 //! bounded file descriptors and released mappings; five thousand packs.
 //!
