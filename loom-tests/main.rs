@@ -93,6 +93,11 @@ fn counters(n: usize) -> Arc<Vec<AtomicUsize>> {
 }
 
 /// Fail the execution with the protocol trace printed (loom prints no interleaving by itself).
+///
+/// The model's main thread calls it only after joining the threads it spawned: a panic that unwinds the main
+/// thread while loom threads are still alive drops loom objects outside the execution, which aborts the whole
+/// test binary instead of failing one test. (A panic in a spawned thread fails the model cleanly; a deadlock
+/// found while other threads are blocked may still abort: run a single model with `--exact` to see it.)
 fn fail(msg: &str) -> ! {
     let trace = take_trace();
     let mut text = format!("{msg}\ninterleaving (protocol events in order):\n");
@@ -151,10 +156,11 @@ fn racing_lookups(map: SlotMap<Fake, Plan>) {
         }
     });
     let mut v = View::new(map);
-    if !matches!(settle(&mut v, 7, &loads), Settled::Found(0)) {
+    let found = matches!(settle(&mut v, 7, &loads), Settled::Found(0));
+    t.join().unwrap();
+    if !found {
         fail("false miss (main thread)");
     }
-    t.join().unwrap();
     // P2: exactly one of them loaded it.
     assert_eq!(
         loads[0].load(Ordering::Relaxed),
@@ -191,13 +197,13 @@ fn p1_concluded_miss_has_visited_every_slot() {
                 map.meta()[i].clone()
             },
         );
+        t.join().unwrap();
         assert!(matches!(r, Settled::Exhausted));
         seen.sort();
         if seen != [1, 2] {
             fail(&format!("miss concluded after visiting only {seen:?}"));
         }
         assert!(v.is_complete());
-        t.join().unwrap();
         assert_eq!(
             loads[1].load(Ordering::Relaxed),
             1,
@@ -230,10 +236,11 @@ fn p1_two_holes_in_one_view_are_both_revisited() {
         });
         let loads = counters(2);
         let mut v = View::new(map.clone());
-        if !matches!(settle(&mut v, 2, &loads), Settled::Found(1)) {
+        let found = matches!(settle(&mut v, 2, &loads), Settled::Found(1));
+        loader.join().unwrap();
+        if !found {
             fail("false miss of the object in the second hole");
         }
-        loader.join().unwrap();
         let mut v = View::new(map);
         assert!(matches!(settle(&mut v, 1, &loads), Settled::Found(0)));
     });
@@ -357,10 +364,10 @@ fn p3_waiter_parked_while_claims_continue() {
             },
             &mut |map: &SlotMap<Fake, Plan>, i| store_like_load(map, i, &loads),
         );
+        loader.join().unwrap();
         if !matches!(r, Settled::Found(2)) {
             fail("false miss of pack 3's object");
         }
-        loader.join().unwrap();
         assert_eq!(
             loads[1].load(Ordering::Relaxed),
             0,
@@ -386,20 +393,25 @@ fn p3_three_lookups_with_a_covered_pack() {
                 },
                 &mut |map: &SlotMap<Fake, Plan>, i| store_like_load(map, i, &loads),
             );
-            if !matches!(r, Settled::Found(_)) {
-                fail(&format!("false miss of {want}"));
-            }
+            matches!(r, Settled::Found(_))
         };
         let ts: Vec<_> = [2, 3]
             .into_iter()
             .map(|want| {
                 let (m, l) = (map.clone(), loads.clone());
-                thread::spawn(move || lookup(m, l, want))
+                thread::spawn(move || {
+                    if !lookup(m, l, want) {
+                        fail(&format!("false miss of {want}"));
+                    }
+                })
             })
             .collect();
-        lookup(map.clone(), loads.clone(), 3);
+        let found = lookup(map.clone(), loads.clone(), 3);
         for t in ts {
             t.join().unwrap();
+        }
+        if !found {
+            fail("false miss of 3 (main thread)");
         }
         assert!(loads.iter().all(|l| l.load(Ordering::Relaxed) <= 1));
     });
@@ -426,29 +438,30 @@ fn p4_steady_state_miss_is_one_load() {
 
 /// The store's fast paths, counted: on a miss, `if view.is_settled() { Exhausted } else { settle }`; after a hit
 /// in the handle's snapshot, `view.map().load().is_retired()`. Each must be exactly one Acquire load.
-fn check_fast_paths(view: &mut View<Fake, Plan>, loads: &[AtomicUsize]) {
+fn check_fast_paths(view: &mut View<Fake, Plan>, loads: &[AtomicUsize]) -> Result<(), String> {
     take_op_counts();
     if !view.is_settled() {
-        fail("a view that concluded Exhausted is not settled");
+        return Err("a view that concluded Exhausted is not settled".into());
     }
     let miss = take_op_counts();
     if miss != OpCounts::ONE_ACQUIRE_LOAD {
-        fail(&format!("the store's miss fast path did {miss:?}"));
+        return Err(format!("the store's miss fast path did {miss:?}"));
     }
     if view.map().load().is_retired() {
-        fail("retired without a refresh");
+        return Err("retired without a refresh".into());
     }
     let hit = take_op_counts();
     if hit != OpCounts::ONE_ACQUIRE_LOAD {
-        fail(&format!("the store's hit check did {hit:?}"));
+        return Err(format!("the store's hit check did {hit:?}"));
     }
     if !matches!(settle(view, 9, loads), Settled::Exhausted) {
-        fail("the steady-state miss did not conclude");
+        return Err("the steady-state miss did not conclude".into());
     }
     let settled = take_op_counts();
     if settled != OpCounts::ONE_ACQUIRE_LOAD {
-        fail(&format!("the steady-state settle did {settled:?}"));
+        return Err(format!("the steady-state settle did {settled:?}"));
     }
+    Ok(())
 }
 
 /// P4 after a race. Two lookups of an absent id load a map's two unloaded slots between them (claims, waits,
@@ -467,12 +480,18 @@ fn p4_fast_paths_after_racing_loads_are_one_acquire_load() {
         let t = thread::spawn(move || {
             let mut v = View::new(m2);
             assert!(matches!(settle(&mut v, 9, &l2), Settled::Exhausted));
-            check_fast_paths(&mut v, &l2);
+            if let Err(e) = check_fast_paths(&mut v, &l2) {
+                fail(&e);
+            }
         });
         let mut v = View::new(map);
-        assert!(matches!(settle(&mut v, 9, &loads), Settled::Exhausted));
-        check_fast_paths(&mut v, &loads);
+        let concluded = matches!(settle(&mut v, 9, &loads), Settled::Exhausted);
+        let fast = check_fast_paths(&mut v, &loads);
         t.join().unwrap();
+        assert!(concluded);
+        if let Err(e) = fast {
+            fail(&e);
+        }
     });
 }
 
@@ -506,13 +525,16 @@ fn p5_refresh_racing_lookup_finds_object_present_throughout() {
         });
         let found = loop {
             match settle(&mut view, 1, &loads) {
-                Settled::Found(i) => break i,
-                Settled::Exhausted => fail("false miss of an object present throughout a refresh"),
+                Settled::Found(i) => break Some(i),
+                Settled::Exhausted => break None,
                 Settled::Retired => view = View::new(current.get()),
             }
         };
-        assert_eq!(found, 0);
         r.join().unwrap();
+        match found {
+            Some(i) => assert_eq!(i, 0),
+            None => fail("false miss of an object present throughout a refresh"),
+        }
         // Pack 1 is slot 0 in both maps: loaded at most once overall.
         assert!(
             loads[0].load(Ordering::Relaxed) <= 1,
@@ -545,13 +567,14 @@ fn p5_panicking_build_reopens_the_map() {
             assert!(r.is_err(), "the build's panic propagates");
         });
         let mut view = View::new(current.get());
-        match settle(&mut view, 2, &loads) {
+        let r = settle(&mut view, 2, &loads);
+        refresher.join().unwrap();
+        match r {
             Settled::Found(1) => {}
             Settled::Found(i) => panic!("found in slot {i}"),
             Settled::Exhausted => fail("false miss while a refresh failed"),
             Settled::Retired => fail("retired although no successor was published"),
         }
-        refresher.join().unwrap();
         // The next refresh publishes a successor (carrying what was loaded) and retires the old map.
         let old = current.get();
         let new = current.replace(|old| {
@@ -635,15 +658,18 @@ fn p5_refresh_racing_loader_and_miss() {
             });
         });
         let mut miss_view = views.pop().unwrap();
-        loop {
+        let invented = loop {
             match settle(&mut miss_view, 9, &loads) {
-                Settled::Found(_) => panic!("found an absent id"),
-                Settled::Exhausted => break,
+                Settled::Found(_) => break true,
+                Settled::Exhausted => break false,
                 Settled::Retired => miss_view = View::new(current.get()),
             }
-        }
+        };
         loader.join().unwrap();
         refresher.join().unwrap();
+        if invented {
+            fail("found an absent id");
+        }
         for (i, l) in loads.iter().enumerate() {
             assert!(
                 l.load(Ordering::Relaxed) <= 1,
