@@ -362,6 +362,10 @@ impl<T, M> SlotMap<T, M> {
     /// for one of those: a load in flight to complete, or a closed map to be retired or reopened. The caller
     /// reloads the word afterwards with [`load`](Self::load).
     pub fn wait_for_change(&self, seen: Word) {
+        #[cfg_attr(
+            loom,
+            allow(clippy::reversed_empty_ranges, reason = "no spin under loom")
+        )]
         for _ in 0..SPIN_LIMIT {
             if !self.load().same_state(seen) {
                 return;
