@@ -32,6 +32,8 @@
 //! In-flight counts claims not completed yet, so in-flight <= claimed slots <= `len` <= [`MAX_SLOTS`] =
 //! 2^24 - 1: the 24-bit field cannot overflow into the flags ([`SlotMap::new`] asserts the bound).
 
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+
 use crate::sync::cell::UnsafeCell;
 use crate::sync::{
     Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait,
@@ -632,7 +634,18 @@ impl<T, M> View<T, M> {
             if w.cursor() < map.len() && !w.is_closed() {
                 if let Some(ticket) = map.try_claim(w) {
                     let index = ticket.index();
-                    let value = load(map, index);
+                    let value = match catch_unwind(AssertUnwindSafe(|| load(map, index))) {
+                        Ok(value) => value,
+                        // The loader panicked: abandon the slot (which completes its load and wakes waiters,
+                        // P2/P3) before the panic goes on, so that nothing locks or notifies while unwinding
+                        // (under loom, all model threads share one OS thread's panic state, and a mutex
+                        // released by another model thread during our unwinding would read as poisoned). The
+                        // panic is the caller's: nothing here looks at state the loader left behind.
+                        Err(panic) => {
+                            drop(ticket);
+                            resume_unwind(panic)
+                        }
+                    };
                     let v = ticket.publish(value);
                     // The word changed (our claim and completion), so `seen` is stale and the next `catch_up`
                     // reads it again. Mark our own slot visited so it is not visited twice.
@@ -693,19 +706,21 @@ impl<T, M> Current<T, M> {
         &self,
         build: impl FnOnce(&SlotMap<T, M>) -> SlotMap<T, M>,
     ) -> Arc<SlotMap<T, M>> {
-        /// Reopens the map unless forgotten: a `build` that panics leaves no map closed and never retired.
-        struct ReopenOnUnwind<'a, T, M>(&'a SlotMap<T, M>);
-        impl<T, M> Drop for ReopenOnUnwind<'_, T, M> {
-            fn drop(&mut self) {
-                self.0.reopen();
-            }
-        }
         let old = self.get();
         old.close();
-        let guard = ReopenOnUnwind(&*old);
         old.wait_idle();
-        let new = Arc::new(build(&old));
-        std::mem::forget(guard);
+        // A `build` that panics must not leave the map closed and never retired (lookups waiting on its unclaimed
+        // slots would wait for a RETIRED that never comes): reopen it, then let the panic go on. Reopening runs
+        // after the catch, not while unwinding (see `View::settle` on why nothing locks while unwinding), and the
+        // panic is the caller's: nothing here looks at what `build` left behind.
+        let new = match catch_unwind(AssertUnwindSafe(|| build(&old))) {
+            Ok(map) => Arc::new(map),
+            Err(panic) => {
+                old.reopen();
+                drop(old);
+                resume_unwind(panic)
+            }
+        };
         *lock(&self.map) = Arc::clone(&new);
         trace(|| "published the successor map".to_owned());
         // After publishing: a handle that sees RETIRED (Acquire, pairing with retire's Release) and then asks
