@@ -8,10 +8,10 @@ use odb_index::idx::PackIndex;
 use odb_index::{HashKind, LoadMode, ObjectId, Store};
 
 use super::Rng;
-use super::alloc::thread_allocs;
-use super::arms::{Arm, GIX, Ids, Kind, odb_options};
+use super::arms::{Arm, Ids, Kind, odb_options};
 use super::fixture;
 use super::report::{Row, Val, add_ratios};
+use odb_index_testkit::alloc::thread_allocs;
 
 /// Sizes of one run.
 struct Plan {
@@ -59,10 +59,8 @@ fn odb_kinds() -> Vec<Kind> {
 
 fn all_kinds() -> Vec<Kind> {
     let mut k = odb_kinds();
-    if GIX {
-        k.push(Kind::Gix083);
-        k.push(Kind::Gix087);
-    }
+    k.push(Kind::Gix083);
+    k.push(Kind::Gix087);
     k
 }
 
@@ -170,11 +168,6 @@ fn present(objects: &Path, seed: u64) -> Result<Ids, String> {
 pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, String> {
     let plan = Plan::new(quick);
     let mut rows = Vec::new();
-    if !GIX {
-        eprintln!(
-            "bench: the gix-odb arms need `--features compare-gix`; measuring odb-index only"
-        );
-    }
     let kinds = all_kinds();
     let misses = absent(4096, 1);
     rows.push(machine());
@@ -220,9 +213,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     // 3. Two threads missing at once.
     // The bare index search, when there is one pack, is the control: it shares nothing between threads.
     let mut tk = vec![Kind::OdbNone, Kind::OdbCached, Kind::OdbProbe];
-    if GIX {
-        tk.push(Kind::Gix087);
-    }
+    tk.push(Kind::Gix087);
     if one_pack {
         tk.push(Kind::IdxLookup);
     }
@@ -233,9 +224,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     eprintln!("bench: building 100 packs (and a copy with a multi-pack-index) with git");
     let (many, many_midx) = fixture::many_packs(tmp.path(), 100, 123)?;
     let mut mk = vec![Kind::OdbProbe, Kind::OdbNone];
-    if GIX {
-        mk.push(Kind::Gix087);
-    }
+    mk.push(Kind::Gix087);
     let many_hits = present(&many, 3)?;
     for (label, dir) in [("100packs", &many), ("100packs-midx", &many_midx)] {
         let mut arms = open_arms(&mk, dir)?;
@@ -522,18 +511,12 @@ fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>,
 /// CPU time of the calling thread from `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` (the scheduler's exact
 /// runtime).
 fn thread_clock() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid pointer to a timespec we own.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } != 0 {
-        return Duration::ZERO;
-    }
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
-/// CPU time (user + system) of the calling thread from `getrusage(RUSAGE_THREAD)`.
+/// CPU time (user + system) of the calling thread from `getrusage(RUSAGE_THREAD)` (libc: rustix has no
+/// `getrusage`).
 fn thread_cpu() -> Duration {
     // SAFETY: getrusage writes a `rusage` into the zeroed struct we own.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -548,28 +531,15 @@ fn thread_cpu() -> Duration {
 
 /// Pin the calling thread (and the threads it spawns afterwards) to the first CPU it may run on.
 fn pin_to_one_cpu() -> Result<usize, String> {
-    // SAFETY: cpu_set_t is plain data; the libc calls read/write the set we own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Err(format!(
-                "sched_getaffinity: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        let cpu = (0..libc::CPU_SETSIZE as usize)
-            .find(|&c| libc::CPU_ISSET(c, &set))
-            .ok_or("no CPU in the affinity mask")?;
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut one);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) != 0 {
-            return Err(format!(
-                "sched_setaffinity: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        Ok(cpu)
-    }
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
+    let set = sched_getaffinity(None).map_err(|e| format!("sched_getaffinity: {e}"))?;
+    let cpu = (0..CpuSet::MAX_CPU)
+        .find(|&c| set.is_set(c))
+        .ok_or("no CPU in the affinity mask")?;
+    let mut one = CpuSet::new();
+    one.set(cpu);
+    sched_setaffinity(None, &one).map_err(|e| format!("sched_setaffinity: {e}"))?;
+    Ok(cpu)
 }
 
 /// One thread loads the big index cold (read into memory, so the load takes milliseconds) while three others
@@ -598,10 +568,9 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
                     if !waiter {
                         // The loader runs at nice 19, so the scheduler lets a waking waiter preempt it at once
                         // and the waiters arrive while the load is in flight.
-                        // SAFETY: plain syscalls on this thread's own id.
-                        unsafe {
-                            libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
-                        }
+                        // On Linux, PRIO_PROCESS with a thread id sets that thread's nice value.
+                        let tid = rustix::thread::gettid();
+                        let _ = rustix::process::setpriority_process(Some(tid), 19);
                     }
                     while waiter && store.index_loads() == 0 {
                         std::thread::sleep(Duration::from_micros(50));
@@ -708,13 +677,7 @@ fn syscalls(objects: &Path, user_path: bool, kinds: &[Kind], n: usize) -> Result
                 .args(["-f", "-c", "-o"])
                 .arg(&out)
                 .arg(&exe)
-                .args([
-                    "bench",
-                    "--only-miss-loop",
-                    &m.to_string(),
-                    "--arm",
-                    k.flag(),
-                ])
+                .args(["--only-miss-loop", &m.to_string(), "--arm", k.flag()])
                 .arg(objects)
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())

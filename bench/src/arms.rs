@@ -75,9 +75,6 @@ impl Kind {
     }
 }
 
-/// Whether the gix arms are compiled in.
-pub const GIX: bool = cfg!(feature = "compare-gix");
-
 pub fn odb_options(kind: Kind) -> Options {
     let loose = match kind {
         Kind::OdbProbe => LooseMode::Probe,
@@ -94,14 +91,11 @@ pub fn odb_options(kind: Kind) -> Options {
 pub enum Arm {
     Odb(Arc<Store>, Handle),
     Idx(Arc<PackIndex>, bool),
-    #[cfg(feature = "compare-gix")]
     Gix087(gix_odb::HandleArc),
-    #[cfg(feature = "compare-gix")]
     Gix083(gix_odb_083::HandleArc),
 }
 
 // A gix handle is used by one thread at a time and moved, never shared: the same contract as `Handle`.
-#[cfg(feature = "compare-gix")]
 const _: () = {
     const fn send<T: Send>() {}
     send::<gix_odb::HandleArc>();
@@ -130,7 +124,6 @@ impl Arm {
                 let idx = PackIndex::open(idx, HashKind::Sha1).map_err(|e| e.to_string())?;
                 Ok(Arm::Idx(Arc::new(idx), kind == Kind::IdxBinary))
             }
-            #[cfg(feature = "compare-gix")]
             Kind::Gix087 => {
                 let mut h = gix_odb::at(objects, gix_hash::Kind::Sha1)
                     .and_then(|h| h.into_arc())
@@ -139,7 +132,6 @@ impl Arm {
                 h.set_pack_cache(|| Box::new(gix_odb::pack::cache::Never));
                 Ok(Arm::Gix087(h))
             }
-            #[cfg(feature = "compare-gix")]
             Kind::Gix083 => {
                 let mut h = gix_odb_083::at(objects)
                     .and_then(|h| h.into_arc())
@@ -147,10 +139,6 @@ impl Arm {
                 h.refresh_never();
                 h.set_pack_cache(|| Box::new(gix_odb_083::pack::cache::Never));
                 Ok(Arm::Gix083(h))
-            }
-            #[cfg(not(feature = "compare-gix"))]
-            Kind::Gix083 | Kind::Gix087 => {
-                Err("the gix-odb arms need `--features compare-gix`".into())
             }
         }
     }
@@ -160,9 +148,7 @@ impl Arm {
         match self {
             Arm::Odb(s, _) => Arm::Odb(Arc::clone(s), s.handle()),
             Arm::Idx(i, b) => Arm::Idx(Arc::clone(i), *b),
-            #[cfg(feature = "compare-gix")]
             Arm::Gix087(h) => Arm::Gix087(h.clone()),
-            #[cfg(feature = "compare-gix")]
             Arm::Gix083(h) => Arm::Gix083(h.clone()),
         }
     }
@@ -204,7 +190,6 @@ impl Arm {
                     }
                 }
             }
-            #[cfg(feature = "compare-gix")]
             Arm::Gix087(h) => {
                 use gix_odb::pack::Find as _;
                 for _ in 0..n {
@@ -218,7 +203,6 @@ impl Arm {
                     }
                 }
             }
-            #[cfg(feature = "compare-gix")]
             Arm::Gix083(h) => {
                 use gix_odb_083::pack::Find as _;
                 for _ in 0..n {

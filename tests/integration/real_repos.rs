@@ -6,15 +6,13 @@
 //! a packed one in a pack whose `git show-index` lists it at the reported offset, a loose-only one in the first
 //! objects directory that holds it) and against a few thousand absent ids (all `None`).
 
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use odb_index::{Error, Location, LooseMode, ObjectId, Options, RefreshMode, Store};
+use odb_index_testkit::*;
 
 const ABSENT: usize = 3000;
 

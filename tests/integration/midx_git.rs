@@ -1,13 +1,11 @@
 //! The multi-pack-index reader and writer against files and repositories made by the real `git`.
-mod common;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use common::*;
 use odb_index::midx::write::{PackEntries, write_midx};
 use odb_index::midx::{MultiPackIndex, read_pack_names};
 use odb_index::{HashKind, LoadMode, ObjectId};
+use odb_index_testkit::*;
 
 fn kind_of(format: &str) -> HashKind {
     format.parse().unwrap()

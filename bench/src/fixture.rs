@@ -3,77 +3,33 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use odb_index::idx::write::{Entry, write_idx};
 use odb_index::{HashKind, ObjectId};
+use odb_index_testkit::try_git;
 
 use super::Rng;
 
 /// A directory removed when dropped.
-pub struct TempDir(PathBuf);
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     pub fn new(tag: &str) -> Result<TempDir, String> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let p =
-            std::env::temp_dir().join(format!("odb-index-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        Ok(TempDir(p))
+        tempfile::Builder::new()
+            .prefix(&format!("odb-index-{tag}-"))
+            .tempdir()
+            .map(TempDir)
+            .map_err(|e| format!("creating a temporary directory: {e}"))
     }
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `git` with no global or system config, no auto-gc or maintenance, fixed identity and dates.
-fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "odb-index")
-        .env("GIT_AUTHOR_EMAIL", "odb-index@example.invalid")
-        .env("GIT_COMMITTER_NAME", "odb-index")
-        .env("GIT_COMMITTER_EMAIL", "odb-index@example.invalid")
-        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
-        .env("GIT_COMMITTER_DATE", "1700000000 +0000")
-        .args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"]);
-    c
-}
-
+/// git with the shared test environment (no global config, no auto-gc, fixed identity); output discarded.
 fn run_git(dir: &Path, args: &[&str], stdin: &[u8]) -> Result<(), String> {
-    let mut child = git(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("running git (is it installed?): {e}"))?;
-    if let Some(mut si) = child.stdin.take() {
-        // A failing git shows in its exit status below.
-        let _ = si.write_all(stdin);
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("waiting for git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "git {args:?} in {} failed: {}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(())
+    try_git(dir, args, stdin).map(drop)
 }
 
 fn init(dir: &Path) -> Result<PathBuf, String> {

@@ -1,19 +1,18 @@
 //! Stress: lookups while git repacks, gcs, writes multi-pack-indices, receives pushes and prunes underneath;
 //! bounded file descriptors and released mappings; five thousand packs.
 //!
-//! `ODB_STRESS_SECS` sets how long the concurrent test runs (default 10 s). Tests in this file run one at a
-//! time (a lock), since they count the process's file descriptors and mappings.
-mod common;
-
+//! `ODB_STRESS_SECS` sets how long the concurrent test runs (default 10 s). Tests in this module run one at a
+//! time (a lock); they count descriptors and mappings of their own directories only, so the other modules'
+//! tests may run beside them.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::*;
 use odb_index::idx::write::{Entry, write_idx};
 use odb_index::{Error, HashKind, LoadMode, Location, ObjectId, Options, RefreshMode, Store};
+use odb_index_testkit::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -21,10 +20,16 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Open file descriptors of this process.
-fn fd_count() -> usize {
+/// Open file descriptors of this process that point at `dir` or anything below it. Counting only the test's
+/// own directory keeps the count exact while other tests of this binary open files in parallel.
+fn fds_under(dir: &Path) -> usize {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     std::fs::read_dir("/proc/self/fd")
-        .map(|d| d.count())
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|target| target.starts_with(&dir))
+                .count()
+        })
         .unwrap_or(0)
 }
 
@@ -132,7 +137,7 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
     let p = repo.path();
     let base = ids(&all_objects(p));
     assert!(base.len() > 200);
-    let fds_before = fd_count();
+    let fds_before = fds_under(p);
     let store = Store::open(p, Options::default()).unwrap();
     let objects = store.objects_dir().to_path_buf();
     let secs = stress_secs();
@@ -144,7 +149,7 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
     let tally = Tally::default();
     let mut steps = 0u64;
     let mut repacks = 0u64;
-    let mut max_fds = fd_count();
+    let mut max_fds = fds_under(p);
     std::thread::scope(|s| {
         let _stop = StopOnDrop(&stop);
         for t in 0..3usize {
@@ -230,7 +235,7 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
                 }
             }
             steps += 1;
-            max_fds = max_fds.max(fd_count());
+            max_fds = max_fds.max(fds_under(p));
         }
         stop.store(true, Ordering::Relaxed);
     });
@@ -260,7 +265,7 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
         "indices of deleted packs still mapped"
     );
     // Descriptors: the store holds at most its objects directory open, and nothing per pack or per load.
-    let fds_after = fd_count();
+    let fds_after = fds_under(p);
     println!("fds: before {fds_before}, during max {max_fds}, after {fds_after}");
     assert!(
         fds_after <= fds_before + 1,
@@ -271,7 +276,7 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
         "descriptors grew during the run: {fds_before} -> {max_fds}"
     );
     drop(store);
-    assert!(fd_count() <= fds_before);
+    assert!(fds_under(p) <= fds_before);
 }
 
 /// A handle that only ever hits keeps its snapshot; once the store has refreshed past a repack, its next hit
@@ -344,7 +349,7 @@ fn five_thousand_small_packs() {
     let n = 5000;
     let expected = write_small_packs(&objects, n, 2);
     for load in [LoadMode::Mmap, LoadMode::Read] {
-        let fds_before = fd_count();
+        let fds_before = fds_under(dir.path());
         let rss_before = vm_rss_kib();
         let store = Store::open(
             &objects,
@@ -357,7 +362,7 @@ fn five_thousand_small_packs() {
         let objects = store.objects_dir().to_path_buf();
         assert_eq!(store.packs().len(), n);
         assert_eq!(store.index_loads(), 0, "opening loads nothing");
-        let fds_open = fd_count();
+        let fds_open = fds_under(dir.path());
         let mut h = store.handle();
         // A miss first: it loads every index.
         for id in absent_ids(100, 40, 3) {
@@ -372,7 +377,7 @@ fn five_thousand_small_packs() {
                 other => panic!("{id}: {other:?}"),
             }
         }
-        let fds_loaded = fd_count();
+        let fds_loaded = fds_under(dir.path());
         let rss_after = vm_rss_kib();
         let mapped = maps_under(&objects);
         println!(
@@ -391,7 +396,7 @@ fn five_thousand_small_packs() {
         drop(h);
         drop(store);
         assert_eq!(maps_under(&objects), 0, "mappings left after drop");
-        assert!(fd_count() <= fds_before);
+        assert!(fds_under(dir.path()) <= fds_before);
     }
 }
 
@@ -405,7 +410,7 @@ fn handles_come_and_go_without_accumulating_resources() {
     fast_import_blobs(p, 30, 1, "a");
     let store = Store::open(p, Options::default()).unwrap();
     let objects = store.objects_dir().to_path_buf();
-    let fds_before = fd_count();
+    let fds_before = fds_under(p);
     for round in 0..5u64 {
         fast_import_blobs(p, 10, 100 + round, &format!("r{round}"));
         let all = ids(&all_objects(p));
@@ -425,7 +430,7 @@ fn handles_come_and_go_without_accumulating_resources() {
         git(p, &["repack", "-adq"]);
         store.refresh().unwrap();
         assert_eq!(deleted_index_maps(&objects), 0, "round {round}");
-        assert_eq!(fd_count(), fds_before, "round {round}");
+        assert_eq!(fds_under(p), fds_before, "round {round}");
     }
     let _ = Arc::strong_count(&store);
 }

@@ -1,13 +1,11 @@
 //! The concurrent store against real repositories made with git: cold-start races, refresh under load,
 //! repack and gc underneath lookups.
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::*;
+use odb_index_testkit::*;
 
 /// Sets the flag when dropped, so lookup threads stop even if the writer panics (no hung test).
 struct StopOnDrop<'a>(&'a AtomicBool);

@@ -1,11 +1,10 @@
-//! `odb-index bench`: odb-index side by side with gix-odb 0.83 and 0.87 (with `--features compare-gix`) on
+//! `odb-index-bench`: odb-index side by side with gix-odb 0.83 and 0.87 on
 //! the fixture of the sched_yield report, plus 100 packs with and without a multi-pack-index, a 1 000 000-object
 //! index, waiters for an in-flight load on one pinned core, and syscalls per miss under `strace`.
 //!
 //! Arms run interleaved (round-robin) in one process; each reports the minimum and median over its runs.
 //! See docs/BENCHMARKS.md for the figures and how to reproduce them.
 
-mod alloc;
 mod arms;
 mod fixture;
 mod report;
@@ -18,8 +17,34 @@ use odb_index::ObjectId;
 
 pub use arms::Kind;
 
+// Counts allocations per thread, so each arm reports its allocations per lookup.
 #[global_allocator]
-static ALLOCATOR: alloc::Counting = alloc::Counting;
+static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
+
+const USAGE: &str = "usage: odb-index-bench [PATH] [--json] [--svg FILE] [--quick]
+  Benchmark lookups: odb-index (loose probe, cached, none), gix-odb 0.83 and gix-odb 0.87, interleaved in
+  one process. Without PATH, build the fixture of the gix-odb sched_yield report with git (12 328 objects in
+  one pack) in a temporary directory. Prints a table (one JSON object per line with --json); --svg draws it as
+  a bar chart; --quick is a short run. See docs/BENCHMARKS.md.
+PATH is a work tree, a .git directory, a bare repository or an objects directory.";
+
+fn main() -> ExitCode {
+    let mut parser = lexopt::Parser::from_env();
+    let result = parse(&mut parser).and_then(|args| match args {
+        None => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(args) => run(args),
+    });
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("odb-index-bench: {msg} (try --help)");
+            ExitCode::from(2)
+        }
+    }
+}
 
 /// Parsed `bench` arguments.
 pub struct Args {
@@ -34,8 +59,8 @@ pub struct Args {
     pub make_fixture: Option<PathBuf>,
 }
 
-/// Parse the arguments after `bench`.
-pub fn parse(parser: &mut lexopt::Parser) -> Result<Args, String> {
+/// Parse the command line; `None` for `--help`.
+pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
     use lexopt::prelude::*;
     let mut a = Args {
         path: None,
@@ -48,6 +73,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Args, String> {
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
+            Long("help") | Short('h') => return Ok(None),
             Long("json") => a.json = true,
             Long("quick") => a.quick = true,
             Long("svg") => a.svg = Some(parser.value().map_err(|e| e.to_string())?.into()),
@@ -74,10 +100,10 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Args, String> {
             other => return Err(other.unexpected().to_string()),
         }
     }
-    Ok(a)
+    Ok(Some(a))
 }
 
-/// Run `odb-index bench`.
+/// Run the benchmark.
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(dir) = &args.make_fixture {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

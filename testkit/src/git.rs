@@ -1,5 +1,4 @@
-//! Helpers shared by the integration tests: make repositories with the real `git`.
-#![allow(dead_code)]
+//! Repositories made with the real `git`, for tests and the benchmark.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,28 +27,36 @@ pub fn git_cmd(dir: &Path) -> Command {
     c
 }
 
-/// Run git in `dir` with `args` and `stdin`; panic with its stderr if it fails; return stdout.
-pub fn git_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> String {
+/// Run git in `dir` with `args` and `stdin`; return stdout, or an error with git's stderr if it fails (for
+/// programs, such as the benchmark, that report failures instead of panicking).
+pub fn try_git(dir: &Path, args: &[&str], stdin: &[u8]) -> Result<String, String> {
     let mut child = git_cmd(dir)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run git");
-    {
-        let mut si = child.stdin.take().unwrap();
+        .map_err(|e| format!("running git (is it installed?): {e}"))?;
+    if let Some(mut si) = child.stdin.take() {
         // git may exit early on error; the error shows in its status below.
         let _ = si.write_all(stdin);
     }
-    let out = child.wait_with_output().expect("wait for git");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("git output is utf-8")
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {args:?} in {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|_| format!("git {args:?}: output is not UTF-8"))
+}
+
+/// Run git in `dir` with `args` and `stdin`; panic with its stderr if it fails; return stdout.
+pub fn git_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> String {
+    try_git(dir, args, stdin).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Run git in `dir` with `args`; panic with its stderr if it fails; return stdout.

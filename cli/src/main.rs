@@ -1,12 +1,11 @@
-//! The `odb-index` command: look objects up, verify index files, benchmark.
+//! The `odb-index` command: look objects up, verify index files. (The benchmark is the `odb-index-bench`
+//! package.)
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use odb_index::{Error, Handle, Location, LooseMode, ObjectId, Options, RefreshMode, Store};
-
-mod bench;
 
 const USAGE: &str = "usage:
   odb-index batch-check [--buffer] [--threads N] [--no-refresh] [--loose probe|cached|none] PATH
@@ -15,12 +14,6 @@ const USAGE: &str = "usage:
   odb-index verify PATH
       Check every pack index and multi-pack-index fully; print `ok <file> <n> objects` or
       `error <file>: <reason>` for each; exit 1 if any failed.
-  odb-index bench [PATH] [--json] [--svg FILE] [--quick]
-      Benchmark lookups: odb-index (loose probe, cached, none) and, when built with
-      `--features compare-gix`, gix-odb 0.83 and 0.87, interleaved in one process. Without PATH, build
-      the fixture of the gix-odb sched_yield report with git (12 328 objects in one pack) in a temporary
-      directory. Prints a table (one JSON object per line with --json); --svg draws it as a bar chart;
-      --quick is a short run. See docs/BENCHMARKS.md.
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
 
 fn main() -> ExitCode {
@@ -47,10 +40,6 @@ fn run() -> Result<ExitCode, String> {
         Some(other) => return Err(format!("{}\n{USAGE}", other.unexpected())),
         None => return Err(format!("no command given\n{USAGE}")),
     };
-    if cmd == "bench" {
-        let args = bench::parse(&mut parser).map_err(|e| format!("{e}\n{USAGE}"))?;
-        return bench::run(args);
-    }
     let mut path: Option<PathBuf> = None;
     let mut buffer = false;
     let mut threads = 1usize;

@@ -1,59 +1,15 @@
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//! Repository discovery, alternates, loose objects (probe and cache).
 use std::path::{Path, PathBuf};
 
-use common::{
-    absent_ids, all_objects, fast_import_blobs, git, git_cmd, git_stdin, init_repo, objects_dir,
-};
 use odb_index::loose::{LooseCache, LooseDb};
 use odb_index::repo::{self, AlternateProblem, Repository};
 use odb_index::{Error, HashKind, ObjectId};
-
-// ---------------------------------------------------------------------------------------------------------
-// A counting allocator: counts allocations made by the current thread, so that tests running in parallel in
-// this binary do not disturb each other's counts.
-
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged; the counter is
-// a const-initialized thread-local without a destructor, so touching it never allocates or re-enters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` (every allocation goes through this type) with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded unchanged; `ptr` came from `System` with `layout`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use odb_index_testkit::{
+    absent_ids, all_objects, fast_import_blobs, git, git_cmd, git_stdin, init_repo, objects_dir,
+};
 
 fn allocations_on_this_thread() -> u64 {
-    ALLOCS.with(Cell::get)
+    odb_index_testkit::alloc::thread_allocs()
 }
 
 // ---------------------------------------------------------------------------------------------------------

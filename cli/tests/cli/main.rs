@@ -1,6 +1,5 @@
 //! Integration tests of the `odb-index` command, checked against the real `git`.
-
-mod common;
+#![cfg(not(loom))]
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -10,7 +9,7 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{
+use odb_index_testkit::{
     absent_ids, all_objects, fast_import_blobs, git, git_stdin, idx_files, init_repo, objects_dir,
     show_index,
 };

@@ -1,6 +1,5 @@
-//! Results: the table, JSON lines, the design targets (design.md §6) and the SVG chart.
+//! Results: the table, JSON lines, the targets (docs/BENCHMARKS.md) and the SVG chart.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// A value of an extra JSON field.
@@ -42,66 +41,35 @@ impl Row {
         self
     }
 
+    /// The row as one JSON object (serde_json): fixed fields, then the extra ones.
     pub fn json(&self) -> String {
-        let mut s = String::from("{");
-        let _ = write!(s, "\"scenario\": {}", json_str(&self.scenario));
-        let _ = write!(s, ", \"arm\": {}", json_str(&self.arm));
-        let _ = write!(s, ", \"ns_per_lookup_min\": {}", json_num(self.ns_min));
-        let _ = write!(
-            s,
-            ", \"ns_per_lookup_median\": {}",
-            json_num(self.ns_median)
-        );
-        let _ = write!(s, ", \"allocs_per_lookup\": {}", json_num(self.allocs));
-        let _ = write!(s, ", \"runs\": {}", self.runs);
-        let _ = write!(s, ", \"lookups_per_run\": {}", self.lookups);
-        let _ = write!(
-            s,
-            ", \"ratio_vs_gix_odb_087\": {}",
-            json_num(self.ratio_gix087)
-        );
+        use serde_json::{Map, Value, json};
+        let num = |x: Option<f64>| match x {
+            Some(x) if x.is_finite() => json!((x * 1000.0).round() / 1000.0),
+            _ => Value::Null,
+        };
+        let mut o = Map::new();
+        o.insert("scenario".into(), json!(self.scenario));
+        o.insert("arm".into(), json!(self.arm));
+        o.insert("ns_per_lookup_min".into(), num(self.ns_min));
+        o.insert("ns_per_lookup_median".into(), num(self.ns_median));
+        o.insert("allocs_per_lookup".into(), num(self.allocs));
+        o.insert("runs".into(), json!(self.runs));
+        o.insert("lookups_per_run".into(), json!(self.lookups));
+        o.insert("ratio_vs_gix_odb_087".into(), num(self.ratio_gix087));
         if !self.note.is_empty() {
-            let _ = write!(s, ", \"note\": {}", json_str(&self.note));
+            o.insert("note".into(), json!(self.note));
         }
         for (k, v) in &self.extra {
             let v = match v {
-                Val::Num(x) => json_num(Some(*x)),
-                Val::Str(t) => json_str(t),
-                Val::Bool(b) => b.to_string(),
+                Val::Num(x) => num(Some(*x)),
+                Val::Str(t) => json!(t),
+                Val::Bool(b) => json!(b),
             };
-            let _ = write!(s, ", {}: {v}", json_str(k));
+            o.insert((*k).into(), v);
         }
-        s.push('}');
-        s
+        Value::Object(o).to_string()
     }
-}
-
-fn json_num(x: Option<f64>) -> String {
-    match x {
-        Some(x) if x.is_finite() => {
-            let r = (x * 1000.0).round() / 1000.0;
-            format!("{r}")
-        }
-        _ => "null".into(),
-    }
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
 }
 
 /// Fill `ratio_gix087` of every row whose scenario has a gix-odb 0.87 row with a median.
@@ -129,7 +97,7 @@ fn extra(r: &Row, key: &str) -> Option<f64> {
     })
 }
 
-/// The targets of design.md §6, as rows of scenario "target" (`value`, `limit`, `met`).
+/// The design targets (listed in docs/BENCHMARKS.md), as rows of scenario "target" (`value`, `limit`, `met`).
 pub fn targets(rows: &[Row]) -> Vec<Row> {
     use super::Kind;
     let mut t = Vec::new();
@@ -278,11 +246,6 @@ pub fn targets(rows: &[Row]) -> Vec<Row> {
 /// The readable table.
 pub fn print_table(rows: &[Row], targets: &[Row], objects: &Path) {
     println!("odb-index bench on {}", objects.display());
-    if !super::arms::GIX {
-        println!(
-            "(gix-odb arms not built: run `cargo run --release --features compare-gix -- bench` to compare with gix-odb 0.83 and 0.87)"
-        );
-    }
     println!(
         "{:<22} {:<26} {:>10} {:>10} {:>8} {:>8} {:>5}  note",
         "scenario", "arm", "ns min", "ns median", "allocs", "vs 0.87", "runs"
@@ -307,7 +270,7 @@ pub fn print_table(rows: &[Row], targets: &[Row], objects: &Path) {
             r.note
         );
     }
-    println!("\ntargets (design.md §6):");
+    println!("\ntargets (docs/BENCHMARKS.md, Targets):");
     for t in targets {
         println!("  {:<62} {}", t.arm, t.note);
     }
@@ -342,6 +305,8 @@ pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
         .build_cartesian_2d((1.0f64..max).log_scale(), -0.5f64..(n as f64 - 0.5))
         .map_err(|e| err(&e))?;
     let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    // Bar i (and its value label) is drawn on row y = n-1-i, so the first bar is at the top.
+    let row_y = |i: usize| (n - 1 - i) as f64;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -373,15 +338,17 @@ pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
             } else {
                 RGBColor(70, 120, 200)
             };
-            let y = (n - 1 - i) as f64;
+            let y = row_y(i);
             Rectangle::new([(1.0, y - 0.35), (*v, y + 0.35)], color.filled())
         }))
         .map_err(|e| err(&e))?;
     chart
         .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
+            // The label of bar i sits on bar i's row (the rows are drawn top-down).
             Text::new(
                 format!("{v:.0}"),
-                (*v * 1.05, i as f64 + 0.3),
+                // Top-left corner of the text: just right of the bar's end, level with the bar's top edge.
+                (*v * 1.05, row_y(i) + 0.3),
                 ("sans-serif", 12),
             )
         }))

@@ -1,14 +1,12 @@
 //! Pack indices made by git, read by `PackIndex`; indices made by `write_idx`, read by git.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::*;
 use odb_index::idx::PackIndex;
 use odb_index::idx::write::{Entry, write_idx};
 use odb_index::{HashKind, LoadMode, ObjectId};
+use odb_index_testkit::*;
 
 fn kind_of(format: &str) -> HashKind {
     format.parse().unwrap()

@@ -1,8 +1,6 @@
 //! Hostile and odd object directories, corrupt index files, and files truncated or rewritten in place under
 //! `LoadMode::Read`: the store serves what it can (compared with `git cat-file --batch-check`), reports what it
 //! cannot, and never panics. See docs/RELIABILITY.md.
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -10,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use common::*;
 use odb_index::idx::write::{Entry, write_idx};
 use odb_index::{Error, HashKind, LoadMode, Location, ObjectId, Options, RefreshMode, Store};
+use odb_index_testkit::*;
 
 /// A bare repository with three packs (60 blobs plus trees and commits) and two loose blobs.
 struct Fixture {
