@@ -5,6 +5,8 @@
 //! - `store`: the concurrent store on real repositories (cold-start races, refresh, repack underneath).
 //! - `real_repos`: end to end on mixed repositories, SHA-256, alternates.
 //! - `reliability`: hostile and odd repositories, corrupt and truncated files.
+//! - `hostile`: files that are consistent but lie, FIFOs and devices, a sparse 2^31-object index, unreadable
+//!   directories (issue 13), beside real git repositories.
 //! - `stress`: lookups under repack/gc/prune/push, descriptors and mappings, thousands of packs.
 //!
 //! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
@@ -15,6 +17,7 @@
 #[global_allocator]
 static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
 
+mod hostile;
 mod idx_git;
 mod midx_git;
 mod real_repos;

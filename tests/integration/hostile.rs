@@ -4,17 +4,16 @@
 //! pack directories and alternates. For each: no wrong location, no hang, no panic, a typed error naming the
 //! file, and every object present in a good pack still found; compared with what `git` does where it can be.
 //! See docs/RELIABILITY.md.
-mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::*;
 use odb_index::data::{FileKind, FileProblem, file_problem};
 use odb_index::idx::{IdxProblem, PackIndex};
 use odb_index::midx::{MidxProblem, MultiPackIndex};
 use odb_index::{Error, HashKind, LoadMode, Location, ObjectId, Options, RefreshMode, Store};
+use odb_index_testkit::*;
 
 // ---------------------------------------------------------------------------------------------------------
 // The generator: a real repository, and hostile edits of its files.
