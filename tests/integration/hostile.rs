@@ -117,7 +117,10 @@ impl Repo {
             Location::Packed { pack, offset } => {
                 let idx = store.pack_path(pack).unwrap().with_extension("idx");
                 let listed = self.packs.get(&idx).unwrap_or_else(|| {
-                    panic!("{id}: reported in {}, not a pack of the repository", idx.display())
+                    panic!(
+                        "{id}: reported in {}, not a pack of the repository",
+                        idx.display()
+                    )
                 });
                 assert!(
                     listed.iter().any(|(i, o)| i == id && *o == offset),
@@ -127,7 +130,11 @@ impl Repo {
             }
             Location::Loose { dir } => {
                 let d = &store.objects_dirs()[dir];
-                assert!(d.join(&id[..2]).join(&id[2..]).is_file(), "{id} not loose in {}", d.display());
+                assert!(
+                    d.join(&id[..2]).join(&id[2..]).is_file(),
+                    "{id} not loose in {}",
+                    d.display()
+                );
             }
         }
     }
@@ -167,7 +174,10 @@ fn git_batch_check(repo: &Path, ids: &[String]) -> (Vec<String>, bool, String) {
     }
     let out = child.wait_with_output().unwrap();
     (
-        String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect(),
         out.status.success(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
@@ -182,7 +192,10 @@ fn git_has(repo: &Path, ids: &[String]) -> Vec<bool> {
 
 /// Replace `path` by `bytes` the way git replaces files: write a temporary file, rename it over the old one.
 fn replace_by_rename(path: &Path, bytes: &[u8]) {
-    let tmp = path.with_file_name(format!("tmp_hostile_{}", path.file_name().unwrap().to_str().unwrap()));
+    let tmp = path.with_file_name(format!(
+        "tmp_hostile_{}",
+        path.file_name().unwrap().to_str().unwrap()
+    ));
     std::fs::write(&tmp, bytes).unwrap();
     std::fs::rename(&tmp, path).unwrap();
 }
@@ -206,7 +219,10 @@ fn idx_with_offset(idx: &[u8], kind: HashKind, pos: usize, offset: u64) -> Vec<u
     } else {
         let large_at = table + 4 * n;
         let rows = (b.len() - 2 * h - large_at) / 8;
-        b.splice(large_at + 8 * rows..large_at + 8 * rows, offset.to_be_bytes());
+        b.splice(
+            large_at + 8 * rows..large_at + 8 * rows,
+            offset.to_be_bytes(),
+        );
         0x8000_0000 | rows as u32
     };
     b[table + 4 * pos..table + 4 * pos + 4].copy_from_slice(&word.to_be_bytes());
@@ -223,7 +239,10 @@ fn corrupt_index_problem(e: &Error, idx: &Path) -> IdxProblem {
             assert!(e.to_string().contains(idx.to_str().unwrap()), "{e}");
             problem.clone()
         }
-        other => panic!("expected a corrupt index naming {}, got {other:?}", idx.display()),
+        other => panic!(
+            "expected a corrupt index naming {}, got {other:?}",
+            idx.display()
+        ),
     }
 }
 
@@ -237,9 +256,14 @@ fn incomplete_for(r: &Result<Option<Location>, Error>, path: &Path) -> Arc<Error
                 .iter()
                 .find(|(p, _)| p == path)
                 .map(|(_, e)| Arc::clone(e))
-                .unwrap_or_else(|| panic!("Incomplete does not name {}: {failed:?}", path.display()))
+                .unwrap_or_else(|| {
+                    panic!("Incomplete does not name {}: {failed:?}", path.display())
+                })
         }
-        other => panic!("expected Incomplete naming {}, got {other:?}", path.display()),
+        other => panic!(
+            "expected Incomplete naming {}, got {other:?}",
+            path.display()
+        ),
     }
 }
 
@@ -250,7 +274,10 @@ fn io_file_problem(e: &Error, path: &Path) -> FileProblem {
         Error::Io { path: p, source } if p == path => file_problem(source)
             .cloned()
             .unwrap_or_else(|| panic!("{e}: no file problem")),
-        other => panic!("expected an I/O error naming {}, got {other:?}", path.display()),
+        other => panic!(
+            "expected an I/O error naming {}, got {other:?}",
+            path.display()
+        ),
     }
 }
 
@@ -291,7 +318,10 @@ fn idx_offsets_past_the_pack_or_in_its_header_are_errors_never_locations() {
         let original = std::fs::read(&idx).unwrap();
         let pack_len = std::fs::metadata(idx.with_extension("pack")).unwrap().len();
         let target = r.only_in(0)[0].clone();
-        let pos = r.packs[&idx].iter().position(|(i, _)| *i == target).unwrap();
+        let pos = r.packs[&idx]
+            .iter()
+            .position(|(i, _)| *i == target)
+            .unwrap();
         let h = kind.len() as u64;
         for (bad, past_end) in [
             (pack_len + 100, true),
@@ -305,16 +335,28 @@ fn idx_offsets_past_the_pack_or_in_its_header_are_errors_never_locations() {
             for load in [LoadMode::Mmap, LoadMode::Read] {
                 let store = Store::open(r.path(), Options::default().load(load)).unwrap();
                 let mut hd = store.handle();
-                let e = hd.locate(&oid(&target)).expect_err("a lying offset was answered");
+                let e = hd
+                    .locate(&oid(&target))
+                    .expect_err("a lying offset was answered");
                 let problem = corrupt_index_problem(&e, &idx);
                 if past_end {
                     assert_eq!(
                         problem,
-                        IdxProblem::OffsetPastPackEnd { entry: pos as u32, offset: bad, pack_len },
+                        IdxProblem::OffsetPastPackEnd {
+                            entry: pos as u32,
+                            offset: bad,
+                            pack_len
+                        },
                         "{format} {bad}"
                     );
                 } else {
-                    assert_eq!(problem, IdxProblem::OffsetInPackHeader { entry: pos as u32, offset: bad });
+                    assert_eq!(
+                        problem,
+                        IdxProblem::OffsetInPackHeader {
+                            entry: pos as u32,
+                            offset: bad
+                        }
+                    );
                 }
                 r.assert_found(&store, &r.all_but(std::slice::from_ref(&target)));
                 for id in r.absent() {
@@ -323,7 +365,10 @@ fn idx_offsets_past_the_pack_or_in_its_header_are_errors_never_locations() {
             }
             if past_end {
                 let (_, ok, err) = git_batch_check(r.path(), std::slice::from_ref(&target));
-                assert!(!ok && err.contains("offset beyond end of packfile"), "git: {err}");
+                assert!(
+                    !ok && err.contains("offset beyond end of packfile"),
+                    "git: {err}"
+                );
             }
         }
         // verify (the full check, given the pack's length) reports it too.
@@ -332,7 +377,10 @@ fn idx_offsets_past_the_pack_or_in_its_header_are_errors_never_locations() {
         let len = loaded.check_pack(&idx.with_extension("pack")).unwrap();
         assert_eq!(len, pack_len);
         let e = loaded.with_pack_len(len).verify().unwrap_err();
-        assert!(matches!(corrupt_index_problem(&e, &idx), IdxProblem::OffsetPastPackEnd { .. }));
+        assert!(matches!(
+            corrupt_index_problem(&e, &idx),
+            IdxProblem::OffsetPastPackEnd { .. }
+        ));
     }
 }
 
@@ -343,19 +391,31 @@ fn object_behind_a_lying_offset_is_found_in_another_pack() {
     let kind = r.kind();
     let idx = r.idx(0);
     // A second copy of pack 0 under another name (git would find the object in either).
-    let copy_stem = r.pack_dir().join(format!("pack-{}", "c0".repeat(kind.len())));
+    let copy_stem = r
+        .pack_dir()
+        .join(format!("pack-{}", "c0".repeat(kind.len())));
     std::fs::copy(idx.with_extension("pack"), copy_stem.with_extension("pack")).unwrap();
     std::fs::copy(&idx, copy_stem.with_extension("idx")).unwrap();
     let mut r = r;
-    r.packs.insert(copy_stem.with_extension("idx"), r.packs[&idx].clone());
+    r.packs
+        .insert(copy_stem.with_extension("idx"), r.packs[&idx].clone());
     let target = r.packs[&idx][0].0.clone();
     let original = std::fs::read(&idx).unwrap();
     replace_by_rename(&idx, &idx_with_offset(&original, kind, 0, 1 << 40));
     let store = Store::open(r.path(), Options::default()).unwrap();
-    let loc = store.handle().locate(&oid(&target)).unwrap().expect("found in the copy");
+    let loc = store
+        .handle()
+        .locate(&oid(&target))
+        .unwrap()
+        .expect("found in the copy");
     r.check_location(&store, &target, loc);
-    let Location::Packed { pack, .. } = loc else { panic!("{loc:?}") };
-    assert_eq!(store.pack_path(pack).unwrap(), copy_stem.with_extension("pack"));
+    let Location::Packed { pack, .. } = loc else {
+        panic!("{loc:?}")
+    };
+    assert_eq!(
+        store.pack_path(pack).unwrap(),
+        copy_stem.with_extension("pack")
+    );
     r.assert_found(&store, &r.all);
 }
 
@@ -386,7 +446,13 @@ fn packs_that_do_not_match_their_index_are_reported_and_their_objects_looked_up_
         *other_trailer.last_mut().unwrap() ^= 1;
         let short = original_pack0[..12 + h - 1].to_vec();
         for (case, pack0_bytes, bad_idx, bad_pack, lost) in [
-            ("idx copied over", None, &idx1, idx1.with_extension("pack"), &in1),
+            (
+                "idx copied over",
+                None,
+                &idx1,
+                idx1.with_extension("pack"),
+                &in1,
+            ),
             ("trailer", Some(&other_trailer), &idx0, pack0.clone(), &in0),
             ("short pack", Some(&short), &idx0, pack0.clone(), &in0),
         ] {
@@ -402,7 +468,10 @@ fn packs_that_do_not_match_their_index_are_reported_and_their_objects_looked_up_
                     let got = hd.locate(&oid(id));
                     let e = incomplete_for(&got, bad_idx);
                     let shown = e.to_string();
-                    assert!(shown.contains(bad_pack.to_str().unwrap()), "{case}: {shown}");
+                    assert!(
+                        shown.contains(bad_pack.to_str().unwrap()),
+                        "{case}: {shown}"
+                    );
                     match corrupt_index_problem(&e, bad_idx) {
                         IdxProblem::PackMismatch { pack, .. } if case != "short pack" => {
                             assert_eq!(pack, bad_pack)
@@ -416,9 +485,15 @@ fn packs_that_do_not_match_their_index_are_reported_and_their_objects_looked_up_
             }
             // git agrees on what is found, and says "does not match index" (or cannot read the pack).
             let (lines, _, err) = git_batch_check(r.path(), lost);
-            assert!(lines.iter().all(|l| l.ends_with(" missing")), "{case}: git {lines:?}");
+            assert!(
+                lines.iter().all(|l| l.ends_with(" missing")),
+                "{case}: git {lines:?}"
+            );
             assert!(!err.is_empty(), "{case}: git said nothing");
-            assert!(git_has(r.path(), &r.all_but(lost)).iter().all(|&p| p), "{case}");
+            assert!(
+                git_has(r.path(), &r.all_but(lost)).iter().all(|&p| p),
+                "{case}"
+            );
         }
     }
 }
@@ -456,7 +531,13 @@ fn pack_removed_after_listing_is_a_vanished_pack_not_a_mismatch() {
 /// Offset of chunk `id` in a multi-pack-index, and the offset of the next row's (its end).
 fn chunk_range(midx: &[u8], id: &[u8; 4]) -> Option<(usize, usize)> {
     let chunks = usize::from(midx[6]);
-    let at = |row: usize| u64::from_be_bytes(midx[12 + 12 * row + 4..12 + 12 * row + 12].try_into().unwrap());
+    let at = |row: usize| {
+        u64::from_be_bytes(
+            midx[12 + 12 * row + 4..12 + 12 * row + 12]
+                .try_into()
+                .unwrap(),
+        )
+    };
     (0..chunks)
         .find(|&row| &midx[12 + 12 * row..12 + 12 * row + 4] == id)
         .map(|row| (at(row) as usize, at(row + 1) as usize))
@@ -477,7 +558,11 @@ fn lying_midx_files(good: &[u8], kind: HashKind, packs: usize) -> Vec<(&'static 
         }
     };
     let field = |b: &[u8], object: usize, at: usize| {
-        u32::from_be_bytes(b[ooff + 8 * object + at..ooff + 8 * object + at + 4].try_into().unwrap())
+        u32::from_be_bytes(
+            b[ooff + 8 * object + at..ooff + 8 * object + at + 4]
+                .try_into()
+                .unwrap(),
+        )
     };
     let mut out = Vec::new();
     let mut v = good.to_vec();
@@ -513,7 +598,10 @@ fn lying_midx_files(good: &[u8], kind: HashKind, packs: usize) -> Vec<(&'static 
     out.push(("a pack name with no such pack", v));
     // Out-of-order ids: swap the first two.
     let mut v = good.to_vec();
-    let (a, b) = (v[oidl..oidl + h].to_vec(), v[oidl + h..oidl + 2 * h].to_vec());
+    let (a, b) = (
+        v[oidl..oidl + h].to_vec(),
+        v[oidl + h..oidl + 2 * h].to_vec(),
+    );
     if a[0] == b[0] {
         v[oidl..oidl + h].copy_from_slice(&b);
         v[oidl + h..oidl + 2 * h].copy_from_slice(&a);
@@ -547,7 +635,10 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
             })
             .collect();
         let refs: Vec<Option<&PackIndex>> = indices.iter().map(Some).collect();
-        MultiPackIndex::open(&midx_path, kind).unwrap().verify_with_packs(&refs).unwrap();
+        MultiPackIndex::open(&midx_path, kind)
+            .unwrap()
+            .verify_with_packs(&refs)
+            .unwrap();
         for (case, bytes) in lying_midx_files(&good, kind, r.packs.len()) {
             replace_by_rename(&midx_path, &bytes);
             // git's verify fails.
@@ -557,17 +648,26 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
                 .unwrap();
             assert!(!st.status.success(), "{format} {case}: git verify passed");
             // So does ours: the midx opens, and verify against the packs names the problem.
-            let m = MultiPackIndex::open(&midx_path, kind).unwrap_or_else(|e| panic!("{case}: {e}"));
+            let m =
+                MultiPackIndex::open(&midx_path, kind).unwrap_or_else(|e| panic!("{case}: {e}"));
             let names = m.pack_names().to_vec();
             let packs: Vec<Option<&PackIndex>> = names
                 .iter()
-                .map(|n| indices.iter().find(|i| i.path().file_name().unwrap() == n.as_str()))
+                .map(|n| {
+                    indices
+                        .iter()
+                        .find(|i| i.path().file_name().unwrap() == n.as_str())
+                })
                 .collect();
             let e = m.verify_with_packs(&packs).expect_err(case);
-            let Error::CorruptMultiPackIndex { path, problem } = &e else { panic!("{case}: {e:?}") };
+            let Error::CorruptMultiPackIndex { path, problem } = &e else {
+                panic!("{case}: {e:?}")
+            };
             assert_eq!(path, &midx_path);
             let expected = match case {
-                "offset off by one" => matches!(problem, MidxProblem::OffsetMismatch { object: 0, .. }),
+                "offset off by one" => {
+                    matches!(problem, MidxProblem::OffsetMismatch { object: 0, .. })
+                }
                 "pack ids swapped" => matches!(
                     problem,
                     MidxProblem::ObjectNotInPack { .. } | MidxProblem::OffsetMismatch { .. }
@@ -575,11 +675,22 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
                 "large-offset flag without a LOFF chunk" => {
                     matches!(problem, MidxProblem::OffsetPastPackEnd { object: 0, .. })
                 }
-                "pack int id out of range" => matches!(problem, MidxProblem::PackIdOutOfRange { object: 0, .. }),
-                "offset inside the pack header" => {
-                    matches!(problem, MidxProblem::OffsetInPackHeader { object: 0, offset: 5, .. })
+                "pack int id out of range" => {
+                    matches!(problem, MidxProblem::PackIdOutOfRange { object: 0, .. })
                 }
-                "a pack name with no such pack" => matches!(problem, MidxProblem::PackMissing { .. }),
+                "offset inside the pack header" => {
+                    matches!(
+                        problem,
+                        MidxProblem::OffsetInPackHeader {
+                            object: 0,
+                            offset: 5,
+                            ..
+                        }
+                    )
+                }
+                "a pack name with no such pack" => {
+                    matches!(problem, MidxProblem::PackMissing { .. })
+                }
                 "ids out of order" => matches!(problem, MidxProblem::IdsOutOfOrder { object: 1 }),
                 other => unreachable!("{other}"),
             };
@@ -600,15 +711,19 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
                             // Entries that are in range may still lie (off by one, swapped): only verify,
                             // which reads the packs' indices, can tell. The others must be right.
                             if !matches!(case, "offset off by one" | "pack ids swapped") {
-                                r.check_location(&store, id, Location::Packed {
-                                    pack: store
-                                        .packs()
-                                        .into_iter()
-                                        .find(|(_, p)| *p == pack.with_extension("idx"))
-                                        .unwrap()
-                                        .0,
-                                    offset,
-                                });
+                                r.check_location(
+                                    &store,
+                                    id,
+                                    Location::Packed {
+                                        pack: store
+                                            .packs()
+                                            .into_iter()
+                                            .find(|(_, p)| *p == pack.with_extension("idx"))
+                                            .unwrap()
+                                            .0,
+                                        offset,
+                                    },
+                                );
                             }
                         }
                         Ok(Some(loc)) => r.check_location(&store, id, loc),
@@ -617,7 +732,8 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
                             "{case}: {id} reported missing"
                         ),
                         Err(e) => assert!(
-                            e.to_string().contains("multi-pack-index") || e.to_string().contains(".idx"),
+                            e.to_string().contains("multi-pack-index")
+                                || e.to_string().contains(".idx"),
                             "{case}: {id}: {e}"
                         ),
                     }
@@ -673,7 +789,11 @@ fn fifos_sockets_and_devices_where_index_files_should_be() {
             for id in &lost {
                 let got = hd.locate(&oid(id));
                 let e = incomplete_for(&got, &idx);
-                assert_eq!(io_file_problem(&e, &idx), FileProblem::NotRegular { kind }, "{what}");
+                assert_eq!(
+                    io_file_problem(&e, &idx),
+                    FileProblem::NotRegular { kind },
+                    "{what}"
+                );
             }
             r.assert_found(&store, &r.all_but(&lost));
             if what == "directory" {
@@ -691,7 +811,10 @@ fn fifos_sockets_and_devices_where_index_files_should_be() {
         let store = Store::open(r.path(), Options::default().load(load)).unwrap();
         let problems = store.problems();
         assert!(
-            problems.iter().any(|p| p.to_string().contains("multi-pack-index") && p.to_string().contains("FIFO")),
+            problems
+                .iter()
+                .any(|p| p.to_string().contains("multi-pack-index")
+                    && p.to_string().contains("FIFO")),
             "{problems:?}"
         );
         r.assert_found(&store, &r.all);
@@ -705,7 +828,10 @@ fn fifos_sockets_and_devices_where_index_files_should_be() {
         fifo_over(&midx);
         r.assert_found(&store, &r.all);
         let problems = store.problems();
-        assert!(problems.iter().any(|p| p.to_string().contains("FIFO")), "{problems:?}");
+        assert!(
+            problems.iter().any(|p| p.to_string().contains("FIFO")),
+            "{problems:?}"
+        );
         std::fs::remove_file(&midx).unwrap();
     }
 }
@@ -727,8 +853,15 @@ fn fifos_and_devices_where_repository_files_should_be() {
             mkfifo(&config);
         }
         let e = Store::open(r.path(), Options::default()).unwrap_err();
-        let kind = if device { FileKind::CharDevice } else { FileKind::Fifo };
-        assert_eq!(io_file_problem(&e, &config), FileProblem::NotRegular { kind });
+        let kind = if device {
+            FileKind::CharDevice
+        } else {
+            FileKind::Fifo
+        };
+        assert_eq!(
+            io_file_problem(&e, &config),
+            FileProblem::NotRegular { kind }
+        );
     }
     std::fs::remove_file(&config).unwrap();
     std::fs::write(&config, saved).unwrap();
@@ -738,9 +871,16 @@ fn fifos_and_devices_where_repository_files_should_be() {
     mkfifo(&alternates);
     let store = Store::open(r.path(), Options::default()).unwrap();
     let problems = store.problems();
-    assert!(problems.iter().any(|p| p.to_string().contains("alternates")), "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.to_string().contains("alternates")),
+        "{problems:?}"
+    );
     r.assert_found(&store, &r.all);
-    let canonical = std::fs::canonicalize(objects_dir(r.path())).unwrap().join("info/alternates");
+    let canonical = std::fs::canonicalize(objects_dir(r.path()))
+        .unwrap()
+        .join("info/alternates");
     incomplete_for(&store.handle().locate(&oid(&r.absent()[0])), &canonical);
     std::fs::remove_file(&alternates).unwrap();
     // A work tree whose .git file is a FIFO.
@@ -749,12 +889,17 @@ fn fifos_and_devices_where_repository_files_should_be() {
     let e = Store::open(work.path(), Options::default()).unwrap_err();
     assert_eq!(
         io_file_problem(&e, &work.path().join(".git")),
-        FileProblem::NotRegular { kind: FileKind::Fifo }
+        FileProblem::NotRegular {
+            kind: FileKind::Fifo
+        }
     );
     // A linked worktree (made by git) whose commondir is a FIFO.
     let main = init_repo("sha1", false);
     fast_import_blobs(main.path(), 3, 1, "main");
-    git(main.path(), &["worktree", "add", "-q", "../wt-hostile", "main"]);
+    git(
+        main.path(),
+        &["worktree", "add", "-q", "../wt-hostile", "main"],
+    );
     let wt = main.path().parent().unwrap().join("wt-hostile");
     let gitdir = main.path().join(".git/worktrees/wt-hostile");
     let commondir = gitdir.join("commondir");
@@ -762,7 +907,12 @@ fn fifos_and_devices_where_repository_files_should_be() {
     std::fs::remove_file(&commondir).unwrap();
     mkfifo(&commondir);
     let e = Store::open(&wt, Options::default()).unwrap_err();
-    assert_eq!(io_file_problem(&e, &commondir), FileProblem::NotRegular { kind: FileKind::Fifo });
+    assert_eq!(
+        io_file_problem(&e, &commondir),
+        FileProblem::NotRegular {
+            kind: FileKind::Fifo
+        }
+    );
     std::fs::remove_dir_all(&wt).unwrap();
 }
 
@@ -808,13 +958,17 @@ fn sparse_index_claiming_2_31_objects() {
     // Ids in the claimed bucket (0x00) and elsewhere.
     let mut absent = r.absent();
     absent.push(format!("00{}", "1".repeat(38)));
-    absent.push(format!("{}", "0".repeat(40)).replace("0000000000", "000000000f"));
+    absent.push(format!("{}f", "0".repeat(39)));
+    absent.push("0".repeat(40));
     for id in &absent {
         match hd.locate(&oid(id)) {
             Ok(None) => {}
             // The all-zero id is listed (every entry is zero), at offset 0, inside the pack header.
-            Err(e) if id.starts_with("000000000") => {
-                assert!(matches!(corrupt_index_problem(&e, &idx), IdxProblem::OffsetInPackHeader { .. }))
+            Err(e) if *id == "0".repeat(40) => {
+                assert!(matches!(
+                    corrupt_index_problem(&e, &idx),
+                    IdxProblem::OffsetInPackHeader { .. }
+                ))
             }
             other => panic!("{id}: {other:?}"),
         }
@@ -824,7 +978,10 @@ fn sparse_index_claiming_2_31_objects() {
     // Under LoadMode::Read: a typed error naming the file instead of reading 60 GB.
     let store = Store::open(r.path(), Options::default().load(LoadMode::Read)).unwrap();
     let e = incomplete_for(&store.handle().locate(&oid(&r.absent()[0])), &idx);
-    assert!(matches!(io_file_problem(&e, &idx), FileProblem::Sparse { .. }), "{e}");
+    assert!(
+        matches!(io_file_problem(&e, &idx), FileProblem::Sparse { .. }),
+        "{e}"
+    );
     r.assert_found(&store, &r.all);
 }
 
@@ -844,9 +1001,13 @@ fn unreadable_pack_directories_and_alternates() {
     let borrower = init_repo("sha1", true);
     let own: Vec<String> = (0..3)
         .map(|i| {
-            git_stdin(borrower.path(), &["hash-object", "-w", "--stdin"], format!("own {i}\n").as_bytes())
-                .trim()
-                .to_owned()
+            git_stdin(
+                borrower.path(),
+                &["hash-object", "-w", "--stdin"],
+                format!("own {i}\n").as_bytes(),
+            )
+            .trim()
+            .to_owned()
         })
         .collect();
     let base_objects = std::fs::canonicalize(objects_dir(base.path())).unwrap();
@@ -863,21 +1024,28 @@ fn unreadable_pack_directories_and_alternates() {
         }
         let problems = store.problems();
         assert!(
-            problems.iter().any(|p| p.to_string().contains(dir.to_str().unwrap())),
+            problems
+                .iter()
+                .any(|p| p.to_string().contains(dir.to_str().unwrap())),
             "{} not reported: {problems:?}",
             dir.display()
         );
         incomplete_for(&hd.locate(&oid(&absent[0])), dir);
     };
     // 1. The borrower's own pack directory is a loop: the alternate's packs and the loose objects answer.
-    let own_pack = std::fs::canonicalize(objects_dir(borrower.path())).unwrap().join("pack");
+    let own_pack = std::fs::canonicalize(objects_dir(borrower.path()))
+        .unwrap()
+        .join("pack");
     std::fs::remove_dir_all(&own_pack).unwrap();
     std::os::unix::fs::symlink(&own_pack, &own_pack).unwrap();
     let store = Store::open(borrower.path(), Options::default()).unwrap();
     let mut found = own.clone();
     found.extend(base.all.iter().cloned());
     check(&store, &found, &own_pack);
-    assert!(git_has(borrower.path(), &found).iter().all(|&p| p), "git finds them too");
+    assert!(
+        git_has(borrower.path(), &found).iter().all(|&p| p),
+        "git finds them too"
+    );
     std::fs::remove_file(&own_pack).unwrap();
     std::fs::create_dir(&own_pack).unwrap();
     // 2. The alternate's pack directory is a loop: own objects and the alternate's loose ones answer.
@@ -914,7 +1082,9 @@ fn unreadable_pack_directory_by_permission() {
     std::fs::set_permissions(&pack_dir, std::fs::Permissions::from_mode(0o000)).unwrap();
     if std::fs::read_dir(&pack_dir).is_ok() {
         std::fs::set_permissions(&pack_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        eprintln!("running as root: a mode-000 directory is readable, the case cannot be made here");
+        eprintln!(
+            "running as root: a mode-000 directory is readable, the case cannot be made here"
+        );
         return;
     }
     let store = Store::open(r.path(), Options::default());
@@ -922,5 +1092,10 @@ fn unreadable_pack_directory_by_permission() {
     let store = store.unwrap();
     let canonical = std::fs::canonicalize(&pack_dir).unwrap();
     let problems = store.problems();
-    assert!(problems.iter().any(|p| p.to_string().contains(canonical.to_str().unwrap())), "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.to_string().contains(canonical.to_str().unwrap())),
+        "{problems:?}"
+    );
 }
