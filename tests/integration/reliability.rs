@@ -886,7 +886,12 @@ fn write_named_pack(
         &HashKind::Sha1.digest(stem.as_bytes()),
     )
     .unwrap();
-    std::fs::write(pack_dir.join(format!("pack-{stem}.pack")), b"PACK").unwrap();
+    write_stub_pack(
+        &pack_dir.join(format!("pack-{stem}.pack")),
+        ids.len() as u32,
+        base + ids.len() as u64 + 20,
+        HashKind::Sha1.digest(stem.as_bytes()).as_bytes(),
+    );
     replace_by_rename(&pack_dir.join(&name), &bytes);
     odb_index::midx::write::PackEntries {
         name,

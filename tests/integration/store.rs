@@ -386,7 +386,12 @@ fn thousands_of_packs() {
         .unwrap();
         let stem = format!("pack-{:040x}", p);
         std::fs::write(pack_dir.join(format!("{stem}.idx")), bytes).unwrap();
-        std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
+        odb_index_testkit::write_stub_pack(
+            &pack_dir.join(format!("{stem}.pack")),
+            1,
+            40,
+            ObjectId::null(odb_index::HashKind::Sha1).as_bytes(),
+        );
         wanted.push(id);
     }
     let store = Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
