@@ -276,10 +276,7 @@ fn multi_pack_index_that_is_a_directory_is_reported_not_fatal() {
     // git dies on this one ("fatal: mmap failed"): checked against the index files instead.
     assert_serves_everything(&f, &store);
     let problems = store.problems();
-    assert!(
-        problems.iter().any(|p| p.contains("multi-pack-index")),
-        "{problems:?}"
-    );
+    assert!(problems.iter().any(is_midx_problem), "{problems:?}");
 }
 
 #[cfg(unix)]
@@ -459,7 +456,7 @@ fn garbage_multi_pack_index_falls_back_to_the_idx_files() {
         assert_serves_everything(&f, &store);
         let problems = store.problems();
         assert!(
-            problems.iter().any(|p| p.contains("multi-pack-index")),
+            problems.iter().any(is_midx_problem),
             "{what}: not reported: {problems:?}"
         );
     }
@@ -491,30 +488,6 @@ fn chunk_offset(midx: &[u8], id: [u8; 4]) -> usize {
         .expect("chunk present")
 }
 
-/// A multi-pack-index whose header and pack names are fine (so listing accepts it) but whose body is broken
-/// (non-monotonic fanout): loading it fails, the store falls back to the `.idx` files, and the broken file
-/// should be reported somewhere.
-#[test]
-fn multi_pack_index_with_a_corrupt_body_falls_back_and_is_reported() {
-    let f = Fixture::new("sha1");
-    git(f.path(), &["multi-pack-index", "write"]);
-    let midx = f.pack_dir().join("multi-pack-index");
-    let mut bytes = std::fs::read(&midx).unwrap();
-    let oidf = chunk_offset(&bytes, *b"OIDF");
-    bytes[oidf..oidf + 4].copy_from_slice(&u32::MAX.to_be_bytes());
-    replace_by_rename(&midx, &bytes);
-    let store = open(&f);
-    // The fallback works: every object found, absent ones are `None`.
-    assert_serves_everything(&f, &store);
-    assert_eq!(store.index_loads(), 4, "the midx and the three .idx files");
-    // But nothing tells that the multi-pack-index is broken.
-    let problems = store.problems();
-    assert!(
-        problems.iter().any(|p| p.contains("multi-pack-index")),
-        "a multi-pack-index that failed to load is not reported: problems = {problems:?}"
-    );
-}
-
 /// The fallback itself, for two kinds of corrupt body and both load modes, and the report.
 #[test]
 fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
@@ -543,7 +516,7 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
             );
             let problems = store.problems();
             assert!(
-                problems.iter().any(|p| p.contains("multi-pack-index")),
+                problems.iter().any(is_midx_problem),
                 "{what}: the broken multi-pack-index is not reported: {problems:?}"
             );
         }
@@ -579,7 +552,7 @@ fn idx_of_the_wrong_hash_kind_is_reported() {
         // An id of the other kind is refused, not searched.
         assert!(matches!(
             h.locate(&entries[0].id),
-            Err(Error::WrongHashKind { .. })
+            Err(Error::WrongIdHashKind { .. })
         ));
     }
 }
@@ -597,7 +570,7 @@ fn multi_pack_index_of_the_wrong_hash_kind_is_reported() {
     assert!(
         problems
             .iter()
-            .any(|p| p.contains("multi-pack-index") && p.contains("sha256")),
+            .any(|p| is_midx_problem(p) && p.to_string().contains("sha256")),
         "{problems:?}"
     );
 }
@@ -999,4 +972,13 @@ fn unreadable_idx_is_reported_and_the_other_packs_still_answer() {
             assert_incomplete_naming(&h.locate(&oid(&id)), &bad);
         }
     }
+}
+
+/// A multi-pack-index that the store could not use (at listing or at load), worked around by the `.idx` files.
+fn is_midx_problem(p: &odb_index::Problem) -> bool {
+    matches!(
+        p,
+        odb_index::Problem::MultiPackIndexIgnored { .. }
+            | odb_index::Problem::MultiPackIndexNotLoaded { .. }
+    )
 }

@@ -187,13 +187,13 @@ fn discover_gitfile_with_relative_path() {
     std::fs::create_dir(&bad).unwrap();
     std::fs::write(bad.join(".git"), "not a gitfile\n").unwrap();
     match repo::discover(&bad) {
-        Err(Error::BadRepositoryFile { path, .. }) => assert_eq!(path, bad.join(".git")),
+        Err(Error::BadGitFile { path, .. }) => assert_eq!(path, bad.join(".git")),
         other => panic!("unexpected {other:?}"),
     }
     std::fs::write(bad.join(".git"), "gitdir: ../nowhere\n").unwrap();
     assert!(matches!(
         repo::discover(&bad),
-        Err(Error::BadRepositoryFile { .. })
+        Err(Error::BadGitFile { .. })
     ));
 }
 
@@ -213,9 +213,9 @@ fn discover_bad_object_format() {
     let t = init_repo("sha1", true);
     git(t.path(), &["config", "extensions.objectFormat", "sha3"]);
     match repo::discover(t.path()) {
-        Err(Error::BadRepositoryFile { path, reason }) => {
+        Err(Error::UnknownObjectFormat { path, source }) => {
             assert_eq!(path, t.path().join("config"));
-            assert!(reason.contains("sha3"), "{reason}");
+            assert!(source.to_string().contains("sha3"), "{source}");
         }
         other => panic!("unexpected {other:?}"),
     }
