@@ -173,7 +173,8 @@ fn kind_of(ft: std::fs::FileType) -> FileKind {
     }
 }
 
-fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
+/// `Ok` if `md` is a regular file's; otherwise an error carrying [`FileProblem::NotRegular`] saying what it is.
+pub fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
     if md.is_file() {
         Ok(())
     } else {

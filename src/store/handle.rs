@@ -48,9 +48,17 @@ impl Handle {
 
     /// Where `id` is, or `None` if it is in no pack and no loose directory.
     ///
-    /// Errors: [`Error::Incomplete`] when the object was not found and some index file could not be loaded (so
-    /// "missing" cannot be claimed); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
-    /// the loose probe other than "not found".
+    /// Every location is checked against its pack: the offset lies past the 12-byte pack header and before the
+    /// pack's trailing checksum (for a pack's own `.idx`, whose pack was found to end with the checksum the
+    /// index records when it was loaded; for a multi-pack-index, against the pack's length when it was listed).
+    ///
+    /// Errors: [`Error::CorruptIndex`] or [`Error::CorruptMultiPackIndex`] naming the file when an index lists
+    /// `id` with an offset that cannot be right (past its pack's end, inside its header, a 64-bit reference
+    /// outside the file, a pack int id that names no pack) and nothing else has it: never a wrong location;
+    /// [`Error::Incomplete`] when the object was not found and some index file could not be loaded (a pack that
+    /// does not match its index, for one), a pack directory or alternate could not be read, or a loose directory
+    /// could not be probed, so "missing" cannot be claimed; [`Error::WrongIdHashKind`] for an id of the other
+    /// hash kind.
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
         if id.kind() != self.store.kind {
             return Err(Error::WrongIdHashKind {
@@ -61,6 +69,9 @@ impl Handle {
         }
         let bytes = id.as_bytes();
         let mut refreshed = false;
+        // Loose directories that could not be probed (allocated only then): a miss cannot be claimed.
+        let mut loose_failed: Vec<(PathBuf, Arc<Error>)> = Vec::new();
+        self.snap.begin();
         loop {
             // 1. Packs: what this handle has seen, then whatever became visible or is left to load.
             if let Some(loc) = self.snap.search(bytes) {
@@ -97,28 +108,43 @@ impl Handle {
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
             let g = self.view.map().meta();
             for (dir, l) in g.loose.iter().enumerate() {
-                if l.contains(id)? {
-                    return Ok(Some(Location::Loose { dir }));
+                match l.contains(id) {
+                    Ok(true) => return Ok(Some(Location::Loose { dir })),
+                    Ok(false) => {}
+                    // Another directory may still have it; if none does, the miss is incomplete.
+                    Err(e) => loose_failed.push((g.dirs[dir].clone(), Arc::new(e))),
                 }
             }
-            // 3. Refresh: only if a pack directory changed (or was listed too recently to trust).
-            if self.store.options.refresh == RefreshMode::Never || !self.pack_dirs_changed() {
+            // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
+            //    or pack vanished since the listing.
+            if self.store.options.refresh == RefreshMode::Never
+                || !(self.snap.vanished || self.pack_dirs_changed())
+            {
                 break;
             }
             let map = sync::Arc::clone(self.view.map());
             self.store.refresh_from(&map, false)?;
             refreshed = true;
+            // One refresh per vanished file: if the listing did not change, later misses do not list again.
+            self.snap.vanished = false;
             if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
                 self.move_to_current();
             }
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
         }
-        if self.snap.failed.is_empty() {
+        // Found nowhere. An entry for it whose offset cannot be right is the answer (a typed error naming the
+        // index, never a location); then indices that failed to load, directories that could not be read.
+        if let Some(e) = self.snap.bad_entry.take() {
+            return Err(e);
+        }
+        let unreadable = &self.view.map().meta().unreadable;
+        if self.snap.failed.is_empty() && unreadable.is_empty() && loose_failed.is_empty() {
             Ok(None)
         } else {
-            Err(Error::Incomplete {
-                failed: self.snap.failed.clone(),
-            })
+            let mut failed = self.snap.failed.clone();
+            failed.extend(unreadable.iter().cloned());
+            failed.extend(loose_failed);
+            Err(Error::Incomplete { failed })
         }
     }
 

@@ -75,6 +75,9 @@ pub(super) struct PackInfo {
     pub(super) idx_stamp: Stamp,
     /// Modification time of the `.pack` (git's recency order).
     pub(super) mtime: SystemTime,
+    /// Length of the `.pack` when it was listed: a multi-pack-index's offsets into it are checked against it
+    /// (a pack's own `.idx` is checked against the length found when the index is loaded, with its trailer).
+    pub(super) pack_len: u64,
 }
 
 pub(super) enum LooseSource {
@@ -116,6 +119,10 @@ pub(super) struct Generation {
     pub(super) problems: Arc<[Problem]>,
     /// How many of `problems` come from the alternates (carried to the next listing with `dirs`).
     pub(super) alternate_problems: usize,
+    /// Directories and files that could not be read, so a miss cannot be claimed: unreadable alternates (and
+    /// `info/alternates` files), then unreadable pack directories. A miss reports them in
+    /// [`Error::Incomplete`].
+    pub(super) unreadable: Box<[(PathBuf, Arc<Error>)]>,
 }
 
 /// What survives refreshes: the pack ids handed out so far.
@@ -180,6 +187,24 @@ pub(super) fn list(
         None => open_objects_dirs(objects_dir, kind, options.loose)?,
     };
     let alternate_problems = problems.len();
+    // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
+    // searched, so a miss cannot be claimed.
+    let mut unreadable: Vec<(PathBuf, Arc<Error>)> = problems
+        .iter()
+        .filter_map(|p| match p {
+            Problem::Alternate(a) => match &**a {
+                crate::repo::AlternateProblem::Unreadable { path, error } => Some((
+                    path.clone(),
+                    Arc::new(Error::io(
+                        path,
+                        std::io::Error::new(error.kind(), error.to_string()),
+                    )),
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
 
     let mut packs: Vec<PackInfo> = Vec::new();
     let mut slots: Vec<SlotSpec> = Vec::new();
@@ -200,11 +225,31 @@ pub(super) fn list(
                 untrusted = true;
             }
         }
-        let Some(scan) = scan_pack_dir(&pack_dir)? else {
-            continue;
+        let scan = match scan_pack_dir(&pack_dir) {
+            Ok(Some(scan)) => scan,
+            Ok(None) => continue,
+            // Unreadable (permissions, a loop of symbolic links, not a directory): like git, warn and answer
+            // from everything else; a miss cannot be claimed.
+            Err(e) => {
+                let error = Arc::new(e);
+                problems.push(Problem::PackDirUnreadable {
+                    dir: pack_dir.clone(),
+                    error: Arc::clone(&error),
+                });
+                unreadable.push((pack_dir, error));
+                continue;
+            }
         };
+        for (path, e) in scan.special {
+            let error = Arc::new(e);
+            problems.push(Problem::IndexNotLoaded {
+                path: path.clone(),
+                error: Arc::clone(&error),
+            });
+            unreadable.push((path, error));
+        }
         let first_pack = packs.len();
-        for (idx_path, idx_stamp, mtime) in scan.packs {
+        for (idx_path, idx_stamp, mtime, pack_len) in scan.packs {
             let id = state.assign_id(&idx_path, idx_stamp);
             seen_paths.insert(idx_path.clone(), id);
             packs.push(PackInfo {
@@ -212,6 +257,7 @@ pub(super) fn list(
                 idx_path,
                 idx_stamp,
                 mtime,
+                pack_len,
             });
         }
         // The multi-pack-index: read its pack names now, to know which packs it covers.
@@ -265,6 +311,7 @@ pub(super) fn list(
         untrusted,
         problems: problems.into(),
         alternate_problems,
+        unreadable: unreadable.into(),
     })
 }
 
@@ -306,23 +353,27 @@ fn open_objects_dirs(
 
 /// What one `pack/` directory holds.
 struct PackDirScan {
-    /// Each pack with an index: `.idx` path, the `.idx`'s stamp, the `.pack`'s modification time; newest
-    /// first.
-    packs: Vec<(PathBuf, Stamp, SystemTime)>,
+    /// Each pack with an index: `.idx` path, the `.idx`'s stamp, the `.pack`'s modification time and length;
+    /// newest first.
+    packs: Vec<(PathBuf, Stamp, SystemTime, u64)>,
     /// Whether there is a `multi-pack-index`.
     has_midx: bool,
+    /// `.idx` names (with a `.pack` beside them) that are FIFOs, sockets or devices: never opened, each an
+    /// error naming it.
+    special: Vec<(PathBuf, Error)>,
 }
 
 /// Read `pack_dir`: its packs (those with both an `.idx` and a `.pack` file) and whether it has a
-/// multi-pack-index. `None` if the directory does not exist.
+/// multi-pack-index. `None` if the directory does not exist; an error naming it if it cannot be read.
 fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
     let entries = match std::fs::read_dir(pack_dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(pack_dir, e)),
     };
-    let mut dir_packs: Vec<(PathBuf, Stamp, SystemTime)> = Vec::new();
+    let mut dir_packs: Vec<(PathBuf, Stamp, SystemTime, u64)> = Vec::new();
     let mut has_midx = false;
+    let mut special = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(pack_dir, e))?;
         let name = entry.file_name();
@@ -335,11 +386,12 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
             continue;
         }
         let idx_path = pack_dir.join(name);
-        // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped.
+        // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped, and
+        // so are FIFOs, sockets and devices (`stat` only: nothing is opened here).
         let Ok(idx_md) = std::fs::metadata(&idx_path) else {
             continue;
         };
-        if !idx_md.is_file() {
+        if idx_md.is_dir() {
             continue;
         }
         let Ok(pack_md) = std::fs::metadata(idx_path.with_extension("pack")) else {
@@ -348,14 +400,28 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
         if !pack_md.is_file() {
             continue;
         }
+        if !idx_md.is_file() {
+            // A FIFO, socket or device where a pack's index should be: say what it is (without opening it).
+            let problem = crate::data::check_regular(&idx_md).err();
+            if let Some(e) = problem {
+                special.push((idx_path.clone(), Error::io(&idx_path, e)));
+            }
+            continue;
+        }
         let mtime = pack_md.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        dir_packs.push((idx_path, Stamp::from_metadata(&idx_md), mtime));
+        dir_packs.push((
+            idx_path,
+            Stamp::from_metadata(&idx_md),
+            mtime,
+            pack_md.len(),
+        ));
     }
     // Newest first (git's order), name as a tie-break for determinism.
     dir_packs.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     Ok(Some(PackDirScan {
         packs: dir_packs,
         has_midx,
+        special,
     }))
 }
 

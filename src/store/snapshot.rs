@@ -20,28 +20,43 @@ pub(super) struct Snapshot {
     pub(super) failed: Vec<(PathBuf, Arc<Error>)>,
     /// Position in `packs` of the last hit: tried first.
     last_hit: usize,
+    /// An entry for the id being looked up whose offset cannot be right (a typed error naming the file): the
+    /// search goes on in the other indices, and the lookup reports it only if nothing else has the object.
+    /// Set only on that path; cleared by [`Snapshot::begin`].
+    pub(super) bad_entry: Option<Error>,
+    /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
+    pub(super) vanished: bool,
 }
 
 impl Snapshot {
-    /// Search everything loaded so far. No allocation, no shared writes.
+    /// Start a lookup: forget the previous lookup's bad entry (a branch on the hit path, nothing more).
+    #[inline]
+    pub(super) fn begin(&mut self) {
+        if self.bad_entry.is_some() {
+            self.bad_entry = None;
+        }
+    }
+
+    /// Search everything loaded so far. No allocation, no shared writes (except on a bad entry, which records
+    /// its error and goes on).
     #[inline]
     pub(super) fn search(&mut self, id: &[u8]) -> Option<Location> {
         if let Some(p) = self.packs.get(self.last_hit)
-            && let Some(offset) = p.idx.lookup(id)
+            && let Some(loc) = pack_lookup(p, id, &mut self.bad_entry)
         {
-            return Some(Location::Packed { pack: p.id, offset });
+            return Some(loc);
         }
         for (i, p) in self.packs.iter().enumerate() {
             if i == self.last_hit {
                 continue;
             }
-            if let Some(offset) = p.idx.lookup(id) {
+            if let Some(loc) = pack_lookup(p, id, &mut self.bad_entry) {
                 self.last_hit = i;
-                return Some(Location::Packed { pack: p.id, offset });
+                return Some(loc);
             }
         }
         for m in &self.midx {
-            if let Some(loc) = m.lookup(id) {
+            if let Some(loc) = m.lookup(id, &mut self.bad_entry) {
                 return Some(loc);
             }
         }
@@ -63,16 +78,18 @@ impl Snapshot {
                 if at <= self.last_hit && self.packs.len() > 1 {
                     self.last_hit += 1;
                 }
-                p.idx
-                    .lookup(id)
-                    .map(|offset| Location::Packed { pack: p.id, offset })
+                pack_lookup(p, id, &mut self.bad_entry)
             }
             SlotRef::Ready(Loaded::Midx(m)) => {
                 self.midx.push(Arc::clone(m));
-                m.lookup(id)
+                m.lookup(id, &mut self.bad_entry)
             }
             SlotRef::Ready(Loaded::Failed { error, midx }) => {
                 if !midx {
+                    self.vanished |= matches!(
+                        &**error,
+                        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound
+                    );
                     self.failed.push((slot_path(g, slot), Arc::clone(error)));
                 }
                 None
@@ -91,11 +108,42 @@ impl Snapshot {
     }
 }
 
+/// Look `id` up in one pack's index: its location, or `None` (a miss, or an entry whose offset cannot be
+/// right: then `bad` records why, naming the index).
+#[inline]
+fn pack_lookup(p: &LoadedPack, id: &[u8], bad: &mut Option<Error>) -> Option<Location> {
+    match p.idx.find(id) {
+        Ok(Some(offset)) => Some(Location::Packed { pack: p.id, offset }),
+        Ok(None) => None,
+        Err(problem) => {
+            *bad = Some(Error::CorruptIndex {
+                path: p.idx.path().to_path_buf(),
+                problem,
+            });
+            None
+        }
+    }
+}
+
 impl LoadedMidx {
+    /// Look `id` up: its location in a pack the listing has, or `None` (a miss, a pack the listing does not
+    /// have, or an entry that names no pack of the file or lies outside its pack: then `bad` records why,
+    /// naming the multi-pack-index).
     #[inline]
-    fn lookup(&self, id: &[u8]) -> Option<Location> {
-        let (pack, offset) = self.midx.lookup(id)?;
-        let pack = (*self.packs.get(pack as usize)?)?;
-        Some(Location::Packed { pack, offset })
+    fn lookup(&self, id: &[u8], bad: &mut Option<Error>) -> Option<Location> {
+        match self.midx.find_in(id, &self.pack_lens) {
+            Ok(Some((pack, offset))) => {
+                let pack = (*self.packs.get(pack as usize)?)?;
+                Some(Location::Packed { pack, offset })
+            }
+            Ok(None) => None,
+            Err(problem) => {
+                *bad = Some(Error::CorruptMultiPackIndex {
+                    path: self.midx.path().to_path_buf(),
+                    problem,
+                });
+                None
+            }
+        }
     }
 }
