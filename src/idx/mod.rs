@@ -68,6 +68,18 @@ pub fn offset_in_pack(offset: u64, pack_len: u64, hash_len: usize) -> bool {
     offset >= PACK_HEADER_LEN && offset < pack_len.saturating_sub(hash_len as u64)
 }
 
+/// What [`PackIndex::find_entry`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// The index does not list the id.
+    Missing,
+    /// The object starts at this offset of the pack (checked as [`PackIndex::find`] checks it).
+    At(u64),
+    /// The index lists the id at this position, with an offset that cannot be right
+    /// ([`PackIndex::checked_offset_at`] says why).
+    Bad(u32),
+}
+
 /// A validated pack index file, mapped or read into memory.
 ///
 /// Every accessor is bounds-checked against what was validated at open; none panics, whatever the file holds.
@@ -478,10 +490,59 @@ impl PackIndex {
     /// right (see [`checked_offset_at`](Self::checked_offset_at)): never a wrong offset.
     #[inline]
     pub fn find(&self, id: &[u8]) -> Result<Option<u64>, IdxProblem> {
-        match self.position(id) {
-            Some(i) => self.checked_offset_at(i).transpose(),
-            None => Ok(None),
+        match self.find_entry(id) {
+            Found::At(offset) => Ok(Some(offset)),
+            Found::Missing => Ok(None),
+            Found::Bad(i) => match self.checked_offset_at(i) {
+                Some(Err(problem)) => Err(problem),
+                // `find_entry` and `checked_offset_at` make the same checks.
+                other => Ok(other.and_then(Result::ok)),
+            },
         }
+    }
+
+    /// [`find`](Self::find) in the shape of the hot path: the same checks, but a bad entry is only its position
+    /// ([`checked_offset_at`](Self::checked_offset_at) says what is wrong with it), so nothing large is built
+    /// or returned on a hit.
+    #[inline]
+    pub fn find_entry(&self, id: &[u8]) -> Found {
+        let Some(i) = self.position(id) else {
+            return Found::Missing;
+        };
+        match self.usable_offset(i) {
+            Some(offset) => Found::At(offset),
+            None => Found::Bad(i),
+        }
+    }
+
+    /// Entry `i`'s offset if [`checked_offset_at`](Self::checked_offset_at) would accept it, without building
+    /// a problem otherwise.
+    #[inline(always)]
+    fn usable_offset(&self, i: u32) -> Option<u64> {
+        let d: &[u8] = &self.data;
+        let offset = if self.version == 1 {
+            u64::from(be32(
+                d,
+                self.offsets_at
+                    .wrapping_add((i as usize).wrapping_mul(self.stride)),
+            )?)
+        } else {
+            let w = be32(
+                d,
+                self.offsets_at.wrapping_add((i as usize).wrapping_mul(4)),
+            )?;
+            if w & 0x8000_0000 == 0 {
+                u64::from(w)
+            } else {
+                let index = w & 0x7fff_ffff;
+                if u64::from(index) >= self.large_count {
+                    return None;
+                }
+                be64(d, self.large_at.wrapping_add(index as usize * 8))?
+            }
+        };
+        (offset >= PACK_HEADER_LEN && (offset < self.offset_end || self.pack_len.is_none()))
+            .then_some(offset)
     }
 
     /// The pack offset of the object `id` (raw bytes of this index's hash kind), or `None` if the index does not

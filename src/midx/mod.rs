@@ -320,6 +320,19 @@ pub struct MultiPackIndex {
     loff: Option<(usize, usize)>,
 }
 
+/// What [`MultiPackIndex::find_entry_in`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MidxFound {
+    /// The file does not list the id.
+    Missing,
+    /// The object is in the pack of this pack int id, at this offset (checked as [`MultiPackIndex::find_in`]
+    /// checks it).
+    At(u32, u64),
+    /// The file lists the id at this position, with an entry that cannot be right
+    /// ([`MultiPackIndex::entry_problem`] says why).
+    Bad(u32),
+}
+
 /// One object's entry as the file records it: its pack int id and its offset field (a 32-bit offset, or a
 /// reference into `LOFF`).
 #[derive(Clone, Copy)]
@@ -551,9 +564,61 @@ impl MultiPackIndex {
     /// Ids of another length are never found. Does not allocate.
     #[inline]
     pub fn find_in(&self, id: &[u8], pack_lens: &[u64]) -> Result<Option<(u32, u64)>, MidxProblem> {
-        match self.position(id) {
-            Some(i) => self.entry(i, pack_lens).transpose(),
-            None => Ok(None),
+        match self.find_entry_in(id, pack_lens) {
+            MidxFound::At(pack, offset) => Ok(Some((pack, offset))),
+            MidxFound::Missing => Ok(None),
+            MidxFound::Bad(i) => match self.entry(i, pack_lens) {
+                Some(Err(problem)) => Err(problem),
+                // `find_entry_in` and `entry` make the same checks.
+                other => Ok(other.and_then(Result::ok)),
+            },
+        }
+    }
+
+    /// [`find_in`](Self::find_in) in the shape of the hot path: the same checks, but a bad entry is only its
+    /// position ([`entry_problem`](Self::entry_problem) says what is wrong with it), so nothing large is built
+    /// or returned on a hit.
+    #[inline]
+    pub fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
+        let Some(i) = self.position(id) else {
+            return MidxFound::Missing;
+        };
+        match self.usable_entry(i, pack_lens) {
+            Some((pack, offset)) => MidxFound::At(pack, offset),
+            None => MidxFound::Bad(i),
+        }
+    }
+
+    /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
+    /// [`find_in`](Self::find_in) takes them), if anything.
+    pub fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {
+        self.entry(i, pack_lens)?.err()
+    }
+
+    /// The entry of position `i` if [`entry`](Self::entry) would accept it, without building a problem
+    /// otherwise.
+    #[inline(always)]
+    fn usable_entry(&self, i: u32, pack_lens: &[u64]) -> Option<(u32, u64)> {
+        let RawEntry { pack, off } = self.raw_entry(i)?;
+        if pack as usize >= self.pack_names.len() {
+            return None;
+        }
+        let offset = match self.loff {
+            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
+                let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
+                if at >= end {
+                    return None;
+                }
+                be64(&self.data, at)?
+            }
+            _ => u64::from(off),
+        };
+        if offset < PACK_HEADER_LEN {
+            return None;
+        }
+        match pack_lens.get(pack as usize) {
+            Some(&len) if offset >= len.saturating_sub(self.kind.len() as u64) => None,
+            _ => Some((pack, offset)),
         }
     }
 

@@ -69,8 +69,6 @@ impl Handle {
         }
         let bytes = id.as_bytes();
         let mut refreshed = false;
-        // Loose directories that could not be probed (allocated only then): a miss cannot be claimed.
-        let mut loose_failed: Vec<(PathBuf, Arc<Error>)> = Vec::new();
         self.snap.begin();
         loop {
             // 1. Packs: what this handle has seen, then whatever became visible or is left to load.
@@ -112,7 +110,10 @@ impl Handle {
                     Ok(true) => return Ok(Some(Location::Loose { dir })),
                     Ok(false) => {}
                     // Another directory may still have it; if none does, the miss is incomplete.
-                    Err(e) => loose_failed.push((g.dirs[dir].clone(), Arc::new(e))),
+                    Err(e) => self
+                        .snap
+                        .loose_failed
+                        .push((g.dirs[dir].clone(), Arc::new(e))),
                 }
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
@@ -138,12 +139,13 @@ impl Handle {
             return Err(e);
         }
         let unreadable = &self.view.map().meta().unreadable;
-        if self.snap.failed.is_empty() && unreadable.is_empty() && loose_failed.is_empty() {
+        if self.snap.failed.is_empty() && unreadable.is_empty() && self.snap.loose_failed.is_empty()
+        {
             Ok(None)
         } else {
             let mut failed = self.snap.failed.clone();
             failed.extend(unreadable.iter().cloned());
-            failed.extend(loose_failed);
+            failed.append(&mut self.snap.loose_failed);
             Err(Error::Incomplete { failed })
         }
     }

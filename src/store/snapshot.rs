@@ -6,6 +6,8 @@ use super::Location;
 use super::listing::{Generation, SlotSpec, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
 use crate::error::Error;
+use crate::idx::Found;
+use crate::midx::MidxFound;
 use crate::protocol::SlotRef;
 use crate::sync::plain::Arc;
 
@@ -26,14 +28,18 @@ pub(super) struct Snapshot {
     pub(super) bad_entry: Option<Error>,
     /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
     pub(super) vanished: bool,
+    /// Loose directories the current lookup could not probe (filled only then; cleared by
+    /// [`Snapshot::begin`]): a miss cannot be claimed.
+    pub(super) loose_failed: Vec<(PathBuf, Arc<Error>)>,
 }
 
 impl Snapshot {
     /// Start a lookup: forget the previous lookup's bad entry (a branch on the hit path, nothing more).
     #[inline]
     pub(super) fn begin(&mut self) {
-        if self.bad_entry.is_some() {
+        if self.bad_entry.is_some() || !self.loose_failed.is_empty() {
             self.bad_entry = None;
+            self.loose_failed.clear();
         }
     }
 
@@ -110,18 +116,26 @@ impl Snapshot {
 
 /// Look `id` up in one pack's index: its location, or `None` (a miss, or an entry whose offset cannot be
 /// right: then `bad` records why, naming the index).
-#[inline]
+#[inline(always)]
 fn pack_lookup(p: &LoadedPack, id: &[u8], bad: &mut Option<Error>) -> Option<Location> {
-    match p.idx.find(id) {
-        Ok(Some(offset)) => Some(Location::Packed { pack: p.id, offset }),
-        Ok(None) => None,
-        Err(problem) => {
-            *bad = Some(Error::CorruptIndex {
-                path: p.idx.path().to_path_buf(),
-                problem,
-            });
+    match p.idx.find_entry(id) {
+        Found::At(offset) => Some(Location::Packed { pack: p.id, offset }),
+        Found::Missing => None,
+        Found::Bad(i) => {
+            record_bad_idx_entry(p, i, bad);
             None
         }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn record_bad_idx_entry(p: &LoadedPack, i: u32, bad: &mut Option<Error>) {
+    if let Some(Err(problem)) = p.idx.checked_offset_at(i) {
+        *bad = Some(Error::CorruptIndex {
+            path: p.idx.path().to_path_buf(),
+            problem,
+        });
     }
 }
 
@@ -131,19 +145,27 @@ impl LoadedMidx {
     /// naming the multi-pack-index).
     #[inline]
     fn lookup(&self, id: &[u8], bad: &mut Option<Error>) -> Option<Location> {
-        match self.midx.find_in(id, &self.pack_lens) {
-            Ok(Some((pack, offset))) => {
+        match self.midx.find_entry_in(id, &self.pack_lens) {
+            MidxFound::At(pack, offset) => {
                 let pack = (*self.packs.get(pack as usize)?)?;
                 Some(Location::Packed { pack, offset })
             }
-            Ok(None) => None,
-            Err(problem) => {
-                *bad = Some(Error::CorruptMultiPackIndex {
-                    path: self.midx.path().to_path_buf(),
-                    problem,
-                });
+            MidxFound::Missing => None,
+            MidxFound::Bad(i) => {
+                self.record_bad_entry(i, bad);
                 None
             }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_bad_entry(&self, i: u32, bad: &mut Option<Error>) {
+        if let Some(problem) = self.midx.entry_problem(i, &self.pack_lens) {
+            *bad = Some(Error::CorruptMultiPackIndex {
+                path: self.midx.path().to_path_buf(),
+                problem,
+            });
         }
     }
 }
