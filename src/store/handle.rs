@@ -135,7 +135,9 @@ impl Handle {
         }
         // Found nowhere. An entry for it whose offset cannot be right is the answer (a typed error naming the
         // index, never a location); then indices that failed to load, directories that could not be read.
-        if let Some(e) = self.snap.bad_entry.take() {
+        if self.snap.bad_entry.is_some()
+            && let Some(e) = self.snap.bad_entry.take()
+        {
             return Err(e);
         }
         let unreadable = &self.view.map().meta().unreadable;
