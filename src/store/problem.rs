@@ -67,7 +67,8 @@ pub enum Problem {
         #[source]
         error: Arc<Error>,
     },
-    /// A pack's `.idx` file failed to load (malformed, unreadable, written for the other hash function). A
+    /// A pack's `.idx` file failed to load (malformed, unreadable, not a regular file, written for the other hash
+    /// function, or its `.pack` does not end with the checksum it records). A
     /// lookup that misses reports it as [`Error::Incomplete`]; this says so without a lookup.
     #[error("pack index not used: {error}")]
     IndexNotLoaded {

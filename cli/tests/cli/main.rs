@@ -930,6 +930,52 @@ fn stdin_read_errors_are_named_as_such() {
     }
 }
 
+/// An unreadable pack directory (a symbolic-link loop, which root cannot read either): batch-check warns on
+/// stderr naming it, answers the loose objects, and says "error" (not "missing") for what it cannot rule out;
+/// verify reports the directory and exits 1.
+#[cfg(unix)]
+#[test]
+fn unreadable_pack_directory_is_a_warning_and_misses_are_errors() {
+    let repo = init_repo("sha1", true);
+    let loose = add_loose(repo.path(), 3, "u");
+    let pack_dir = std::fs::canonicalize(objects_dir(repo.path()))
+        .unwrap()
+        .join("pack");
+    let _ = std::fs::remove_dir_all(&pack_dir);
+    std::os::unix::fs::symlink(&pack_dir, &pack_dir).unwrap();
+    let absent = absent_ids(1, 40, 7).remove(0);
+    let mut input = loose.join("\n");
+    input.push('\n');
+    input.push_str(&absent);
+    input.push('\n');
+    let out = odb(
+        &[OsStr::new("batch-check"), repo.path().as_os_str()],
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("odb-index: warning: ") && stderr.contains(pack_dir.to_str().unwrap()),
+        "{stderr:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    for (line, id) in lines.iter().zip(&loose) {
+        assert_eq!(*line, format!("{id} loose"));
+    }
+    assert!(
+        lines[3].starts_with(&format!("{absent} error ")) && lines[3].contains("pack"),
+        "{stdout}"
+    );
+    let out = odb(&[OsStr::new("verify"), repo.path().as_os_str()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!("error {}: ", pack_dir.display())),
+        "{stdout}"
+    );
+}
+
 /// `--load read` answers exactly like the default (mapped) mode, for batch-check and verify.
 #[test]
 fn load_read_answers_like_mmap() {
