@@ -7,17 +7,26 @@ use std::process::ExitCode;
 
 use odb_index::idx::PackIndex;
 use odb_index::midx::MultiPackIndex;
-use odb_index::{
-    Error, Handle, HashKind, LoadMode, Location, LooseMode, ObjectId, Options, RefreshMode, Store,
-};
+use odb_index::{Error, HashKind, LoadMode, LooseMode, Options, RefreshMode, Store};
+use odb_index_gix::Objects;
+
+mod batch_check;
+use batch_check::Format;
 
 const USAGE: &str = "usage:
-  odb-index batch-check [--buffer] [--threads N] [--no-refresh] [--loose probe|cached|none]
-                        [--load mmap|read] PATH
-      Read object ids from stdin, one per line; print for each `<id> <pack> <offset>`, `<id> loose`,
-      `<id> missing`, `<id> error <message>` or `<line> invalid`. Problems found while opening the
-      repository (an unreadable pack directory or alternate, a broken multi-pack-index) are printed on
-      stderr as `odb-index: warning: ...`.
+  odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
+                        [--threads N] [--no-refresh] [--loose probe|cached|none] [--load mmap|read] PATH
+      As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
+      of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
+      %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
+      %(objectoffset)), `<name> missing`, `<name> ambiguous` or `<name> error <message>`. HEAD, ref
+      names and rev:path are not resolved: they print `<name> missing`. %(objectsize:disk) and
+      %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
+      %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
+      --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
+      or with --unordered in storage order (loose first, then each pack), each where it was found.
+      Problems found while opening the repository (an unreadable pack directory or alternate, a broken
+      multi-pack-index) are printed on stderr as `odb-index: warning: ...`.
   odb-index verify [--load mmap|read] PATH
       Check every pack index (against its pack's trailer and length) and multi-pack-index (against the
       indices of its packs, as `git multi-pack-index verify` does) fully; print `ok <file> <n> objects`
@@ -83,10 +92,22 @@ fn run() -> Result<ExitCode, Failure> {
     let mut path: Option<PathBuf> = None;
     let mut buffer = false;
     let mut threads = 1usize;
+    let mut format = batch_check::DEFAULT_FORMAT.to_owned();
+    let mut all = false;
+    let mut unordered = false;
     let mut options = Options::default();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("buffer") if cmd == "batch-check" => buffer = true,
+            Long("batch-check") if cmd == "batch-check" => {
+                if let Some(v) = parser.optional_value() {
+                    format = v
+                        .into_string()
+                        .map_err(|v| usage(format!("--batch-check format is not UTF-8: {v:?}")))?;
+                }
+            }
+            Long("batch-all-objects") if cmd == "batch-check" => all = true,
+            Long("unordered") if cmd == "batch-check" => unordered = true,
             Long("no-refresh") if cmd == "batch-check" => {
                 options = options.refresh(RefreshMode::Never)
             }
@@ -137,11 +158,25 @@ fn run() -> Result<ExitCode, Failure> {
     if cmd == "verify" {
         return verify(&path, options.load);
     }
+    let format = Format::parse(&format).map_err(usage)?;
     let store = Store::open(&path, options).map_err(|e| fatal(e.to_string()))?;
     for p in store.problems() {
         eprintln!("odb-index: warning: {}", one_line_str(&p.to_string()));
     }
-    match batch_check(&store, || store.handle(), buffer, threads) {
+    let objects = || Objects::new(store.handle());
+    let result = if all {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
+        match batch_check::all_objects(&objects(), &format, unordered, true, &mut out) {
+            Ok(()) => out.flush().map_err(Stream::Output),
+            Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
+            Err(batch_check::AllError::List(e)) => return Err(fatal(e.to_string())),
+        }
+    } else {
+        batch_check(objects, &format, buffer, threads)
+    };
+    match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The reader went away (`| head`): stop quietly, like git.
         Err(Stream::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
@@ -158,36 +193,6 @@ enum Stream {
     Input(std::io::Error),
     /// Writing standard output.
     Output(std::io::Error),
-}
-
-/// Append the answer for one input line (without its line terminator) to `out`.
-fn answer(handle: &mut Handle, line: &[u8], kind: odb_index::HashKind, out: &mut Vec<u8>) {
-    let id = match ObjectId::from_hex_kind(line, kind) {
-        Ok(id) => id,
-        Err(_) => {
-            // Echo the line as it came, even if it is not UTF-8.
-            out.extend_from_slice(line);
-            out.extend_from_slice(b" invalid\n");
-            return;
-        }
-    };
-    let text = match handle.locate(&id) {
-        Ok(Some(Location::Packed { pack, offset })) => match handle.pack_path(pack) {
-            Ok(p) => {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                format!("{id} {name} {offset}")
-            }
-            Err(e) => format!("{id} error {}", one_line(&e)),
-        },
-        Ok(Some(Location::Loose { .. })) => format!("{id} loose"),
-        Ok(None) => format!("{id} missing"),
-        Err(e) => format!("{id} error {}", one_line(&e)),
-    };
-    out.extend_from_slice(text.as_bytes());
-    out.push(b'\n');
 }
 
 fn one_line(e: &Error) -> String {
@@ -210,24 +215,23 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
 }
 
 fn batch_check(
-    store: &Store,
-    handle: impl Fn() -> Handle,
+    objects: impl Fn() -> Objects,
+    format: &Format,
     buffer: bool,
     threads: usize,
 ) -> Result<(), Stream> {
     let read = Stream::Input;
     let write = Stream::Output;
-    let kind = store.hash_kind();
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if threads <= 1 {
-        let mut handle = handle();
+        let objects = objects();
         let mut buf = Vec::new();
         while let Some(line) = next_line(&mut input).map_err(read)? {
             buf.clear();
-            answer(&mut handle, &line, kind, &mut buf);
+            batch_check::answer_line(&objects, &line, format, &mut buf);
             out.write_all(&buf).map_err(write)?;
             if !buffer {
                 out.flush().map_err(write)?;
@@ -237,7 +241,7 @@ fn batch_check(
     }
     // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
     // the answers in input order.
-    let mut handles: Vec<Handle> = (0..threads).map(|_| handle()).collect();
+    let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
     loop {
         let mut batch = Vec::with_capacity(4096);
         while batch.len() < 4096 {
@@ -258,7 +262,7 @@ fn batch_check(
                     s.spawn(move || {
                         let mut buf = Vec::new();
                         for l in lines {
-                            answer(h, l, kind, &mut buf);
+                            batch_check::answer_line(h, l, format, &mut buf);
                         }
                         buf
                     })

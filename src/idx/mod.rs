@@ -44,6 +44,7 @@
 //! assert!(idx.verify().is_err());
 //! ```
 
+mod prefix;
 pub mod write;
 
 use std::cmp::Ordering;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::listing::{Generation, Stamp, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
-use super::options::RefreshMode;
+use super::options::{IncompleteMode, RefreshMode};
 use super::snapshot::Snapshot;
 use super::{Location, Store};
 use crate::error::Error;
@@ -23,6 +23,7 @@ impl Store {
             store: Arc::clone(self),
             view: View::new(map),
             snap: Snapshot::default(),
+            own_indices: Vec::new(),
             _not_sync: PhantomData,
         }
     }
@@ -37,6 +38,8 @@ pub struct Handle {
     store: Arc<Store>,
     view: View<Loaded, Generation>,
     snap: Snapshot,
+    /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
+    pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -54,11 +57,12 @@ impl Handle {
     ///
     /// Errors: [`Error::CorruptIndex`] or [`Error::CorruptMultiPackIndex`] naming the file when an index lists
     /// `id` with an offset that cannot be right (past its pack's end, inside its header, a 64-bit reference
-    /// outside the file, a pack int id that names no pack) and nothing else has it: never a wrong location;
-    /// [`Error::Incomplete`] when the object was not found and some index file could not be loaded (a pack that
-    /// does not match its index, for one), a pack directory or alternate could not be read, or a loose directory
-    /// could not be probed, so "missing" cannot be claimed; [`Error::WrongIdHashKind`] for an id of the other
-    /// hash kind.
+    /// outside the file, a pack int id that names no pack) and nothing else has it: never a wrong location
+    /// (whatever the [`IncompleteMode`]); [`Error::Incomplete`] when the object was not found and some index
+    /// file could not be loaded (a pack that does not match its index, for one), a pack directory or alternate
+    /// could not be read, or a loose directory could not be probed, so "missing" cannot be claimed, unless the
+    /// store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`; [`Store::problems`] names the file
+    /// either way); [`Error::WrongIdHashKind`] for an id of the other hash kind.
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
         if id.kind() != self.store.kind {
             return Err(Error::WrongIdHashKind {
@@ -105,15 +109,15 @@ impl Handle {
             }
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
             let g = self.view.map().meta();
-            for (dir, l) in g.loose.iter().enumerate() {
+            for (i, l) in g.loose.iter().enumerate() {
                 match l.contains(id) {
-                    Ok(true) => return Ok(Some(Location::Loose { dir })),
+                    Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
                     Ok(false) => {}
                     // Another directory may still have it; if none does, the miss is incomplete.
                     Err(e) => self
                         .snap
                         .loose_failed
-                        .push((g.dirs[dir].clone(), Arc::new(e))),
+                        .push((g.dirs[i].clone(), Arc::new(e))),
                 }
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
@@ -140,16 +144,63 @@ impl Handle {
         {
             return Err(e);
         }
-        let unreadable = &self.view.map().meta().unreadable;
-        if self.snap.failed.is_empty() && unreadable.is_empty() && self.snap.loose_failed.is_empty()
+        if !self.snap.loose_failed.is_empty()
+            && self.store.options.incomplete == IncompleteMode::Error
         {
-            Ok(None)
-        } else {
-            let mut failed = self.snap.failed.clone();
-            failed.extend(unreadable.iter().cloned());
+            let mut failed = self.incomplete_list();
             failed.append(&mut self.snap.loose_failed);
-            Err(Error::Incomplete { failed })
+            return Err(Error::Incomplete { failed });
         }
+        self.miss()
+    }
+
+    /// The answer for an object found nowhere: `Ok(None)`, or [`Error::Incomplete`] if some index failed to load
+    /// (or a directory could not be read) and the store was opened with [`IncompleteMode::Error`].
+    pub(super) fn miss<T>(&self) -> Result<Option<T>, Error> {
+        self.check_complete()?;
+        Ok(None)
+    }
+
+    /// [`Error::Incomplete`] if some index this handle has seen failed to load, or some pack directory or
+    /// alternate could not be read, and the store was opened with [`IncompleteMode::Error`].
+    pub(super) fn check_complete(&self) -> Result<(), Error> {
+        if (self.snap.failed.is_empty() && self.view.map().meta().unreadable.is_empty())
+            || self.store.options.incomplete == IncompleteMode::Miss
+        {
+            Ok(())
+        } else {
+            Err(Error::Incomplete {
+                failed: self.incomplete_list(),
+            })
+        }
+    }
+
+    /// The index files that failed to load (as this handle has seen them), then the directories and files of
+    /// the listing that could not be read.
+    fn incomplete_list(&self) -> Vec<(PathBuf, Arc<Error>)> {
+        let mut failed = self.snap.failed.clone();
+        failed.extend(self.view.map().meta().unreadable.iter().cloned());
+        failed
+    }
+
+    /// Load every index file of the repository now (lookups load them lazily, as needed), so that this handle's
+    /// view is complete and [`Store::problems`] lists every index that cannot be loaded. Prefix lookups and
+    /// iteration call it. Returns the view it loaded: what this handle has seen (packs, multi-pack-indices) and
+    /// the listing it belongs to.
+    pub(super) fn load_all(&mut self) -> (&Snapshot, &Generation) {
+        // An empty id is never found: settling with it loads every slot and searches none.
+        while let Settled::Retired = self.settle(&[]) {
+            self.move_to_current();
+        }
+        (&self.snap, self.view.map().meta())
+    }
+
+    /// Load every index file now; see [`Store::problems`] for those that could not be loaded.
+    ///
+    /// Lookups load index files lazily, one at a time, until the object is found; a broken `.idx` is known only
+    /// once a lookup or this call has tried it.
+    pub fn load_indices(&mut self) {
+        self.load_all();
     }
 
     /// True if `id` is in the repository (see [`locate`](Self::locate)).
@@ -174,7 +225,17 @@ impl Handle {
         )
     }
 
-    fn move_to_current(&mut self) {
+    /// What this handle has loaded so far.
+    pub(super) fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// The listing this handle's view belongs to.
+    pub(super) fn generation(&self) -> &Generation {
+        self.view.map().meta()
+    }
+
+    pub(super) fn move_to_current(&mut self) {
         self.view = View::new(self.store.current.get());
         self.snap = Snapshot::default();
     }

@@ -8,6 +8,9 @@
 //! - `hostile`: files that are consistent but lie, FIFOs and devices, a sparse 2^31-object index, unreadable
 //!   directories (issue 13), beside real git repositories.
 //! - `stress`: lookups under repack/gc/prune/push, descriptors and mappings, thousands of packs.
+//! - `prefix`, `iter`, `location`, `chain` (fixtures in `api_common`): abbreviated ids, iteration and counts,
+//!   lookup within one pack, pack information and stale packs, loose paths, environment alternates, the
+//!   `IncompleteMode` contract, incremental multi-pack-index chains; all against git.
 //!
 //! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
 //! binary is then empty (the loom models are `loom-tests/`).
@@ -17,9 +20,14 @@
 #[global_allocator]
 static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
 
+mod api_common;
+mod chain;
 mod hostile;
 mod idx_git;
+mod iter;
+mod location;
 mod midx_git;
+mod prefix;
 mod real_repos;
 mod reliability;
 mod repo;
