@@ -73,7 +73,6 @@ impl Handle {
         }
         let bytes = id.as_bytes();
         let mut refreshed = false;
-        self.snap.begin();
         loop {
             // 1. Packs: what this handle has seen, then whatever became visible or is left to load.
             if let Some(loc) = self.snap.search(bytes) {
@@ -109,6 +108,7 @@ impl Handle {
             }
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
             let g = self.view.map().meta();
+            self.snap.loose_failed.clear();
             for (i, l) in g.loose.iter().enumerate() {
                 match l.contains(id) {
                     Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
@@ -139,8 +139,12 @@ impl Handle {
         }
         // Found nowhere. An entry for it whose offset cannot be right is the answer (a typed error naming the
         // index, never a location); then indices that failed to load, directories that could not be read.
-        if self.snap.bad_entry.is_some()
-            && let Some(e) = self.snap.bad_entry.take()
+        if self
+            .snap
+            .bad_entry
+            .as_ref()
+            .is_some_and(|(bad_id, _)| **bad_id == *bytes)
+            && let Some((_, e)) = self.snap.bad_entry.take()
         {
             return Err(e);
         }

@@ -22,27 +22,18 @@ pub(super) struct Snapshot {
     pub(super) failed: Vec<(PathBuf, Arc<Error>)>,
     /// Position in `packs` of the last hit: tried first.
     last_hit: usize,
-    /// An entry for the id being looked up whose offset cannot be right (a typed error naming the file): the
-    /// search goes on in the other indices, and the lookup reports it only if nothing else has the object.
-    /// Set only on that path; cleared by [`Snapshot::begin`].
-    pub(super) bad_entry: Option<Error>,
+    /// The last entry found whose offset cannot be right, with the id it was found for (a typed error naming
+    /// the file): the search goes on in the other indices, and a lookup of that id reports it only if nothing
+    /// else has the object. Set only on that path, so a hit pays nothing for it.
+    pub(super) bad_entry: Option<(Box<[u8]>, Error)>,
     /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
     pub(super) vanished: bool,
-    /// Loose directories the current lookup could not probe (filled only then; cleared by
-    /// [`Snapshot::begin`]): a miss cannot be claimed.
+    /// Loose directories the current lookup could not probe (cleared when a lookup reaches the loose objects,
+    /// filled only on failure): a miss cannot be claimed.
     pub(super) loose_failed: Vec<(PathBuf, Arc<Error>)>,
 }
 
 impl Snapshot {
-    /// Start a lookup: forget the previous lookup's bad entry (a branch on the hit path, nothing more).
-    #[inline]
-    pub(super) fn begin(&mut self) {
-        if self.bad_entry.is_some() || !self.loose_failed.is_empty() {
-            self.bad_entry = None;
-            self.loose_failed.clear();
-        }
-    }
-
     /// Search everything loaded so far. No allocation, no shared writes (except on a bad entry, which records
     /// its error and goes on).
     #[inline]
@@ -117,12 +108,16 @@ impl Snapshot {
 /// Look `id` up in one pack's index: its location, or `None` (a miss, or an entry whose offset cannot be
 /// right: then `bad` records why, naming the index).
 #[inline(always)]
-fn pack_lookup(p: &LoadedPack, id: &[u8], bad: &mut Option<Error>) -> Option<Location> {
+fn pack_lookup(
+    p: &LoadedPack,
+    id: &[u8],
+    bad: &mut Option<(Box<[u8]>, Error)>,
+) -> Option<Location> {
     match p.idx.find_entry(id) {
         Found::At(offset) => Some(Location::Packed { pack: p.id, offset }),
         Found::Missing => None,
         Found::Bad(i) => {
-            record_bad_idx_entry(p, i, bad);
+            record_bad_idx_entry(p, id, i, bad);
             None
         }
     }
@@ -130,12 +125,13 @@ fn pack_lookup(p: &LoadedPack, id: &[u8], bad: &mut Option<Error>) -> Option<Loc
 
 #[cold]
 #[inline(never)]
-fn record_bad_idx_entry(p: &LoadedPack, i: u32, bad: &mut Option<Error>) {
+fn record_bad_idx_entry(p: &LoadedPack, id: &[u8], i: u32, bad: &mut Option<(Box<[u8]>, Error)>) {
     if let Some(Err(problem)) = p.idx.checked_offset_at(i) {
-        *bad = Some(Error::CorruptIndex {
+        let e = Error::CorruptIndex {
             path: p.idx.path().to_path_buf(),
             problem,
-        });
+        };
+        *bad = Some((id.into(), e));
     }
 }
 
@@ -144,7 +140,7 @@ impl LoadedMidx {
     /// have, or an entry that names no pack of the file or lies outside its pack: then `bad` records why,
     /// naming the multi-pack-index).
     #[inline]
-    fn lookup(&self, id: &[u8], bad: &mut Option<Error>) -> Option<Location> {
+    fn lookup(&self, id: &[u8], bad: &mut Option<(Box<[u8]>, Error)>) -> Option<Location> {
         match self.midx.find_entry_in(id, &self.pack_lens) {
             MidxFound::At(pack, offset) => {
                 let pack = (*self.packs.get(pack as usize)?)?;
@@ -152,7 +148,7 @@ impl LoadedMidx {
             }
             MidxFound::Missing => None,
             MidxFound::Bad(i) => {
-                self.record_bad_entry(i, bad);
+                self.record_bad_entry(id, i, bad);
                 None
             }
         }
@@ -160,12 +156,13 @@ impl LoadedMidx {
 
     #[cold]
     #[inline(never)]
-    fn record_bad_entry(&self, i: u32, bad: &mut Option<Error>) {
+    fn record_bad_entry(&self, id: &[u8], i: u32, bad: &mut Option<(Box<[u8]>, Error)>) {
         if let Some(problem) = self.midx.entry_problem(i, &self.pack_lens) {
-            *bad = Some(Error::CorruptMultiPackIndex {
+            let e = Error::CorruptMultiPackIndex {
                 path: self.midx.path().to_path_buf(),
                 problem,
-            });
+            };
+            *bad = Some((id.into(), e));
         }
     }
 }
