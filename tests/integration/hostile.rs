@@ -12,7 +12,9 @@ use std::sync::Arc;
 use odb_index::data::{FileKind, FileProblem, file_problem};
 use odb_index::idx::{IdxProblem, PackIndex};
 use odb_index::midx::{MidxProblem, MultiPackIndex};
-use odb_index::{Error, HashKind, LoadMode, Location, ObjectId, Options, RefreshMode, Store};
+use odb_index::{
+    Error, HashKind, IncompleteMode, LoadMode, Location, ObjectId, Options, RefreshMode, Store,
+};
 use odb_index_testkit::*;
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1113,6 +1115,60 @@ fn unreadable_pack_directories_and_alternates() {
     .unwrap();
     let store = Store::open(borrower.path(), Options::default()).unwrap();
     check(&store, &own, &looped);
+}
+
+/// Under `IncompleteMode::Miss` (git's behaviour for callers that only read), an unreadable pack directory makes
+/// a miss `None` (still reported in `problems()`), but an entry whose offset lies is still an error, never a
+/// location or a miss.
+#[cfg(unix)]
+#[test]
+fn incomplete_mode_miss_covers_unreadable_directories_not_lying_entries() {
+    let r = Repo::new("sha1");
+    let kind = r.kind();
+    // A lying entry in pack 0.
+    let idx = r.idx(0);
+    let target = r.only_in(0)[0].clone();
+    let pos = r.packs[&idx]
+        .iter()
+        .position(|(i, _)| *i == target)
+        .unwrap();
+    let original = std::fs::read(&idx).unwrap();
+    replace_by_rename(&idx, &idx_with_offset(&original, kind, pos, 1 << 40));
+    // A borrower whose own pack directory is a loop, with `r` as its alternate.
+    let borrower = init_repo("sha1", true);
+    let own_pack = std::fs::canonicalize(objects_dir(borrower.path()))
+        .unwrap()
+        .join("pack");
+    std::fs::remove_dir_all(&own_pack).unwrap();
+    std::os::unix::fs::symlink(&own_pack, &own_pack).unwrap();
+    std::fs::write(
+        objects_dir(borrower.path()).join("info/alternates"),
+        format!(
+            "{}\n",
+            std::fs::canonicalize(objects_dir(r.path()))
+                .unwrap()
+                .display()
+        ),
+    )
+    .unwrap();
+    let store = Store::open(
+        borrower.path(),
+        Options::default().incomplete(IncompleteMode::Miss),
+    )
+    .unwrap();
+    assert!(store.problems().iter().any(|p| p.path() == own_pack));
+    let mut hd = store.handle();
+    assert_eq!(hd.locate(&oid(&r.absent()[0])).unwrap(), None);
+    let e = hd
+        .locate(&oid(&target))
+        .expect_err("a lying offset was answered");
+    assert!(matches!(
+        corrupt_index_problem(&e, &idx),
+        IdxProblem::OffsetPastPackEnd { .. }
+    ));
+    for id in r.all_but(std::slice::from_ref(&target)) {
+        assert!(hd.locate(&oid(&id)).unwrap().is_some(), "{id}");
+    }
 }
 
 /// The same with permissions (mode 000), which only a user other than root can test; under root (as CI
