@@ -741,6 +741,103 @@ fn verify_healthy_then_corrupted_and_truncated_indices() {
     );
 }
 
+/// Recompute the trailing SHA-1 checksum of an index file after an edit.
+fn reseal_sha1(bytes: &mut [u8]) {
+    let n = bytes.len() - 20;
+    let sum = odb_index::HashKind::Sha1.digest(&bytes[..n]);
+    bytes[n..].copy_from_slice(sum.as_bytes());
+}
+
+/// Files that are consistent in themselves but lie (issue 13): verify reports each one, like git
+/// (`git multi-pack-index verify`, `git verify-pack`), and passes again once it is restored.
+#[test]
+fn verify_reports_indices_that_lie_about_their_packs() {
+    let repo = fixture("sha1", false);
+    let r = repo.path();
+    let objects = objects_dir(r);
+    git(r, &["multi-pack-index", "write"]);
+    assert_eq!(verify(r).0, 0);
+    let idx = idx_files(&objects);
+    let victim = &idx[0];
+    let name = victim.file_name().unwrap().to_str().unwrap().to_owned();
+    let original = std::fs::read(victim).unwrap();
+    let pack_len = std::fs::metadata(victim.with_extension("pack"))
+        .unwrap()
+        .len();
+    // An .idx offset past the end of its pack (first entry's 32-bit offset).
+    let n = u32::from_be_bytes(original[8 + 1020..8 + 1024].try_into().unwrap()) as usize;
+    let table = 8 + 1024 + n * 24;
+    let mut bad = original.clone();
+    bad[table..table + 4].copy_from_slice(&(pack_len as u32 + 10).to_be_bytes());
+    reseal_sha1(&mut bad);
+    replace_file(victim, &bad);
+    let (code, files, _) = verify(r);
+    assert_eq!(code, 1, "{files:?}");
+    assert!(
+        matches!(files.get(&name), Some(Err(e)) if e.contains("beyond the end")),
+        "{files:?}"
+    );
+    // The multi-pack-index disagrees with that index now (its offset is the real one).
+    assert!(
+        matches!(files.get("multi-pack-index"), Some(Err(e)) if e.contains("incorrect offset")),
+        "{files:?}"
+    );
+    assert!(
+        !git_cmd_ok(r, &["multi-pack-index", "verify"]),
+        "git agrees"
+    );
+    replace_file(victim, &original);
+    assert_eq!(verify(r).0, 0);
+    // Another pack's index copied over this one: does not match its pack.
+    replace_file(victim, &std::fs::read(&idx[1]).unwrap());
+    let (code, files, _) = verify(r);
+    assert_eq!(code, 1, "{files:?}");
+    assert!(
+        matches!(files.get(&name), Some(Err(e)) if e.contains("does not match index")),
+        "{files:?}"
+    );
+    replace_file(victim, &original);
+    // A multi-pack-index entry off by one (its checksum resealed): only a check against the packs' indices
+    // finds it, as git's does.
+    let midx = objects.join("pack/multi-pack-index");
+    let good = std::fs::read(&midx).unwrap();
+    let chunks = usize::from(good[6]);
+    let ooff = (0..chunks)
+        .map(|i| 12 + 12 * i)
+        .find(|&at| &good[at..at + 4] == b"OOFF")
+        .map(|at| u64::from_be_bytes(good[at + 4..at + 12].try_into().unwrap()) as usize)
+        .unwrap();
+    let mut bad = good.clone();
+    let off = u32::from_be_bytes(bad[ooff + 4..ooff + 8].try_into().unwrap());
+    bad[ooff + 4..ooff + 8].copy_from_slice(&(off + 1).to_be_bytes());
+    reseal_sha1(&mut bad);
+    replace_file(&midx, &bad);
+    assert!(
+        !git_cmd_ok(r, &["multi-pack-index", "verify"]),
+        "git verify fails"
+    );
+    let (code, files, _) = verify(r);
+    assert_eq!(code, 1, "{files:?}");
+    assert!(
+        matches!(files.get("multi-pack-index"), Some(Err(e)) if e.contains("incorrect offset")),
+        "{files:?}"
+    );
+    for i in &idx {
+        let n = i.file_name().unwrap().to_str().unwrap();
+        assert!(matches!(files.get(n), Some(Ok(_))), "{n}: {files:?}");
+    }
+}
+
+/// Whether git succeeds in `dir` with `args`.
+fn git_cmd_ok(dir: &Path, args: &[&str]) -> bool {
+    odb_index_testkit::git_cmd(dir)
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // 7: a broken index at lookup time
 
@@ -823,18 +920,28 @@ fn command_line_errors_exit_2_with_one_message() {
         assert!(stderr.starts_with("odb-index: "), "{args:?}: {stderr:?}");
         assert!(stderr.ends_with('\n'), "{args:?}: {stderr:?}");
     }
-    // Usage errors: the first line is the message (usage may follow).
+    // Usage errors: exactly one line, the message and a pointer to --help (not the whole usage text).
     for args in [
         vec!["batch-check", "--bogus", r.as_str()],
         vec!["verify", "--buffer", r.as_str()],
         vec!["batch-check"],
         vec!["verify"],
         vec!["frobnicate", r.as_str()],
+        vec!["frobnicate"],
         vec![],
+        vec!["--bogus"],
+        vec!["-x"],
         vec!["batch-check", "--threads", "0", r.as_str()],
         vec!["batch-check", "--threads", "many", r.as_str()],
+        vec!["batch-check", "--threads"],
         vec!["batch-check", "--loose", "sometimes", r.as_str()],
+        vec!["batch-check", "--loose"],
+        vec!["batch-check", "--load", "sometimes", r.as_str()],
+        vec!["verify", "--load", "mapped", r.as_str()],
+        vec!["batch-check", "--load"],
         vec!["batch-check", r.as_str(), r.as_str()],
+        vec!["batch-check", "--buffer=yes", r.as_str()],
+        vec!["verify", "--threads", "2", r.as_str()],
         vec!["batch-check", "--batch-check=%(bogus)", r.as_str()],
         vec!["batch-check", "--batch-check=%(objectname", r.as_str()],
     ] {
@@ -842,14 +949,119 @@ fn command_line_errors_exit_2_with_one_message() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}: stdout must be empty");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr:?}");
         assert!(
-            stderr
-                .lines()
-                .next()
-                .is_some_and(|l| l.starts_with("odb-index:")),
+            stderr.starts_with("odb-index: ") && stderr.ends_with("(try `odb-index --help`)\n"),
             "{args:?}: {stderr:?}"
         );
     }
+    // --help still prints the whole usage, on stdout.
+    let out = odb(&["--help"], b"");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--load mmap|read"));
+}
+
+/// A read error on standard input is reported as such (not as "writing output"), in one line, exit 2.
+#[test]
+fn stdin_read_errors_are_named_as_such() {
+    let repo = init_repo("sha1", false);
+    // A directory as standard input: every read fails with EISDIR.
+    let dir = std::fs::File::open(repo.path()).unwrap();
+    for threads in ["1", "3"] {
+        let out = Command::new(BIN)
+            .args(["batch-check", "--threads", threads])
+            .arg(repo.path())
+            .stdin(Stdio::from(dir.try_clone().unwrap()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+        assert!(
+            stderr.starts_with("odb-index: reading standard input: "),
+            "{stderr:?}"
+        );
+        assert!(!stderr.contains("writing output"), "{stderr:?}");
+    }
+}
+
+/// An unreadable pack directory (a symbolic-link loop, which root cannot read either): batch-check warns on
+/// stderr naming it, answers the loose objects, and says "error" (not "missing") for what it cannot rule out;
+/// verify reports the directory and exits 1.
+#[cfg(unix)]
+#[test]
+fn unreadable_pack_directory_is_a_warning_and_misses_are_errors() {
+    let repo = init_repo("sha1", true);
+    let loose = add_loose(repo.path(), 3, "u");
+    let pack_dir = std::fs::canonicalize(objects_dir(repo.path()))
+        .unwrap()
+        .join("pack");
+    let _ = std::fs::remove_dir_all(&pack_dir);
+    std::os::unix::fs::symlink(&pack_dir, &pack_dir).unwrap();
+    let absent = absent_ids(1, 40, 7).remove(0);
+    let mut input = loose.join("\n");
+    input.push('\n');
+    input.push_str(&absent);
+    input.push('\n');
+    let out = odb(
+        &[OsStr::new("batch-check"), repo.path().as_os_str()],
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("odb-index: warning: ") && stderr.contains(pack_dir.to_str().unwrap()),
+        "{stderr:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    for (line, id) in lines.iter().zip(&loose) {
+        assert!(line.starts_with(&format!("{id} blob ")), "{stdout}");
+    }
+    assert!(
+        lines[3].starts_with(&format!("{absent} error ")) && lines[3].contains("pack"),
+        "{stdout}"
+    );
+    let out = odb(&[OsStr::new("verify"), repo.path().as_os_str()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!("error {}: ", pack_dir.display())),
+        "{stdout}"
+    );
+}
+
+/// `--load read` answers exactly like the default (mapped) mode, for batch-check and verify.
+#[test]
+fn load_read_answers_like_mmap() {
+    let repo = fixture("sha1", true);
+    let input = mixed_input(repo.path(), 40);
+    let mapped = batch_check(repo.path(), &[], &input);
+    assert_eq!(
+        batch_check(repo.path(), &["--load", "read"], &input),
+        mapped
+    );
+    assert_eq!(
+        batch_check(repo.path(), &["--load", "mmap"], &input),
+        mapped
+    );
+    let (code, files, _) = verify(repo.path());
+    let out = odb(
+        &[
+            OsStr::new("verify"),
+            OsStr::new("--load"),
+            OsStr::new("read"),
+            repo.path().as_os_str(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(code));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        files.len()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------
