@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use odb_index::{Error, LooseMode, Options, RefreshMode, Store};
+use odb_index::{Error, IncompleteMode, LooseMode, Options, RefreshMode, Store};
 use odb_index_gix::Objects;
 
 mod batch_check;
@@ -22,7 +22,9 @@ const USAGE: &str = "usage:
       %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
       --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
-      or with --unordered in storage order (loose first, then each pack), each where it was found.
+      or with --unordered in storage order (packs, then loose objects), each where it was found. An index
+      file that cannot be read is reported once on stderr (`odb-index: warning: ...`) and its objects are
+      `missing`, as git does.
   odb-index verify PATH
       Check every pack index and multi-pack-index fully; print `ok <file> <n> objects` or
       `error <file>: <reason>` for each; exit 1 if any failed.
@@ -104,19 +106,29 @@ fn run() -> Result<ExitCode, String> {
         "batch-check" => {
             let path = path.ok_or_else(|| format!("batch-check needs a PATH\n{USAGE}"))?;
             let format = Format::parse(&format)?;
+            // As git: an index that cannot be read is warned about, its objects are missing.
+            let options = options.incomplete(IncompleteMode::Miss);
             let store = Store::open(&path, options).map_err(|e| e.to_string())?;
+            let mut warnings = Warnings::default();
+            warnings.report(&store);
             let objects = || Objects::new(store.handle());
             let result = if all {
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
                 // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
-                match batch_check::all_objects(&objects(), &format, unordered, true, &mut out) {
+                let listed =
+                    batch_check::all_objects(&objects(), &format, unordered, true, &mut out);
+                warnings.report(&store);
+                match listed {
                     Ok(()) => out.flush(),
                     Err(batch_check::AllError::Write(e)) => Err(e),
                     Err(batch_check::AllError::List(e)) => return Err(e.to_string()),
                 }
             } else {
-                batch_check(objects, &format, buffer, threads)
+                let answered =
+                    batch_check(&store, objects, &format, buffer, threads, &mut warnings);
+                warnings.report(&store);
+                answered
             };
             match result {
                 Ok(()) => Ok(ExitCode::SUCCESS),
@@ -152,11 +164,38 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(line))
 }
 
+/// The store's [`problems`](Store::problems) (an index that cannot be read, a missing alternate), each written to
+/// stderr once.
+#[derive(Default)]
+struct Warnings {
+    reported: std::collections::HashSet<String>,
+    /// (`index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    seen: Option<(u64, u64)>,
+}
+
+impl Warnings {
+    fn report(&mut self, store: &Store) {
+        let now = (store.index_loads(), store.listing_version());
+        if self.seen == Some(now) {
+            return;
+        }
+        self.seen = Some(now);
+        for p in store.problems() {
+            let text = p.to_string().replace('\n', " ");
+            if self.reported.insert(text.clone()) {
+                eprintln!("odb-index: warning: {text}");
+            }
+        }
+    }
+}
+
 fn batch_check(
+    store: &Store,
     objects: impl Fn() -> Objects,
     format: &Format,
     buffer: bool,
     threads: usize,
+    warnings: &mut Warnings,
 ) -> std::io::Result<()> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
@@ -171,6 +210,7 @@ fn batch_check(
             out.write_all(&buf)?;
             if !buffer {
                 out.flush()?;
+                warnings.report(store);
             }
         }
         return out.flush();
@@ -215,6 +255,7 @@ fn batch_check(
         if !buffer {
             out.flush()?;
         }
+        warnings.report(store);
     }
     out.flush()
 }
