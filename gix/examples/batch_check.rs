@@ -4,8 +4,7 @@
 //! `cargo run -p odb-index-gix --example batch_check -- <repository> < names`
 use std::io::{BufRead, Write};
 
-use odb_index::PrefixLookup;
-use odb_index_gix::Objects;
+use odb_index_gix::{Objects, PrefixLookup};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repo = std::env::args_os()

@@ -18,8 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gix_object::FindHeader;
-use odb_index::PrefixLookup;
-use odb_index_gix::Objects;
+use odb_index_gix::{Objects, PrefixLookup};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 

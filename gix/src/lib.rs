@@ -19,8 +19,7 @@
 //! # let repo = odb_index_testkit::init_repo("sha256", false);
 //! # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
 //! # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main:f0/0"]);
-//! use odb_index::PrefixLookup;
-//! use odb_index_gix::Objects;
+//! use odb_index_gix::{Objects, PrefixLookup};
 //!
 //! let objects = Objects::open(repo.path())?;
 //! let id: odb_index::ObjectId = id.trim().parse()?;
@@ -43,3 +42,5 @@ mod rev;
 
 pub use error::Error;
 pub use objects::{Info, Objects, Place};
+/// What [`Objects::resolve`] answers (the store's type).
+pub use odb_index::PrefixLookup;
