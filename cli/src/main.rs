@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use odb_index::idx::PackIndex;
 use odb_index::midx::MultiPackIndex;
-use odb_index::{Error, HashKind, LoadMode, LooseMode, Options, RefreshMode, Store};
+use odb_index::{
+    Error, HashKind, IncompleteMode, LoadMode, LooseMode, Options, RefreshMode, Store,
+};
 use odb_index_gix::Objects;
 
 mod batch_check;
@@ -24,9 +26,9 @@ const USAGE: &str = "usage:
       %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
       --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
-      or with --unordered in storage order (loose first, then each pack), each where it was found.
-      Problems found while opening the repository (an unreadable pack directory or alternate, a broken
-      multi-pack-index) are printed on stderr as `odb-index: warning: ...`.
+      or with --unordered in storage order (packs, then loose objects), each where it was found. An index
+      file or directory that cannot be read is reported once on stderr (`odb-index: warning: ...`) and its
+      objects are `missing`, as git does.
   odb-index verify [--load mmap|read] PATH
       Check every pack index (against its pack's trailer and length) and multi-pack-index (against the
       indices of its packs, as `git multi-pack-index verify` does) fully; print `ok <file> <n> objects`
@@ -159,22 +161,27 @@ fn run() -> Result<ExitCode, Failure> {
         return verify(&path, options.load);
     }
     let format = Format::parse(&format).map_err(usage)?;
+    // As git: an index file that cannot be read is warned about once, and the objects only it lists are missing.
+    let options = options.incomplete(IncompleteMode::Miss);
     let store = Store::open(&path, options).map_err(|e| fatal(e.to_string()))?;
-    for p in store.problems() {
-        eprintln!("odb-index: warning: {}", one_line_str(&p.to_string()));
-    }
+    let mut warnings = Warnings::default();
+    warnings.report(&store);
     let objects = || Objects::new(store.handle());
     let result = if all {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
-        match batch_check::all_objects(&objects(), &format, unordered, true, &mut out) {
+        let listed = batch_check::all_objects(&objects(), &format, unordered, true, &mut out);
+        warnings.report(&store);
+        match listed {
             Ok(()) => out.flush().map_err(Stream::Output),
             Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
             Err(batch_check::AllError::List(e)) => return Err(fatal(e.to_string())),
         }
     } else {
-        batch_check(objects, &format, buffer, threads)
+        let answered = batch_check(&store, objects, &format, buffer, threads, &mut warnings);
+        warnings.report(&store);
+        answered
     };
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
@@ -214,11 +221,38 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(line))
 }
 
+/// The store's [`problems`](Store::problems) (an index that cannot be read, a missing alternate), each written to
+/// stderr once.
+#[derive(Default)]
+struct Warnings {
+    reported: std::collections::HashSet<String>,
+    /// (`index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    seen: Option<(u64, u64)>,
+}
+
+impl Warnings {
+    fn report(&mut self, store: &Store) {
+        let now = (store.index_loads(), store.listing_version());
+        if self.seen == Some(now) {
+            return;
+        }
+        self.seen = Some(now);
+        for p in store.problems() {
+            let text = p.to_string().replace('\n', " ");
+            if self.reported.insert(text.clone()) {
+                eprintln!("odb-index: warning: {text}");
+            }
+        }
+    }
+}
+
 fn batch_check(
+    store: &Store,
     objects: impl Fn() -> Objects,
     format: &Format,
     buffer: bool,
     threads: usize,
+    warnings: &mut Warnings,
 ) -> Result<(), Stream> {
     let read = Stream::Input;
     let write = Stream::Output;
@@ -235,6 +269,7 @@ fn batch_check(
             out.write_all(&buf).map_err(write)?;
             if !buffer {
                 out.flush().map_err(write)?;
+                warnings.report(store);
             }
         }
         return out.flush().map_err(write);
@@ -279,6 +314,7 @@ fn batch_check(
         if !buffer {
             out.flush().map_err(write)?;
         }
+        warnings.report(store);
     }
     out.flush().map_err(write)
 }

@@ -511,6 +511,36 @@ fn threads_buffer_and_modes_give_identical_output() {
     );
 }
 
+/// `--loose none` holds for abbreviated ids too: a prefix of a loose-only object is `missing`, of a packed one
+/// still found; `--batch-all-objects` lists no loose object.
+#[test]
+fn loose_none_applies_to_prefixes_and_listing() {
+    let repo = fixture("sha1", false);
+    let r = repo.path();
+    let truth = Truth::read(&objects_dir(r), "sha1");
+    let loose: Vec<String> = truth
+        .loose
+        .iter()
+        .filter(|id| !truth.packed.contains_key(*id))
+        .cloned()
+        .collect();
+    let packed = truth.packed.keys().next().unwrap().clone();
+    assert!(!loose.is_empty());
+    let input: Vec<String> = [&loose[0][..12], &packed[..12]].map(str::to_owned).to_vec();
+    let found = batch_check(r, &[], &input);
+    assert_eq!(
+        found.lines().next(),
+        Some(format!("{} loose", loose[0]).as_str())
+    );
+    let none = batch_check(r, &["--loose", "none"], &input);
+    let lines: Vec<&str> = none.lines().collect();
+    assert_eq!(lines[0], format!("{} missing", &loose[0][..12]));
+    assert!(lines[1].starts_with(&format!("{packed} pack-")), "{none}");
+    let all = batch_check(r, &["--loose", "none", "--batch-all-objects"], &[]);
+    assert_eq!(all.lines().count(), truth.packed.len());
+    assert!(!all.contains(" loose"), "{all}");
+}
+
 fn first_difference(a: &str, b: &str) -> Option<usize> {
     let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
     (0..a.len().max(b.len()))
@@ -842,7 +872,7 @@ fn git_cmd_ok(dir: &Path, args: &[&str]) -> bool {
 // 7: a broken index at lookup time
 
 #[test]
-fn broken_index_at_lookup_time_gives_errors_not_missing() {
+fn broken_index_at_lookup_time_is_warned_about_once_and_its_objects_are_missing_as_git() {
     let repo = fixture("sha1", false);
     let r = repo.path();
     let objects = objects_dir(r);
@@ -855,14 +885,51 @@ fn broken_index_at_lookup_time_gives_errors_not_missing() {
         .into_iter()
         .map(|(id, _)| id)
         .collect();
+    // Listed before the index breaks (git would not list the objects only it holds).
+    let input = objects_and_absent(r, 40, 1000, 21);
     let data = std::fs::read(victim).unwrap();
     replace_file(victim, &data[..data.len() / 2]);
 
-    let input = objects_and_absent(r, 40, 1000, 21);
-    for flags in [&[][..], &["--threads", "4"]] {
-        let out = batch_check(r, flags, &input);
+    // What git answers with the broken index (it prints an error about the file on stderr, many times).
+    let mut text = input.join("\n");
+    text.push('\n');
+    let git_out = odb_index_testkit::git_cmd(r)
+        .args(["cat-file", "--batch-check=%(objectname)"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            let mut si = c.stdin.take().unwrap();
+            let t = text.clone();
+            let w = std::thread::spawn(move || si.write_all(t.as_bytes()));
+            let out = c.wait_with_output();
+            w.join().unwrap().unwrap();
+            out
+        })
+        .unwrap();
+    let git_missing: HashSet<String> = String::from_utf8(git_out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_suffix(" missing").map(str::to_owned))
+        .collect();
+    for flags in [&[][..], &["--threads", "4"], &["--buffer"]] {
+        let mut args: Vec<&OsStr> = vec![OsStr::new("batch-check"), OsStr::new(LOCATION)];
+        args.extend(flags.iter().map(OsStr::new));
+        args.push(r.as_os_str());
+        let out = odb(&args, text.as_bytes());
+        assert!(out.status.success(), "{flags:?}: {}", out.status);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let warnings: Vec<&str> = stderr.lines().collect();
+        assert_eq!(warnings.len(), 1, "{flags:?}: one warning: {stderr}");
+        assert!(
+            warnings[0].starts_with("odb-index: warning: ") && warnings[0].contains(&victim_name),
+            "{flags:?}: the warning should name {victim_name}: {stderr}"
+        );
+        let out = located(&String::from_utf8(out.stdout).unwrap());
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), input.len(), "{flags:?}: one line per input");
+        let mut missing = HashSet::new();
         for (id, got) in input.iter().zip(&lines) {
             let ctx = format!("{flags:?} {id}: got {got:?}");
             if let Some(places) = truth.packed.get(id).filter(|_| !in_victim.contains(id)) {
@@ -878,18 +945,22 @@ fn broken_index_at_lookup_time_gives_errors_not_missing() {
             } else if truth.loose.contains(id) {
                 assert_eq!(*got, format!("{id} loose"), "{ctx}");
             } else {
-                // In the broken pack only, or absent everywhere: "missing" cannot be claimed.
-                assert!(
-                    got.starts_with(&format!("{id} error ")),
-                    "{ctx}: expected an error"
-                );
-                assert!(
-                    got.contains(&victim_name),
-                    "{ctx}: the error should name {victim_name}"
-                );
+                // In the broken pack only, or absent everywhere: missing, as git says.
+                assert_eq!(*got, format!("{id} missing"), "{ctx}");
+                missing.insert(id.clone());
             }
         }
+        assert!(
+            missing == git_missing,
+            "{flags:?}: git says missing for other objects"
+        );
     }
+    assert!(
+        input.iter().any(|id| in_victim.contains(id)
+            && !truth.loose.contains(id)
+            && truth.packed[id].len() == 1),
+        "the input should reach objects only in the broken pack"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -988,11 +1059,12 @@ fn stdin_read_errors_are_named_as_such() {
 }
 
 /// An unreadable pack directory (a symbolic-link loop, which root cannot read either): batch-check warns on
-/// stderr naming it, answers the loose objects, and says "error" (not "missing") for what it cannot rule out;
-/// verify reports the directory and exits 1.
+/// stderr naming it, answers the loose objects, and (like git, which warns and answers from the rest) says
+/// "missing" for an absent id, since the command opens the store with `IncompleteMode::Miss`; verify reports
+/// the directory and exits 1.
 #[cfg(unix)]
 #[test]
-fn unreadable_pack_directory_is_a_warning_and_misses_are_errors() {
+fn unreadable_pack_directory_is_a_warning_and_misses_are_missing_as_git() {
     let repo = init_repo("sha1", true);
     let loose = add_loose(repo.path(), 3, "u");
     let pack_dir = std::fs::canonicalize(objects_dir(repo.path()))
@@ -1020,10 +1092,7 @@ fn unreadable_pack_directory_is_a_warning_and_misses_are_errors() {
     for (line, id) in lines.iter().zip(&loose) {
         assert!(line.starts_with(&format!("{id} blob ")), "{stdout}");
     }
-    assert!(
-        lines[3].starts_with(&format!("{absent} error ")) && lines[3].contains("pack"),
-        "{stdout}"
-    );
+    assert_eq!(lines[3], format!("{absent} missing"), "{stdout}");
     let out = odb(&[OsStr::new("verify"), repo.path().as_os_str()], b"");
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
