@@ -421,7 +421,7 @@ impl LooseCache {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
