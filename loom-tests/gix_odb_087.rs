@@ -609,7 +609,9 @@ fn lookup_thread(store: &Store, who: char, want: u32, mode: Mode) {
 
 fn run(s: Scenario, v: Variant, bound: usize) {
     let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
+    if std::env::var_os("ODB_LOOM_EXHAUSTIVE").is_some() {
+        b.preemption_bound = None;
+    } else if b.preemption_bound.is_none() {
         b.preemption_bound = Some(bound);
     }
     b.max_branches = 10_000;
