@@ -116,7 +116,11 @@ pub unsafe extern "C" fn open64(
 ) -> libc::c_int {
     let ms = DELAY_IDX_OPEN_MS.load(Ordering::Relaxed);
     // SAFETY: the caller passes a NUL-terminated path, as open64's contract requires.
-    if ms != 0 && unsafe { CStr::from_ptr(path) }.to_bytes().ends_with(b".idx") {
+    if ms != 0
+        && unsafe { CStr::from_ptr(path) }
+            .to_bytes()
+            .ends_with(b".idx")
+    {
         DELAYED_OPENS.fetch_add(1, Ordering::Relaxed);
         std::thread::sleep(Duration::from_millis(ms));
     }
@@ -174,7 +178,10 @@ fn fixture(n: usize) -> Fixture {
     let dir = std::env::temp_dir().join(format!("gix-odb-compare-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let ok = git(&dir).args(["init", "-q", "--bare"]).status().expect("git");
+    let ok = git(&dir)
+        .args(["init", "-q", "--bare"])
+        .status()
+        .expect("git");
     assert!(ok.success(), "git init");
     let mut child = git(&dir)
         .args(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"])
@@ -188,7 +195,10 @@ fn fixture(n: usize) -> Fixture {
             write!(stdin, "blob\ndata {}\n{data}\n", data.len()).expect("write to fast-import");
         }
     }
-    assert!(child.wait().expect("fast-import").success(), "git fast-import");
+    assert!(
+        child.wait().expect("fast-import").success(),
+        "git fast-import"
+    );
     let out = git(&dir)
         .args([
             "cat-file",
@@ -317,7 +327,10 @@ fn bench<A: Arm>(fx: &Fixture) {
                         })
                     })
                     .collect();
-                joins.into_iter().map(|j| j.join().expect("thread")).collect()
+                joins
+                    .into_iter()
+                    .map(|j| j.join().expect("thread"))
+                    .collect()
             });
             per_thread.into_iter().fold(0.0, f64::max)
         })
@@ -354,7 +367,10 @@ fn waiters<A: Arm>(fx: &Fixture, waiters: usize, delay_ms: u64) -> (Duration, Du
                 })
             })
             .collect();
-        let r = joins.into_iter().map(|j| j.join().expect("waiter")).collect();
+        let r = joins
+            .into_iter()
+            .map(|j| j.join().expect("waiter"))
+            .collect();
         l.join().expect("loader");
         r
     });
@@ -395,7 +411,8 @@ fn for_arms(arm: Option<&str>, f: &mut dyn FnMut(&str)) {
 fn main() {
     let mut args = std::env::args().skip(1);
     let cmd = args.next().unwrap_or_else(|| usage());
-    let (mut arm, mut threads, mut seconds, mut n) = (None::<String>, 8usize, 20.0f64, 100_000usize);
+    let (mut arm, mut threads, mut seconds, mut n) =
+        (None::<String>, 8usize, 20.0f64, 100_000usize);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_else(|| usage());
         match a.as_str() {
