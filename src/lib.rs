@@ -8,6 +8,7 @@
 
 pub mod data;
 mod error;
+mod ids;
 pub mod idx;
 pub mod loose;
 pub mod midx;
@@ -20,5 +21,6 @@ pub(crate) mod sync;
 
 pub use data::LoadMode;
 pub use error::Error;
+pub use ids::PackId;
 pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};
-pub use store::{Handle, Location, LooseMode, Options, PackId, RefreshMode, Store};
+pub use store::{Handle, Location, LooseMode, Options, Problem, RefreshMode, Store};

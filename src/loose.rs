@@ -19,22 +19,6 @@ use crate::error::Error;
 use crate::oid::{HashKind, ObjectId};
 use crate::sync::{AtomicU64, Condvar, Mutex, Ordering, cell, lock, wait};
 
-/// How a store consults loose objects.
-///
-/// The store re-exports its own `LooseMode`; this is the vocabulary of this module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum LooseMode {
-    /// Probe the file system on every lookup that reaches the loose objects ([`LooseDb::contains`]): one
-    /// `fstatat`, no allocation, always current.
-    #[default]
-    Probe,
-    /// Answer from a per-fan-out-directory listing read once and kept until refreshed ([`LooseCache`]): no
-    /// system call per lookup after warm-up, but stale for objects written or deleted after the listing.
-    Cached,
-    /// Do not look at loose objects at all (for callers that know everything is packed).
-    None,
-}
-
 /// Longest relative path of a loose object: `xx/` plus 62 hex digits (SHA-256), plus a NUL terminator.
 const MAX_REL_PATH: usize = 2 + 1 + 62 + 1;
 

@@ -30,154 +30,17 @@
 pub mod write;
 
 use std::cmp::Ordering;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::data::{Data, LoadMode};
 use crate::error::Error;
+pub use crate::error::IdxProblem;
 use crate::oid::{HashKind, ObjectId};
 
 /// The first four bytes of a version 2 (or later) index.
 const SIGNATURE: [u8; 4] = *b"\xfftOc";
 /// Bytes in the fan-out table.
 const FANOUT_LEN: u64 = 256 * 4;
-
-/// What is wrong with a malformed `.idx` file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum IdxProblem {
-    /// The file is shorter than the smallest valid index (a fan-out table and the trailer, plus the header
-    /// for version 2).
-    TooSmall {
-        /// The file's length.
-        len: u64,
-        /// The smallest valid length.
-        min: u64,
-    },
-    /// The file starts with the version 2 signature but has another version number.
-    UnsupportedVersion(u32),
-    /// A fan-out entry is smaller than the one before it.
-    NonMonotonicFanout {
-        /// The bucket whose count is smaller than the previous bucket's.
-        bucket: u8,
-        /// Its cumulative count.
-        count: u32,
-        /// The previous bucket's cumulative count.
-        previous: u32,
-    },
-    /// A version 1 file whose length is not what its object count implies.
-    SizeMismatch {
-        /// `256 * 4 + count * (4 + hash) + 2 * hash`.
-        expected: u64,
-        /// The file's length.
-        actual: u64,
-    },
-    /// A version 2 file whose length is outside what its object count allows (no 64-bit offsets at the least,
-    /// `count - 1` of them at the most, as git checks).
-    SizeOutOfRange {
-        /// The length without 64-bit offsets.
-        min: u64,
-        /// The length with `count - 1` 64-bit offsets.
-        max: u64,
-        /// The file's length.
-        actual: u64,
-    },
-    /// The bytes between the 32-bit offset table and the trailer are not a whole number of 64-bit offsets.
-    MisalignedLargeOffsets {
-        /// How many bytes there are.
-        len: u64,
-    },
-    /// A 32-bit offset refers to a 64-bit offset that the file does not hold.
-    LargeOffsetOutOfRange {
-        /// The entry (position in sorted order) holding the reference.
-        entry: u32,
-        /// The 64-bit table index it refers to.
-        index: u32,
-        /// How many 64-bit offsets the file holds.
-        count: u64,
-    },
-    /// (Found by `verify`.) The id at this position is not greater than the one before it.
-    UnsortedIds {
-        /// The entry's position.
-        at: u32,
-    },
-    /// (Found by `verify`.) The id at this position lies in another fan-out bucket than its first byte says.
-    IdOutsideBucket {
-        /// The entry's position.
-        at: u32,
-        /// The bucket the fan-out table puts it in.
-        bucket: u8,
-        /// The id's first byte.
-        first_byte: u8,
-    },
-    /// (Found by `verify`.) The trailer checksum is not the hash of the bytes before it.
-    ChecksumMismatch {
-        /// The checksum stored in the file.
-        expected: ObjectId,
-        /// The hash of the file's contents.
-        actual: ObjectId,
-    },
-}
-
-impl fmt::Display for IdxProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IdxProblem::TooSmall { len, min } => {
-                write!(f, "file is too small ({len} bytes, at least {min} needed)")
-            }
-            IdxProblem::UnsupportedVersion(v) => {
-                write!(f, "index version {v} is not supported (only 1 and 2)")
-            }
-            IdxProblem::NonMonotonicFanout {
-                bucket,
-                count,
-                previous,
-            } => write!(
-                f,
-                "non-monotonic fan-out table: bucket {bucket:#04x} counts {count} objects, the bucket before \
-                 it {previous}"
-            ),
-            IdxProblem::SizeMismatch { expected, actual } => write!(
-                f,
-                "wrong version 1 file size: {actual} bytes, but the fan-out table implies {expected}"
-            ),
-            IdxProblem::SizeOutOfRange { min, max, actual } => write!(
-                f,
-                "wrong version 2 file size: {actual} bytes, but the fan-out table implies {min} to {max}"
-            ),
-            IdxProblem::MisalignedLargeOffsets { len } => write!(
-                f,
-                "the 64-bit offset table is {len} bytes long, not a multiple of 8"
-            ),
-            IdxProblem::LargeOffsetOutOfRange {
-                entry,
-                index,
-                count,
-            } => write!(
-                f,
-                "entry {entry} refers to 64-bit offset {index}, but the file holds only {count}"
-            ),
-            IdxProblem::UnsortedIds { at } => {
-                write!(
-                    f,
-                    "object ids are not sorted: entry {at} is not greater than the one before"
-                )
-            }
-            IdxProblem::IdOutsideBucket {
-                at,
-                bucket,
-                first_byte,
-            } => write!(
-                f,
-                "entry {at} starts with {first_byte:#04x} but lies in fan-out bucket {bucket:#04x}"
-            ),
-            IdxProblem::ChecksumMismatch { expected, actual } => write!(
-                f,
-                "trailer checksum mismatch: the file says {expected}, its contents hash to {actual}"
-            ),
-        }
-    }
-}
 
 /// A validated pack index file, mapped or read into memory.
 ///

@@ -1,0 +1,184 @@
+//! `odb-index-bench`: odb-index side by side with gix-odb 0.83 and 0.87 on
+//! the fixture of the sched_yield report, plus 100 packs with and without a multi-pack-index, a 1 000 000-object
+//! index, waiters for an in-flight load on one pinned core, and syscalls per miss under `strace`.
+//!
+//! Arms run interleaved (round-robin) in one process; each reports the minimum and median over its runs.
+//! See docs/BENCHMARKS.md for the figures and how to reproduce them.
+
+mod arms;
+mod fixture;
+mod report;
+mod scenarios;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use odb_index::ObjectId;
+
+pub use arms::Kind;
+
+// Counts allocations per thread, so each arm reports its allocations per lookup.
+#[global_allocator]
+static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
+
+const USAGE: &str = "usage: odb-index-bench [PATH] [--json] [--svg FILE] [--quick]
+  Benchmark lookups: odb-index (loose probe, cached, none), gix-odb 0.83 and gix-odb 0.87, interleaved in
+  one process. Without PATH, build the fixture of the gix-odb sched_yield report with git (12 328 objects in
+  one pack) in a temporary directory. Prints a table (one JSON object per line with --json); --svg draws it as
+  a bar chart; --quick is a short run. See docs/BENCHMARKS.md.
+PATH is a work tree, a .git directory, a bare repository or an objects directory.";
+
+fn main() -> ExitCode {
+    let mut parser = lexopt::Parser::from_env();
+    let result = parse(&mut parser).and_then(|args| match args {
+        None => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(args) => run(args),
+    });
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("odb-index-bench: {msg} (try --help)");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Parsed `bench` arguments.
+pub struct Args {
+    pub path: Option<PathBuf>,
+    pub json: bool,
+    pub svg: Option<PathBuf>,
+    pub quick: bool,
+    /// Hidden: run only N misses of one arm (for strace and callgrind).
+    pub only_miss_loop: Option<usize>,
+    pub arm: Option<Kind>,
+    /// Hidden: build the one-pack fixture in this directory and print its objects directory.
+    pub make_fixture: Option<PathBuf>,
+}
+
+/// Parse the command line; `None` for `--help`.
+pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
+    use lexopt::prelude::*;
+    let mut a = Args {
+        path: None,
+        json: false,
+        svg: None,
+        quick: false,
+        only_miss_loop: None,
+        arm: None,
+        make_fixture: None,
+    };
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("help") | Short('h') => return Ok(None),
+            Long("json") => a.json = true,
+            Long("quick") => a.quick = true,
+            Long("svg") => a.svg = Some(parser.value().map_err(|e| e.to_string())?.into()),
+            Long("only-miss-loop") => {
+                let v = parser.value().map_err(|e| e.to_string())?;
+                a.only_miss_loop = Some(
+                    v.to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| format!("--only-miss-loop takes a number, not {v:?}"))?,
+                );
+            }
+            Long("arm") => {
+                let v = parser.value().map_err(|e| e.to_string())?;
+                a.arm = Some(v.to_str().and_then(Kind::from_flag).ok_or_else(|| {
+                    format!(
+                        "--arm takes odb-probe, odb-none, odb-cached, gix083 or gix087, not {v:?}"
+                    )
+                })?);
+            }
+            Long("make-fixture") => {
+                a.make_fixture = Some(parser.value().map_err(|e| e.to_string())?.into())
+            }
+            Value(v) if a.path.is_none() => a.path = Some(PathBuf::from(v)),
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    Ok(Some(a))
+}
+
+/// Run the benchmark.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    if let Some(dir) = &args.make_fixture {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let objects = fixture::one_pack(dir)?;
+        println!("{}", objects.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let _tmp;
+    let objects = match &args.path {
+        Some(p) => {
+            // Let the store resolve work trees, .git directories and bare repositories.
+            let store = odb_index::Store::open(p, arms::odb_options(Kind::OdbNone))
+                .map_err(|e| e.to_string())?;
+            store.objects_dir().to_path_buf()
+        }
+        None => {
+            let t = fixture::TempDir::new("bench")?;
+            if args.only_miss_loop.is_none() {
+                eprintln!(
+                    "bench: building the fixture (12 328 objects in one pack) in {}",
+                    t.path().display()
+                );
+            }
+            let o = fixture::one_pack(t.path())?;
+            _tmp = t;
+            o
+        }
+    };
+    if let Some(n) = args.only_miss_loop {
+        let kind = args.arm.unwrap_or(Kind::OdbProbe);
+        return scenarios::only_miss_loop(kind, &objects, n).map(|()| ExitCode::SUCCESS);
+    }
+    let rows = scenarios::all(&objects, args.path.is_some(), args.quick)?;
+    let targets = report::targets(&rows);
+    if args.json {
+        for r in rows.iter().chain(&targets) {
+            println!("{}", r.json());
+        }
+    } else {
+        report::print_table(&rows, &targets, &objects);
+    }
+    if let Some(svg) = &args.svg {
+        report::svg(&rows, svg)?;
+        eprintln!("bench: wrote {}", svg.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// splitmix64: reproducible random ids and shuffles without a dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// A random SHA-1 id.
+    pub fn oid(&mut self) -> ObjectId {
+        let mut b = [0u8; 20];
+        for c in b.chunks_mut(8) {
+            let r = self.next_u64().to_le_bytes();
+            c.copy_from_slice(&r[..c.len()]);
+        }
+        ObjectId::from_bytes(&b).expect("20 bytes make a SHA-1 id")
+    }
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}

@@ -1,0 +1,780 @@
+//! The scenarios: how each is set up, run interleaved, and summarised into rows.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use odb_index::idx::PackIndex;
+use odb_index::{HashKind, LoadMode, ObjectId, Store};
+
+use super::Rng;
+use super::arms::{Arm, Ids, Kind, odb_options};
+use super::fixture;
+use super::report::{Row, Val, add_ratios};
+use odb_index_testkit::alloc::thread_allocs;
+
+/// Sizes of one run.
+struct Plan {
+    runs: usize,
+    misses: usize,
+    hits: usize,
+    many_misses: usize,
+    big_objects: usize,
+    big_lookups: usize,
+    cold_runs: usize,
+    syscall_misses: usize,
+}
+
+impl Plan {
+    fn new(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                runs: 3,
+                misses: 2_000,
+                hits: 2_000,
+                many_misses: 200,
+                big_objects: 100_000,
+                big_lookups: 5_000,
+                cold_runs: 2,
+                syscall_misses: 300,
+            }
+        } else {
+            Plan {
+                runs: 15,
+                misses: 100_000,
+                hits: 200_000,
+                many_misses: 10_000,
+                big_objects: 1_000_000,
+                big_lookups: 200_000,
+                cold_runs: 7,
+                syscall_misses: 5_000,
+            }
+        }
+    }
+}
+
+fn odb_kinds() -> Vec<Kind> {
+    vec![Kind::OdbProbe, Kind::OdbNone, Kind::OdbCached]
+}
+
+fn all_kinds() -> Vec<Kind> {
+    let mut k = odb_kinds();
+    k.push(Kind::Gix083);
+    k.push(Kind::Gix087);
+    k
+}
+
+fn min_median(v: &[f64]) -> (f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let med = if s.len() % 2 == 1 {
+        s[s.len() / 2]
+    } else {
+        (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+    };
+    (s[0], med)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    AllFound,
+    NoneFound,
+}
+
+/// Run `arms` round-robin, `runs` times each, `n` lookups of `ids` per run; one row per arm.
+fn measure(
+    scenario: &str,
+    arms: &mut [(Kind, Arm)],
+    ids: &Ids,
+    n: usize,
+    runs: usize,
+    expect: Expect,
+) -> Result<Vec<Row>, String> {
+    // Warm up: load every index, settle every handle's snapshot, fault in the pages.
+    for (_, a) in arms.iter_mut() {
+        a.run(ids, ids.len().min(n));
+    }
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); arms.len()];
+    let mut allocs: Vec<u64> = vec![0; arms.len()];
+    for run in 0..runs {
+        for (i, (kind, a)) in arms.iter_mut().enumerate() {
+            let before = thread_allocs();
+            let t = Instant::now();
+            let found = black_box(a.run(ids, n));
+            let dt = t.elapsed();
+            allocs[i] += thread_allocs() - before;
+            let want = if expect == Expect::AllFound { n } else { 0 };
+            if found != want {
+                return Err(format!(
+                    "{scenario}: {} found {found} of {n} ids, expected {want}",
+                    kind.name()
+                ));
+            }
+            ns[i].push(dt.as_nanos() as f64 / n as f64);
+        }
+        eprintln!(
+            "bench: {scenario}: run {}/{runs} of {} arms done",
+            run + 1,
+            arms.len()
+        );
+    }
+    Ok(arms
+        .iter()
+        .enumerate()
+        .map(|(i, (kind, _))| {
+            let (min, med) = min_median(&ns[i]);
+            Row {
+                ns_min: Some(min),
+                ns_median: Some(med),
+                allocs: Some(allocs[i] as f64 / (n * runs) as f64),
+                runs,
+                lookups: n,
+                ..Row::new(scenario, kind.name())
+            }
+        })
+        .collect())
+}
+
+fn open_arms(kinds: &[Kind], objects: &Path) -> Result<Vec<(Kind, Arm)>, String> {
+    kinds
+        .iter()
+        .map(|&k| Arm::open(k, objects).map(|a| (k, a)))
+        .collect()
+}
+
+fn absent(n: usize, seed: u64) -> Ids {
+    let mut rng = Rng::new(seed);
+    Ids::new((0..n).map(|_| rng.oid()).collect())
+}
+
+/// Every id in the packs of `objects`, in random order.
+fn present(objects: &Path, seed: u64) -> Result<Ids, String> {
+    let store = Store::open(objects, odb_options(Kind::OdbNone)).map_err(|e| e.to_string())?;
+    let mut ids = Vec::new();
+    for (_, idx) in store.packs() {
+        let i = PackIndex::open(&idx, HashKind::Sha1).map_err(|e| e.to_string())?;
+        ids.extend(i.iter().map(|(id, _)| id));
+    }
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        return Err(format!("{}: no packed objects", objects.display()));
+    }
+    Rng::new(seed).shuffle(&mut ids);
+    Ok(Ids::new(ids))
+}
+
+/// All scenarios. `user_path`: PATH was given (scenarios 4 to 6 still use their own synthetic fixtures).
+pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, String> {
+    let plan = Plan::new(quick);
+    let mut rows = Vec::new();
+    let kinds = all_kinds();
+    let misses = absent(4096, 1);
+    rows.push(machine());
+
+    // Floors: the bare cost of one probe of a missing loose path.
+    rows.extend(floors(objects, &misses, plan.misses, plan.runs)?);
+
+    // 1. Misses on the one-pack fixture. With exactly one pack, the bare index search (no store) is measured
+    // too: the difference is what the store adds.
+    let mut kinds1 = kinds.clone();
+    let one_pack = Store::open(objects, odb_options(Kind::OdbNone))
+        .map(|s| s.packs().len() == 1)
+        .unwrap_or(false);
+    if one_pack {
+        kinds1.extend([Kind::IdxLookup, Kind::IdxBinary]);
+    }
+    let mut arms = open_arms(&kinds1, objects)?;
+    rows.extend(measure(
+        "miss-1pack",
+        &mut arms,
+        &misses,
+        plan.misses,
+        plan.runs,
+        Expect::NoneFound,
+    )?);
+    // 2. Hits, ids in random order (a repository given as PATH may have no packs).
+    match present(objects, 2) {
+        Ok(hits) => rows.extend(measure(
+            "hit-1pack-random",
+            &mut arms,
+            &hits,
+            plan.hits,
+            plan.runs,
+            Expect::AllFound,
+        )?),
+        Err(e) => rows.push(Row {
+            note: format!("not measured: {e}"),
+            ..Row::new("hit-1pack-random", "-")
+        }),
+    }
+    drop(arms);
+
+    // 3. Two threads missing at once.
+    // The bare index search, when there is one pack, is the control: it shares nothing between threads.
+    let mut tk = vec![Kind::OdbNone, Kind::OdbCached, Kind::OdbProbe];
+    tk.push(Kind::Gix087);
+    if one_pack {
+        tk.push(Kind::IdxLookup);
+    }
+    rows.extend(two_threads(objects, &tk, &misses, plan.misses, plan.runs)?);
+
+    // 4. 100 packs, without and with a multi-pack-index.
+    let tmp = fixture::TempDir::new("bench-synthetic")?;
+    eprintln!("bench: building 100 packs (and a copy with a multi-pack-index) with git");
+    let (many, many_midx) = fixture::many_packs(tmp.path(), 100, 123)?;
+    let mut mk = vec![Kind::OdbProbe, Kind::OdbNone];
+    mk.push(Kind::Gix087);
+    let many_hits = present(&many, 3)?;
+    for (label, dir) in [("100packs", &many), ("100packs-midx", &many_midx)] {
+        let mut arms = open_arms(&mk, dir)?;
+        rows.extend(measure(
+            &format!("miss-{label}"),
+            &mut arms,
+            &misses,
+            plan.many_misses,
+            plan.runs,
+            Expect::NoneFound,
+        )?);
+        rows.extend(measure(
+            &format!("hit-{label}-random"),
+            &mut arms,
+            &many_hits,
+            plan.hits,
+            plan.runs,
+            Expect::AllFound,
+        )?);
+    }
+
+    // 5. A 1 000 000-object index.
+    eprintln!(
+        "bench: writing a {}-object index with write_idx",
+        plan.big_objects
+    );
+    let mut rng = Rng::new(5);
+    let (big, mut big_ids) = fixture::big_index(tmp.path(), plan.big_objects, &mut rng)?;
+    let big_name = format!("{}k", plan.big_objects / 1000);
+    let big_name = if plan.big_objects == 1_000_000 {
+        "1M".to_owned()
+    } else {
+        big_name
+    };
+    rows.extend(cold_load(&big, &big_name, &misses, plan.cold_runs)?);
+    let mut arms = open_arms(&[Kind::OdbNone, Kind::IdxLookup, Kind::IdxBinary], &big)?;
+    rows.extend(measure(
+        &format!("miss-{big_name}-index"),
+        &mut arms,
+        &misses,
+        plan.big_lookups,
+        plan.runs,
+        Expect::NoneFound,
+    )?);
+    rng.shuffle(&mut big_ids);
+    big_ids.truncate(plan.big_lookups.max(1));
+    rows.extend(measure(
+        &format!("hit-{big_name}-index-random"),
+        &mut arms,
+        &Ids::new(big_ids),
+        plan.big_lookups,
+        plan.runs,
+        Expect::AllFound,
+    )?);
+    drop(arms);
+
+    // 6. Waiters for an in-flight load, on one pinned core.
+    rows.extend(waiters(&big, misses.oids[0], plan.cold_runs)?);
+    drop(tmp);
+
+    // 7. Syscalls per miss (strace).
+    rows.extend(syscalls(objects, user_path, &kinds, plan.syscall_misses)?);
+
+    add_ratios(&mut rows);
+    Ok(rows)
+}
+
+/// What the figures were measured on: CPUs, model, load average before the run (other processes skew them).
+fn machine() -> Row {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into());
+    Row {
+        note: format!("{cpus} CPUs, {model}, load average {load} at start"),
+        ..Row::new("machine", "-")
+    }
+    .with("cpus", Val::Num(cpus as f64))
+    .with("model", Val::Str(model))
+    .with("loadavg", Val::Str(load))
+}
+
+/// `fstatat` relative to an open objects directory and `statx` (std::fs::metadata) of an absolute path, both of
+/// a missing loose object.
+fn floors(objects: &Path, ids: &Ids, n: usize, runs: usize) -> Result<Vec<Row>, String> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    let dir = rustix::fs::open(
+        objects,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| format!("{}: {e}", objects.display()))?;
+    let rel: Vec<std::ffi::CString> = ids
+        .oids
+        .iter()
+        .map(|id| {
+            let h = id.to_string();
+            std::ffi::CString::new(format!("{}/{}", &h[..2], &h[2..])).expect("hex has no NUL")
+        })
+        .collect();
+    let abs: Vec<PathBuf> = ids
+        .oids
+        .iter()
+        .map(|id| {
+            let h = id.to_string();
+            objects.join(&h[..2]).join(&h[2..])
+        })
+        .collect();
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    let (mut alloc_a, mut alloc_b) = (0, 0);
+    for _ in 0..runs {
+        let before = thread_allocs();
+        let t = Instant::now();
+        for i in 0..n {
+            let r = rustix::fs::statat(
+                &dir,
+                rel[i % rel.len()].as_c_str(),
+                AtFlags::SYMLINK_NOFOLLOW,
+            );
+            black_box(r.is_ok());
+        }
+        a.push(t.elapsed().as_nanos() as f64 / n as f64);
+        alloc_a += thread_allocs() - before;
+        let before = thread_allocs();
+        let t = Instant::now();
+        for i in 0..n {
+            black_box(std::fs::metadata(&abs[i % abs.len()]).is_ok());
+        }
+        b.push(t.elapsed().as_nanos() as f64 / n as f64);
+        alloc_b += thread_allocs() - before;
+    }
+    eprintln!("bench: syscall floors measured");
+    let row = |arm: &str, v: &[f64], allocs: u64, note: &str| {
+        let (min, med) = min_median(v);
+        Row {
+            ns_min: Some(min),
+            ns_median: Some(med),
+            allocs: Some(allocs as f64 / (n * runs) as f64),
+            runs,
+            lookups: n,
+            note: note.into(),
+            ..Row::new("floor-missing-loose", arm)
+        }
+    };
+    Ok(vec![
+        row(
+            "floor fstatat (relative)",
+            &a,
+            alloc_a,
+            "one fstatat(objects fd, \"xx/yyyy..\")",
+        ),
+        row(
+            "floor statx (absolute)",
+            &b,
+            alloc_b,
+            "std::fs::metadata of the absolute path",
+        ),
+    ])
+}
+
+/// Aggregate throughput of two threads missing at once vs one thread, per arm kind.
+fn two_threads(
+    objects: &Path,
+    kinds: &[Kind],
+    ids: &Ids,
+    n: usize,
+    runs: usize,
+) -> Result<Vec<Row>, String> {
+    // Two warm handles per kind, reused by every run.
+    let mut pairs = Vec::new();
+    for &k in kinds {
+        let mut a = Arm::open(k, objects)?;
+        let mut b = a.another();
+        a.run(ids, ids.len());
+        b.run(ids, ids.len());
+        pairs.push((k, a, b));
+    }
+    let mut single: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
+    let mut dual: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
+    // Each thread times itself; the aggregate wall time is from the first start to the last end.
+    let timed = |a: &mut Arm| {
+        let t = Instant::now();
+        black_box(a.run(ids, n));
+        (t, Instant::now())
+    };
+    for run in 0..runs {
+        for (i, (_, a, b)) in pairs.iter_mut().enumerate() {
+            let (s, e) = std::thread::scope(|sc| sc.spawn(|| timed(a)).join())
+                .map_err(|_| "bench thread panicked".to_owned())?;
+            single[i].push((e - s).as_nanos() as f64 / n as f64);
+            let (r1, r2) = std::thread::scope(|sc| {
+                let h1 = sc.spawn(|| timed(a));
+                let h2 = sc.spawn(|| timed(b));
+                (h1.join(), h2.join())
+            });
+            let ((s1, e1), (s2, e2)) = (
+                r1.map_err(|_| "bench thread panicked".to_owned())?,
+                r2.map_err(|_| "bench thread panicked".to_owned())?,
+            );
+            let wall = e1.max(e2) - s1.min(s2);
+            dual[i].push(wall.as_nanos() as f64 / (2 * n) as f64);
+        }
+        eprintln!(
+            "bench: miss-2threads: run {}/{runs} of {} arms done",
+            run + 1,
+            kinds.len()
+        );
+    }
+    let mut rows = Vec::new();
+    for (i, &k) in kinds.iter().enumerate() {
+        let (smin, smed) = min_median(&single[i]);
+        let (dmin, dmed) = min_median(&dual[i]);
+        let ratio = smed / dmed;
+        let ratio_min = smin / dmin;
+        rows.push(Row {
+            ns_min: Some(dmin),
+            ns_median: Some(dmed),
+            runs,
+            lookups: 2 * n,
+            note: format!(
+                "aggregate of 2 threads; 1 thread {smed:.1} ns (min {smin:.1}); throughput {ratio:.2}x (of mins {ratio_min:.2}x)"
+            ),
+            ..Row::new("miss-2threads", k.name())
+        }
+        .with("ns_per_lookup_1thread_median", Val::Num(smed))
+        .with("ns_per_lookup_1thread_min", Val::Num(smin))
+        .with("ratio_vs_1thread", Val::Num(ratio))
+        .with("ratio_vs_1thread_of_mins", Val::Num(ratio_min)));
+    }
+    Ok(rows)
+}
+
+/// Open a store on the big index and do the first lookup (a miss, so the index must be loaded).
+fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>, String> {
+    let mut v = Vec::new();
+    let mut v_read = Vec::new();
+    for _ in 0..runs {
+        for (mode, out) in [(LoadMode::Mmap, &mut v), (LoadMode::Read, &mut v_read)] {
+            let t = Instant::now();
+            let store = Store::open(big, odb_options(Kind::OdbNone).load(mode))
+                .map_err(|e| e.to_string())?;
+            let mut h = store.handle();
+            let found = h.contains(&ids.oids[0]).map_err(|e| e.to_string())?;
+            out.push(t.elapsed().as_nanos() as f64);
+            if found || store.index_loads() != 1 {
+                return Err(format!(
+                    "cold load: found {found}, {} index loads",
+                    store.index_loads()
+                ));
+            }
+        }
+    }
+    eprintln!("bench: cold-load-{name}-index done");
+    let row = |arm: &str, v: &[f64]| {
+        let (min, med) = min_median(v);
+        Row {
+            ns_min: Some(min),
+            ns_median: Some(med),
+            runs,
+            lookups: 1,
+            note: format!(
+                "Store::open + first lookup (a miss): {:.2} ms median; page cache warm",
+                med / 1e6
+            ),
+            ..Row::new(&format!("cold-load-{name}-index"), arm)
+        }
+    };
+    Ok(vec![
+        row("odb-index loose=none", &v),
+        row("odb-index loose=none load=read", &v_read),
+    ])
+}
+
+/// CPU time of the calling thread from `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` (the scheduler's exact
+/// runtime).
+fn thread_clock() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// CPU time (user + system) of the calling thread from `getrusage(RUSAGE_THREAD)` (libc: rustix has no
+/// `getrusage`).
+fn thread_cpu() -> Duration {
+    // SAFETY: getrusage writes a `rusage` into the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a rusage; RUSAGE_THREAD is Linux's per-thread usage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Pin the calling thread (and the threads it spawns afterwards) to the first CPU it may run on.
+fn pin_to_one_cpu() -> Result<usize, String> {
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
+    let set = sched_getaffinity(None).map_err(|e| format!("sched_getaffinity: {e}"))?;
+    let cpu = (0..CpuSet::MAX_CPU)
+        .find(|&c| set.is_set(c))
+        .ok_or("no CPU in the affinity mask")?;
+    let mut one = CpuSet::new();
+    one.set(cpu);
+    sched_setaffinity(None, &one).map_err(|e| format!("sched_setaffinity: {e}"))?;
+    Ok(cpu)
+}
+
+/// One thread loads the big index cold (read into memory, so the load takes milliseconds) while three others
+/// look up an absent id and must wait for it; all on one pinned core. CPU time per thread from
+/// clock_gettime(CLOCK_THREAD_CPUTIME_ID), and from getrusage(RUSAGE_THREAD) beside it.
+fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, String> {
+    let big = big.to_path_buf();
+    std::thread::spawn(move || -> Result<Vec<Row>, String> {
+        let cpu = pin_to_one_cpu()?;
+        let mut loader_cpu = Vec::new();
+        let mut waiter_cpu = Vec::new();
+        let mut waiter_wall = Vec::new();
+        let mut loader_wall = Vec::new();
+        let mut waited = 0usize;
+        let mut loader_ru = Vec::new();
+        let mut waiter_ru = Vec::new();
+        for _ in 0..runs {
+            let store = Store::open(&big, odb_options(Kind::OdbNone).load(LoadMode::Read))
+                .map_err(|e| e.to_string())?;
+            // Waiters start their lookup once the loader has begun loading (the store counts an index
+            // load when it starts); polling with sleeps happens before their CPU clocks are read.
+            let one = |waiter: bool| {
+                let store = store.clone();
+                move || {
+                    let mut h = store.handle();
+                    if !waiter {
+                        // The loader runs at nice 19, so the scheduler lets a waking waiter preempt it at once
+                        // and the waiters arrive while the load is in flight.
+                        // On Linux, PRIO_PROCESS with a thread id sets that thread's nice value.
+                        let tid = rustix::thread::gettid();
+                        let _ = rustix::process::setpriority_process(Some(tid), 19);
+                    }
+                    while waiter && store.index_loads() == 0 {
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
+                    let (c0, r0) = (thread_clock(), thread_cpu());
+                    let t = Instant::now();
+                    let r = h.contains(&absent_id);
+                    (thread_clock() - c0, thread_cpu() - r0, t.elapsed(), r.ok())
+                }
+            };
+            let ws: Vec<_> = (0..3).map(|_| std::thread::spawn(one(true))).collect();
+            let loader = std::thread::spawn(one(false));
+            let (lc, lru, lw, lr) = loader.join().map_err(|_| "loader panicked")?;
+            let mut wc = Duration::ZERO;
+            let mut wru = Duration::ZERO;
+            let mut ww = Duration::ZERO;
+            for w in ws {
+                let (c, ru, wall, r) = w.join().map_err(|_| "waiter panicked")?;
+                if r != Some(false) {
+                    return Err(format!("waiter: lookup of an absent id gave {r:?}"));
+                }
+                wc += c;
+                wru += ru;
+                ww = ww.max(wall);
+                // A waiter that arrived after the load finished did a plain miss (a few microseconds at most,
+                // the first lookup of a handle included); one that waited took at least 50 us.
+                if wall >= Duration::from_micros(50) {
+                    waited += 1;
+                }
+            }
+            if lr != Some(false) || store.index_loads() != 1 {
+                return Err(format!("loader: {lr:?}, {} index loads", store.index_loads()));
+            }
+            loader_ru.push(lru.as_nanos() as f64);
+            waiter_ru.push(wru.as_nanos() as f64);
+            loader_cpu.push(lc.as_nanos() as f64);
+            loader_wall.push(lw.as_nanos() as f64);
+            waiter_cpu.push(wc.as_nanos() as f64);
+            waiter_wall.push(ww.as_nanos() as f64);
+        }
+        let (_, lc) = min_median(&loader_cpu);
+        let (wcmin, wc) = min_median(&waiter_cpu);
+        let (_, lw) = min_median(&loader_wall);
+        let (_, ww) = min_median(&waiter_wall);
+        let (_, lru) = min_median(&loader_ru);
+        let (_, wru) = min_median(&waiter_ru);
+        eprintln!("bench: waiters-1core done");
+        Ok(vec![Row {
+            runs,
+            note: format!(
+                "CPU {cpu} only; 3 waiters used {:.1} us CPU in all (min {:.1}; getrusage {:.0} us) while the loader used {:.1} us (getrusage {:.0} us); {waited} of {} waiter lookups waited (up to {:.2} ms) for the load ({:.2} ms wall)",
+                wc / 1e3,
+                wcmin / 1e3,
+                wru / 1e3,
+                lc / 1e3,
+                lru / 1e3,
+                3 * runs,
+                ww / 1e6,
+                lw / 1e6,
+            ),
+            ..Row::new("waiters-1core", "odb-index loose=none")
+        }
+        .with("waiters_cpu_ns_median", Val::Num(wc))
+        .with("loader_cpu_ns_median", Val::Num(lc))
+        .with("waiters_vs_loader_cpu", Val::Num(wc / lc))
+        .with("waiters_rusage_ns_median", Val::Num(wru))
+        .with("loader_rusage_ns_median", Val::Num(lru))
+        .with("waiter_wall_ns_median", Val::Num(ww))
+        .with("loader_wall_ns_median", Val::Num(lw))
+        .with("waiter_lookups_that_waited", Val::Num(waited as f64))
+        .with("waiter_lookups", Val::Num((3 * runs) as f64))])
+    })
+    .join()
+    .map_err(|_| "waiters scenario panicked".to_owned())?
+}
+
+/// Syscalls per miss under `strace -f -c`: this binary re-run in its `--only-miss-loop` mode with N and 2N
+/// misses; the difference divided by N.
+fn syscalls(objects: &Path, user_path: bool, kinds: &[Kind], n: usize) -> Result<Vec<Row>, String> {
+    let strace_ok = std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !strace_ok {
+        eprintln!("bench: strace is not installed: syscalls per miss not measured");
+        return Ok(vec![Row {
+            note: "strace is not installed: not measured".into(),
+            ..Row::new("syscalls-per-miss", "all")
+        }]);
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let _ = user_path;
+    let mut rows = Vec::new();
+    for &k in kinds {
+        let mut counts = Vec::new();
+        for m in [n, 2 * n] {
+            let out = std::env::temp_dir().join(format!(
+                "odb-index-strace-{}-{}-{m}.txt",
+                std::process::id(),
+                k.flag()
+            ));
+            let st = std::process::Command::new("strace")
+                .args(["-f", "-c", "-o"])
+                .arg(&out)
+                .arg(&exe)
+                .args(["--only-miss-loop", &m.to_string(), "--arm", k.flag()])
+                .arg(objects)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map_err(|e| format!("strace: {e}"))?;
+            let text = std::fs::read_to_string(&out).unwrap_or_default();
+            let _ = std::fs::remove_file(&out);
+            if !st.success() {
+                return Err(format!(
+                    "strace of --only-miss-loop --arm {} failed",
+                    k.flag()
+                ));
+            }
+            counts.push(parse_strace(&text));
+        }
+        let mut per: Vec<(String, f64)> = counts[1]
+            .iter()
+            .map(|(name, c2)| {
+                let c1 = counts[0]
+                    .iter()
+                    .find(|(n1, _)| n1 == name)
+                    .map_or(0, |x| x.1);
+                (name.clone(), (*c2 as f64 - c1 as f64) / n as f64)
+            })
+            .filter(|(_, v)| *v > 0.005)
+            .collect();
+        per.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let total: f64 = per.iter().map(|x| x.1).sum::<f64>().max(0.0);
+        let detail = per
+            .iter()
+            .map(|(s, v)| format!("{s} {v:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        eprintln!("bench: syscalls-per-miss: {} done", k.name());
+        rows.push(
+            Row {
+                runs: 1,
+                lookups: n,
+                note: format!(
+                    "{total:.2} syscalls per miss{}{detail}",
+                    if detail.is_empty() { "" } else { ": " }
+                ),
+                ..Row::new("syscalls-per-miss", k.name())
+            }
+            .with("syscalls_per_miss", Val::Num(total))
+            .with("detail", Val::Str(detail)),
+        );
+    }
+    Ok(rows)
+}
+
+/// `(syscall, calls)` from a `strace -c` summary.
+fn parse_strace(text: &str) -> Vec<(String, u64)> {
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        if t.len() < 5 || t[0].starts_with('%') || t[0].starts_with('-') {
+            continue;
+        }
+        let name = t[t.len() - 1];
+        if name == "total" {
+            continue;
+        }
+        if let Ok(calls) = t[3].parse::<u64>() {
+            v.push((name.to_owned(), calls));
+        }
+    }
+    v
+}
+
+/// The hidden `--only-miss-loop N --arm A` mode: N misses of one arm and nothing else measured, for strace and
+/// callgrind (`--toggle-collect='*only_miss_loop_body*'`).
+pub fn only_miss_loop(kind: Kind, objects: &Path, n: usize) -> Result<(), String> {
+    let ids = absent(4096, 1);
+    let mut arm = Arm::open(kind, objects)?;
+    // Settle: load every index and (cached mode) list every fan-out directory, so that the N misses measured
+    // (and the difference of an N and a 2N run) hold no one-time work.
+    arm.run(&ids, ids.len());
+    let before = thread_allocs();
+    let t = Instant::now();
+    let found = only_miss_loop_body(&mut arm, &ids, n);
+    let dt = t.elapsed();
+    let allocs = thread_allocs() - before;
+    if found != 0 {
+        return Err(format!("{found} of the absent ids were found"));
+    }
+    eprintln!(
+        "{} misses with {}: {:.1} ns per miss, {:.2} allocations per miss",
+        n,
+        kind.name(),
+        dt.as_nanos() as f64 / n.max(1) as f64,
+        allocs as f64 / n.max(1) as f64
+    );
+    Ok(())
+}
+
+#[inline(never)]
+fn only_miss_loop_body(arm: &mut Arm, ids: &Ids, n: usize) -> usize {
+    arm.run(ids, n)
+}

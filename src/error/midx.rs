@@ -1,0 +1,309 @@
+//! What is wrong with a malformed `multi-pack-index` file (re-exported as `odb_index::midx::MidxProblem`).
+//!
+//! It lives below [`Error`](super::Error) so that the error type does not import the format module that
+//! returns it.
+
+use std::fmt;
+
+use crate::ids::ChunkId;
+use crate::oid::ObjectId;
+
+/// The signature of a multi-pack-index (`MIDX`), for the message of [`MidxProblem::BadSignature`].
+const SIGNATURE: [u8; 4] = *b"MIDX";
+
+/// What is wrong with a malformed `multi-pack-index` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MidxProblem {
+    /// The file is shorter than the smallest valid multi-pack-index.
+    TooSmall {
+        /// The file's length.
+        len: u64,
+        /// The smallest possible length for this hash kind.
+        min: u64,
+    },
+    /// The file does not start with `MIDX`.
+    BadSignature {
+        /// The first four bytes.
+        found: [u8; 4],
+    },
+    /// The file version is neither 1 nor 2.
+    UnsupportedVersion {
+        /// The version byte.
+        version: u8,
+    },
+    /// The object id version is neither 1 (SHA-1) nor 2 (SHA-256).
+    UnknownHashVersion {
+        /// The object id version byte.
+        id: u8,
+    },
+    /// The file is one layer of an incremental chain (it names base files), which is not supported.
+    IncrementalNotSupported {
+        /// The number of base multi-pack-index files in the header.
+        bases: u8,
+    },
+    /// The chunk table does not fit in the file before the trailer.
+    ChunkTableTruncated {
+        /// The number of chunks the header announces.
+        chunks: u8,
+        /// Where the table would end.
+        table_end: u64,
+        /// Where the trailer starts.
+        trailer_start: u64,
+    },
+    /// A row of the chunk table before the last one has id 0 (the terminator comes too early).
+    EarlyTerminator {
+        /// The row (0-based).
+        row: u8,
+    },
+    /// The row after the last chunk does not have id 0.
+    MissingTerminator {
+        /// The id found there.
+        found: ChunkId,
+    },
+    /// A chunk id appears twice in the table.
+    DuplicateChunk {
+        /// The chunk id.
+        id: ChunkId,
+    },
+    /// A chunk starts inside the header or the chunk table.
+    ChunkOverlapsTable {
+        /// The chunk id.
+        id: ChunkId,
+        /// Where the table says the chunk starts.
+        offset: u64,
+        /// Where the chunk table ends.
+        table_end: u64,
+    },
+    /// A chunk ends before it starts (offsets decrease) or extends past the start of the trailer.
+    ChunkOutOfBounds {
+        /// The chunk id.
+        id: ChunkId,
+        /// Where the chunk starts.
+        offset: u64,
+        /// Where the next row says it ends.
+        end: u64,
+        /// Where the trailer starts.
+        trailer_start: u64,
+    },
+    /// A required chunk (`PNAM`, `OIDF`, `OIDL` or `OOFF`) is missing.
+    MissingChunk {
+        /// The chunk id.
+        id: ChunkId,
+    },
+    /// A chunk has another size than its contents require.
+    WrongChunkSize {
+        /// The chunk id.
+        id: ChunkId,
+        /// Its size in the file.
+        size: u64,
+        /// The size it must have (for `LOFF`: a multiple of 8; this is the next smaller multiple).
+        expected: u64,
+    },
+    /// The fanout table decreases.
+    FanoutNotMonotonic {
+        /// The entry (1..=255) that is smaller than the one before it.
+        index: u8,
+        /// The entry before.
+        prev: u32,
+        /// This entry.
+        value: u32,
+    },
+    /// The `PNAM` chunk ends before all the packs the header announces are named.
+    PackNamesTruncated {
+        /// The number of complete names found.
+        found: u32,
+        /// The number of packs in the header.
+        expected: u32,
+    },
+    /// After the last pack name, the `PNAM` chunk holds something other than up to 3 NUL padding bytes.
+    PackNamesTrailingBytes {
+        /// The number of bytes after the last name's NUL.
+        extra: u64,
+    },
+    /// A pack name is not UTF-8.
+    PackNameNotUtf8 {
+        /// The pack int id of the name.
+        pack: u32,
+    },
+    /// A pack name is empty, `.` or `..`, or contains `/` or `\` (it must be a file name in the pack directory).
+    BadPackName {
+        /// The pack int id of the name.
+        pack: u32,
+        /// The name.
+        name: String,
+    },
+    /// A version 1 file lists its packs out of strictly increasing order.
+    PackNamesOutOfOrder {
+        /// The pack int id of the name that is not greater than the previous one.
+        pack: u32,
+        /// The previous name.
+        prev: String,
+        /// This name.
+        name: String,
+    },
+    /// A (version 2) file names the same pack twice.
+    DuplicatePackName {
+        /// The name.
+        name: String,
+    },
+    /// An object's pack int id is not less than the number of packs.
+    PackIdOutOfRange {
+        /// The object's position in the file.
+        object: u32,
+        /// Its pack int id.
+        pack: u32,
+        /// The number of packs.
+        packs: u32,
+    },
+    /// An object's offset refers to a row of `LOFF` that does not exist.
+    LargeOffsetOutOfRange {
+        /// The object's position in the file.
+        object: u32,
+        /// The `LOFF` row it refers to.
+        row: u32,
+        /// The number of rows in `LOFF`.
+        rows: u64,
+    },
+    /// (verify) The trailer is not the checksum of the file's contents.
+    ChecksumMismatch {
+        /// The checksum stored in the trailer.
+        stored: ObjectId,
+        /// The checksum of the contents.
+        computed: ObjectId,
+    },
+    /// (verify) The object ids are not strictly increasing.
+    IdsOutOfOrder {
+        /// The position of the first id that is not greater than the one before it.
+        object: u32,
+    },
+    /// (verify) An object id is not in the fanout bucket of its first byte.
+    IdNotInFanoutBucket {
+        /// The object's position.
+        object: u32,
+    },
+}
+
+impl fmt::Display for MidxProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use MidxProblem as P;
+        match self {
+            P::TooSmall { len, min } => {
+                write!(
+                    f,
+                    "file is too small ({len} bytes, a multi-pack-index has at least {min})"
+                )
+            }
+            P::BadSignature { found } => write!(
+                f,
+                "bad signature 0x{:08x} (expected 0x{:08x}, \"MIDX\")",
+                u32::from_be_bytes(*found),
+                u32::from_be_bytes(SIGNATURE)
+            ),
+            P::UnsupportedVersion { version } => {
+                write!(f, "unsupported version {version} (only 1 and 2 are known)")
+            }
+            P::UnknownHashVersion { id } => {
+                write!(f, "unknown object id version {id} (1 = SHA-1, 2 = SHA-256)")
+            }
+            P::IncrementalNotSupported { bases } => write!(
+                f,
+                "the file is a layer of an incremental chain ({bases} base files); chains are not supported"
+            ),
+            P::ChunkTableTruncated {
+                chunks,
+                table_end,
+                trailer_start,
+            } => write!(
+                f,
+                "the table of {chunks} chunks ends at {table_end}, past the trailer at {trailer_start}"
+            ),
+            P::EarlyTerminator { row } => {
+                write!(
+                    f,
+                    "chunk table row {row} has id 0 before the announced number of chunks"
+                )
+            }
+            P::MissingTerminator { found } => {
+                write!(f, "chunk table is not terminated by id 0 (found {found})")
+            }
+            P::DuplicateChunk { id } => write!(f, "chunk {id} appears twice in the chunk table"),
+            P::ChunkOverlapsTable {
+                id,
+                offset,
+                table_end,
+            } => write!(
+                f,
+                "chunk {id} starts at {offset}, inside the header or chunk table (which ends at {table_end})"
+            ),
+            P::ChunkOutOfBounds {
+                id,
+                offset,
+                end,
+                trailer_start,
+            } => write!(
+                f,
+                "chunk {id} spans {offset}..{end}, which is not a range before the trailer at {trailer_start}"
+            ),
+            P::MissingChunk { id } => write!(f, "required chunk {id} is missing"),
+            P::WrongChunkSize { id, size, expected } => {
+                write!(f, "chunk {id} has {size} bytes, expected {expected}")
+            }
+            P::FanoutNotMonotonic { index, prev, value } => write!(
+                f,
+                "fanout decreases: entry {} = {prev} > entry {index} = {value}",
+                index.saturating_sub(1)
+            ),
+            P::PackNamesTruncated { found, expected } => write!(
+                f,
+                "PNAM chunk holds {found} complete pack names, the header announces {expected}"
+            ),
+            P::PackNamesTrailingBytes { extra } => write!(
+                f,
+                "PNAM chunk has {extra} bytes after the last pack name that are not 0-3 NUL padding bytes"
+            ),
+            P::PackNameNotUtf8 { pack } => write!(f, "the name of pack {pack} is not UTF-8"),
+            P::BadPackName { pack, name } => {
+                write!(f, "the name of pack {pack} ({name:?}) is not a file name")
+            }
+            P::PackNamesOutOfOrder { pack, prev, name } => write!(
+                f,
+                "version 1 pack names out of order: {prev:?} before {name:?} (pack {pack})"
+            ),
+            P::DuplicatePackName { name } => write!(f, "pack {name:?} is named twice"),
+            P::PackIdOutOfRange {
+                object,
+                pack,
+                packs,
+            } => write!(
+                f,
+                "object {object} is in pack {pack}, but there are only {packs} packs"
+            ),
+            P::LargeOffsetOutOfRange { object, row, rows } => write!(
+                f,
+                "object {object} refers to large offset {row}, but the LOFF chunk has {rows} rows"
+            ),
+            P::ChecksumMismatch { stored, computed } => {
+                write!(
+                    f,
+                    "checksum mismatch: trailer says {stored}, contents hash to {computed}"
+                )
+            }
+            P::IdsOutOfOrder { object } => {
+                write!(
+                    f,
+                    "object ids out of order: id {object} is not greater than id {}",
+                    object.saturating_sub(1)
+                )
+            }
+            P::IdNotInFanoutBucket { object } => {
+                write!(
+                    f,
+                    "object id {object} is not in the fanout bucket of its first byte"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for MidxProblem {}

@@ -1,0 +1,333 @@
+//! Following `objects/info/alternates` the way git does.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::{bytes_to_path, canonical};
+use crate::error::Error;
+
+/// git's limit on alternate nesting: an alternate added at depth 5 (the sixth in a chain, counting the ones
+/// listed by the repository itself as depth 0) has its own alternates ignored with an error.
+pub const MAX_ALTERNATE_DEPTH: usize = 5;
+
+/// The alternates of an objects directory, in git's search order, and what was wrong on the way.
+#[derive(Debug, Default)]
+pub struct Alternates {
+    /// Alternate objects directories (canonicalized), in search order: depth-first, in file order, as git adds
+    /// them. The objects directory that was asked about is not included.
+    pub dirs: Vec<PathBuf>,
+    /// Entries that were skipped. None of them is fatal (git prints an error and goes on).
+    pub problems: Vec<AlternateProblem>,
+}
+
+/// An alternates entry that was not followed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AlternateProblem {
+    /// The entry names no existing directory (git: "object directory … does not exist" or "unable to
+    /// normalize alternate object path").
+    Missing {
+        /// The `info/alternates` file that lists it.
+        listed_in: PathBuf,
+        /// The path as resolved (relative entries joined to the listing objects directory).
+        path: PathBuf,
+    },
+    /// The entry leads back to the objects directory asked about or to one of the alternates on the chain that
+    /// listed it (git skips it silently).
+    Cycle {
+        /// The `info/alternates` file that lists it.
+        listed_in: PathBuf,
+        /// The directory it resolves to (canonicalized).
+        path: PathBuf,
+    },
+    /// The entry names a directory that is already an alternate through another chain (git skips it silently).
+    Duplicate {
+        /// The `info/alternates` file that lists it.
+        listed_in: PathBuf,
+        /// The directory it resolves to (canonicalized).
+        path: PathBuf,
+    },
+    /// The alternates of an alternate at depth [`MAX_ALTERNATE_DEPTH`] were ignored (git: "ignoring alternate
+    /// object stores, nesting too deep").
+    TooDeep {
+        /// The `info/alternates` file whose entries were ignored.
+        listed_in: PathBuf,
+        /// The depth of the objects directory holding that file (0 = listed by the repository itself).
+        depth: usize,
+    },
+    /// An `info/alternates` file, or the path an entry names, exists but could not be read.
+    Unreadable {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for AlternateProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AlternateProblem::Missing { listed_in, path } => write!(
+                f,
+                "{}: alternate object directory {} does not exist",
+                listed_in.display(),
+                path.display()
+            ),
+            AlternateProblem::Cycle { listed_in, path } => write!(
+                f,
+                "{}: alternate {} leads back to an objects directory already on the chain (cycle), ignored",
+                listed_in.display(),
+                path.display()
+            ),
+            AlternateProblem::Duplicate { listed_in, path } => write!(
+                f,
+                "{}: alternate {} is already an alternate, ignored",
+                listed_in.display(),
+                path.display()
+            ),
+            AlternateProblem::TooDeep { listed_in, depth } => write!(
+                f,
+                "{}: ignoring alternate object stores, nesting too deep (alternate at depth {depth}, limit {})",
+                listed_in.display(),
+                MAX_ALTERNATE_DEPTH
+            ),
+            AlternateProblem::Unreadable { path, error } => {
+                write!(f, "{}: {error}", path.display())
+            }
+        }
+    }
+}
+
+/// Follow `objects_dir/info/alternates`, recursively, the way git does.
+///
+/// - Entries are separated by newlines; empty entries and entries starting with `#` are skipped. No whitespace
+///   is trimmed (git does not trim either: `" /x"` is a relative path starting with a space).
+/// - An entry starting with `"` is a C-style quoted path (`\n`, `\t`, `\"`, `\\`, `\ooo` octal, …); if the
+///   quoting is broken, the entry is taken literally, as git does.
+/// - Relative entries are relative to the (canonicalized) objects directory that lists them, at every depth.
+/// - An alternate listed by `objects_dir` is at depth 0; the alternates of an alternate at depth `d` are at
+///   `d + 1`. An alternate at depth [`MAX_ALTERNATE_DEPTH`] (5) that lists alternates has them ignored and a
+///   [`AlternateProblem::TooDeep`] recorded: a chain reaches at most six alternates deep, as with git.
+/// - Entries resolving to `objects_dir` itself or to a directory already found are skipped (compared after
+///   canonicalization; git compares `realpath`s too), recorded as [`AlternateProblem::Cycle`] or
+///   [`AlternateProblem::Duplicate`].
+/// - An entry that names no directory is [`AlternateProblem::Missing`]; an `info/alternates` file that
+///   exists but cannot be read is [`AlternateProblem::Unreadable`]. Neither is fatal.
+///
+/// Deviations: git compares paths case-insensitively when `core.ignoreCase` is set; this compares
+/// canonicalized paths exactly. `GIT_ALTERNATE_OBJECT_DIRECTORIES` is not read.
+///
+/// Fails only if `objects_dir` itself cannot be canonicalized ([`Error::Io`]).
+pub fn alternates(objects_dir: &Path) -> Result<Alternates, Error> {
+    let own = canonical(objects_dir)?;
+    let mut out = Alternates::default();
+    let mut chain = vec![own.clone()];
+    let entries = read_alternates_file(&own, &mut out.problems);
+    for entry in entries {
+        add_alternate(&own, entry, 0, &mut chain, &mut out);
+    }
+    Ok(out)
+}
+
+/// Add the alternate `entry` (as listed in `listing_dir/info/alternates`) at `depth`, then its own alternates.
+fn add_alternate(
+    listing_dir: &Path,
+    entry: PathBuf,
+    depth: usize,
+    chain: &mut Vec<PathBuf>,
+    out: &mut Alternates,
+) {
+    let listed_in = listing_dir.join("info").join("alternates");
+    let joined = if entry.is_absolute() {
+        entry
+    } else {
+        listing_dir.join(entry)
+    };
+    let dir = match std::fs::canonicalize(&joined) {
+        Ok(d) => d,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.kind() == std::io::ErrorKind::NotADirectory =>
+        {
+            out.problems.push(AlternateProblem::Missing {
+                listed_in,
+                path: joined,
+            });
+            return;
+        }
+        Err(e) => {
+            out.problems.push(AlternateProblem::Unreadable {
+                path: joined,
+                error: e,
+            });
+            return;
+        }
+    };
+    if !dir.is_dir() {
+        out.problems.push(AlternateProblem::Missing {
+            listed_in,
+            path: joined,
+        });
+        return;
+    }
+    if chain.contains(&dir) {
+        out.problems.push(AlternateProblem::Cycle {
+            listed_in,
+            path: dir,
+        });
+        return;
+    }
+    if out.dirs.contains(&dir) {
+        out.problems.push(AlternateProblem::Duplicate {
+            listed_in,
+            path: dir,
+        });
+        return;
+    }
+    out.dirs.push(dir.clone());
+    let entries = read_alternates_file(&dir, &mut out.problems);
+    if entries.is_empty() {
+        return;
+    }
+    if depth + 1 > MAX_ALTERNATE_DEPTH {
+        out.problems.push(AlternateProblem::TooDeep {
+            listed_in: dir.join("info").join("alternates"),
+            depth,
+        });
+        return;
+    }
+    chain.push(dir.clone());
+    for e in entries {
+        add_alternate(&dir, e, depth + 1, chain, out);
+    }
+    chain.pop();
+}
+
+/// The entries of `objects_dir/info/alternates` (none if the file does not exist).
+fn read_alternates_file(objects_dir: &Path, problems: &mut Vec<AlternateProblem>) -> Vec<PathBuf> {
+    let file = objects_dir.join("info").join("alternates");
+    match std::fs::read(&file) {
+        Ok(data) => parse_alternates(&data)
+            .into_iter()
+            .map(|b| bytes_to_path(&b))
+            .collect(),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.kind() == std::io::ErrorKind::NotADirectory =>
+        {
+            Vec::new()
+        }
+        Err(e) => {
+            problems.push(AlternateProblem::Unreadable {
+                path: file,
+                error: e,
+            });
+            Vec::new()
+        }
+    }
+}
+
+/// Split alternates file contents into entries, as git's `parse_alternates` does with `sep = '\n'`.
+fn parse_alternates(data: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let line_end = |from: usize| {
+        data[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(data.len(), |i| from + i)
+    };
+    while pos < data.len() {
+        let (entry, mut end) = if data[pos] == b'#' {
+            (Vec::new(), line_end(pos))
+        } else if let Some((unquoted, end)) = (data[pos] == b'"')
+            .then(|| unquote_c_style(data, pos))
+            .flatten()
+        {
+            (unquoted, end)
+        } else {
+            let end = line_end(pos);
+            (data[pos..end].to_vec(), end)
+        };
+        // git skips one byte after the entry (the separator, or whatever follows a closing quote).
+        if end < data.len() {
+            end += 1;
+        }
+        pos = end;
+        if !entry.is_empty() {
+            out.push(entry);
+        }
+    }
+    out
+}
+
+/// git's `unquote_c_style`: `data[start]` is `"`; returns the unquoted bytes and the index just past the
+/// closing quote, or `None` if the quoting is broken.
+fn unquote_c_style(data: &[u8], start: usize) -> Option<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut i = start + 1;
+    loop {
+        let c = *data.get(i)?;
+        i += 1;
+        match c {
+            b'"' => return Some((out, i)),
+            b'\\' => {
+                let e = *data.get(i)?;
+                i += 1;
+                let ch = match e {
+                    b'a' => 7,
+                    b'b' => 8,
+                    b'f' => 12,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'v' => 11,
+                    b'\\' | b'"' => e,
+                    b'0'..=b'3' => {
+                        let d2 = *data.get(i)?;
+                        let d3 = *data.get(i + 1)?;
+                        if !(b'0'..=b'7').contains(&d2) || !(b'0'..=b'7').contains(&d3) {
+                            return None;
+                        }
+                        i += 2;
+                        ((e - b'0') << 6) | ((d2 - b'0') << 3) | (d3 - b'0')
+                    }
+                    _ => return None,
+                };
+                out.push(ch);
+            }
+            0 => return None,
+            other => out.push(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alternates_parsing() {
+        let p = |s: &str| -> Vec<String> {
+            parse_alternates(s.as_bytes())
+                .into_iter()
+                .map(|b| String::from_utf8(b).unwrap())
+                .collect()
+        };
+        assert_eq!(p("/a\n\n# c\n/b\n"), ["/a", "/b"]);
+        assert_eq!(p("/a"), ["/a"]);
+        assert_eq!(p(" /a\n"), [" /a"]);
+        assert_eq!(
+            p("\"/with\\nnewline\\040and space\"\n/b"),
+            ["/with\nnewline and space", "/b"]
+        );
+        assert_eq!(p("\"/q\\\"x\"\n"), ["/q\"x"]);
+        // Broken quoting: literal.
+        assert_eq!(p("\"/open\n/b\n"), ["\"/open", "/b"]);
+        assert_eq!(p("\"/bad\\q\"\n"), ["\"/bad\\q\""]);
+        // Like git, one byte after a closing quote is swallowed.
+        assert_eq!(p("\"/a\"X/b\n"), ["/a", "/b"]);
+        assert_eq!(p("#only a comment"), Vec::<String>::new());
+        assert_eq!(p(""), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,276 @@
+//! Finding a repository's objects directory, its object format and its alternates.
+//!
+//! - [`discover`] accepts a work tree, a `.git` directory or file, a bare repository, a linked worktree or a
+//!   bare objects directory, and returns the objects directory and hash kind ([`Repository`]).
+//! - [`object_format`] reads `extensions.objectFormat` from a git directory's `config`.
+//! - [`alternates`] follows `objects/info/alternates` the way git does (`odb.c`: `parse_alternates`,
+//!   `odb_add_alternate_recursively`, `odb_is_source_usable`).
+//!
+//! Not supported (deviations from git, by design of a lookup library): the environment variables
+//! `GIT_DIR`, `GIT_OBJECT_DIRECTORY`, `GIT_ALTERNATE_OBJECT_DIRECTORIES` and `GIT_COMMON_DIR` are ignored;
+//! discovery does not walk up to parent directories; config `include`/`includeIf` are not followed.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::oid::HashKind;
+
+mod alternates;
+mod config;
+
+pub use alternates::{AlternateProblem, Alternates, MAX_ALTERNATE_DEPTH, alternates};
+pub use config::object_format;
+
+/// Where a repository keeps its objects, and how they are named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repository {
+    /// The objects directory (canonicalized: absolute, symbolic links resolved).
+    pub objects_dir: PathBuf,
+    /// The object format: from `extensions.objectFormat`, or SHA-1 when absent or unknowable.
+    pub hash_kind: HashKind,
+    /// The git directory that holds `config` and `objects` (canonicalized). For a linked worktree this is the
+    /// common directory of the main repository, not the worktree's private `.git/worktrees/<name>`. `None` when
+    /// an objects directory was given that does not sit inside a git directory.
+    pub git_dir: Option<PathBuf>,
+}
+
+/// Find the objects directory and object format of the repository at `path`.
+///
+/// `path` may be
+/// - a work tree: it has a `.git` directory, or a `.git` *file* containing `gitdir: <path>` (linked worktrees,
+///   submodules; a relative path is relative to the directory holding the file);
+/// - a git directory (`.git`, or a bare repository): it has a `HEAD` file and an `objects` directory, or a
+///   `commondir` file (a linked worktree's private git directory; objects live in the common directory);
+/// - an objects directory: it has a `pack/` or `info/` subdirectory, or a two-hex-digit fan-out subdirectory.
+///   The hash kind then comes from `../config` when the parent is a git directory, else SHA-1 (use
+///   [`discover_with_hash_kind`] to say otherwise).
+///
+/// Errors: [`Error::NotARepository`] naming `path` when it does not exist or is none of the above;
+/// [`Error::BadGitFile`] or [`Error::BadCommonDir`] naming the file when a `.git` file or `commondir` cannot be
+/// understood; [`Error::UnknownObjectFormat`] naming `config` for an unknown `extensions.objectFormat`;
+/// [`Error::Io`] for other I/O failures.
+///
+/// ```
+/// use std::process::Command;
+/// use odb_index::HashKind;
+///
+/// let tmp = tempfile::tempdir()?;
+/// let status = Command::new("git")
+///     .args(["init", "-q", "--object-format=sha256", "work"])
+///     .current_dir(tmp.path())
+///     .env("GIT_CONFIG_GLOBAL", "/dev/null")
+///     .env("GIT_CONFIG_NOSYSTEM", "1")
+///     .status()?;
+/// assert!(status.success());
+///
+/// let work = tmp.path().join("work");
+/// let repo = odb_index::repo::discover(&work)?;
+/// assert_eq!(repo.hash_kind, HashKind::Sha256);
+/// assert_eq!(repo.objects_dir, work.join(".git/objects").canonicalize()?);
+/// // The objects directory alone is enough, too.
+/// assert_eq!(odb_index::repo::discover(&repo.objects_dir)?, repo);
+///
+/// let err = odb_index::repo::discover(tmp.path()).unwrap_err();
+/// assert!(matches!(err, odb_index::Error::NotARepository { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn discover(path: &Path) -> Result<Repository, Error> {
+    discover_impl(path, None)
+}
+
+/// Like [`discover`], but the object format is `hash_kind`, whatever the repository's `config` says. Use it
+/// for a bare objects directory whose format is known to the caller but not recorded beside it.
+pub fn discover_with_hash_kind(path: &Path, hash_kind: HashKind) -> Result<Repository, Error> {
+    discover_impl(path, Some(hash_kind))
+}
+
+fn not_a_repo(path: &Path, reason: impl Into<String>) -> Error {
+    Error::NotARepository {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+pub(super) fn canonical(path: &Path) -> Result<PathBuf, Error> {
+    std::fs::canonicalize(path).map_err(|e| Error::io(path, e))
+}
+
+fn is_dir(p: &Path) -> bool {
+    p.is_dir()
+}
+
+fn is_file(p: &Path) -> bool {
+    p.is_file()
+}
+
+/// Does `dir` look like a git directory (bare, `.git`, or a linked worktree's private git directory)?
+fn looks_like_git_dir(dir: &Path) -> bool {
+    is_file(&dir.join("HEAD")) && (is_dir(&dir.join("objects")) || is_file(&dir.join("commondir")))
+}
+
+/// Does `dir` look like an objects directory?
+fn looks_like_objects_dir(dir: &Path) -> Result<bool, Error> {
+    if is_dir(&dir.join("pack")) || is_dir(&dir.join("info")) {
+        return Ok(true);
+    }
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name();
+        let name = name.as_encoded_bytes();
+        if name.len() == 2 && name.iter().all(u8::is_ascii_hexdigit) && entry.path().is_dir() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Repository, Error> {
+    let md = match std::fs::metadata(path) {
+        Ok(md) => md,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(not_a_repo(path, "no such file or directory"));
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let git_dir = if md.is_file() {
+        // A `.git` file given directly.
+        read_gitfile(path)?
+    } else {
+        let dot_git = path.join(".git");
+        if is_dir(&dot_git) {
+            if !looks_like_git_dir(&dot_git) {
+                return Err(not_a_repo(
+                    path,
+                    format!("{} is not a git directory", dot_git.display()),
+                ));
+            }
+            dot_git
+        } else if is_file(&dot_git) {
+            read_gitfile(&dot_git)?
+        } else if looks_like_git_dir(path) {
+            path.to_path_buf()
+        } else if looks_like_objects_dir(path)? {
+            let objects_dir = canonical(path)?;
+            let parent_git_dir = objects_dir
+                .parent()
+                .filter(|p| is_file(&p.join("HEAD")) || is_file(&p.join("config")));
+            let (hash_kind, git_dir) = match parent_git_dir {
+                Some(gd) if is_dir(&gd.join("objects")) && gd.join("objects") == objects_dir => {
+                    let kind = match hash_override {
+                        Some(k) => k,
+                        None => object_format(gd)?,
+                    };
+                    (kind, Some(gd.to_path_buf()))
+                }
+                _ => (hash_override.unwrap_or(HashKind::Sha1), None),
+            };
+            return Ok(Repository {
+                objects_dir,
+                hash_kind,
+                git_dir,
+            });
+        } else {
+            return Err(not_a_repo(
+                path,
+                "no .git, no HEAD with objects/, and not an objects directory (no pack/, info/ or xx/ subdirectory)",
+            ));
+        }
+    };
+    let common = common_dir(&git_dir)?;
+    let objects = common.join("objects");
+    if !is_dir(&objects) {
+        return Err(not_a_repo(
+            path,
+            format!("{} is not a directory", objects.display()),
+        ));
+    }
+    let hash_kind = match hash_override {
+        Some(k) => k,
+        None => object_format(&common)?,
+    };
+    Ok(Repository {
+        objects_dir: canonical(&objects)?,
+        hash_kind,
+        git_dir: Some(canonical(&common)?),
+    })
+}
+
+/// Read a `.git` file (`gitdir: <path>`), returning the git directory it names (relative paths are relative to
+/// the file's directory). git's `read_gitfile`: the file must start with `gitdir: `; trailing whitespace is
+/// dropped.
+fn read_gitfile(file: &Path) -> Result<PathBuf, Error> {
+    let bad = |reason: String| Error::BadGitFile {
+        path: file.to_path_buf(),
+        reason,
+    };
+    let data = std::fs::read(file).map_err(|e| Error::io(file, e))?;
+    let Some(rest) = data.strip_prefix(b"gitdir: ") else {
+        return Err(bad(
+            "not a .git file: expected it to start with \"gitdir: \"".into(),
+        ));
+    };
+    let target = rest.trim_ascii_end();
+    if target.is_empty() {
+        return Err(bad("\"gitdir:\" names no path".into()));
+    }
+    let target = bytes_to_path(target);
+    let base = file.parent().unwrap_or(Path::new("."));
+    let dir = if target.is_absolute() {
+        target
+    } else {
+        base.join(target)
+    };
+    if !is_dir(&dir) {
+        return Err(bad(format!("gitdir {} is not a directory", dir.display())));
+    }
+    if !looks_like_git_dir(&dir) {
+        return Err(bad(format!(
+            "gitdir {} is not a git directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The common directory of `git_dir`: what its `commondir` file names (relative to `git_dir`), else `git_dir`.
+fn common_dir(git_dir: &Path) -> Result<PathBuf, Error> {
+    let file = git_dir.join("commondir");
+    match std::fs::read(&file) {
+        Ok(data) => {
+            let target = data.trim_ascii_end();
+            if target.is_empty() {
+                return Err(Error::BadCommonDir {
+                    path: file,
+                    reason: "empty commondir file".into(),
+                });
+            }
+            let target = bytes_to_path(target);
+            let dir = if target.is_absolute() {
+                target
+            } else {
+                git_dir.join(target)
+            };
+            if !is_dir(&dir) {
+                return Err(Error::BadCommonDir {
+                    path: file,
+                    reason: format!("common directory {} does not exist", dir.display()),
+                });
+            }
+            Ok(dir)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(git_dir.to_path_buf()),
+        Err(e) => Err(Error::io(file, e)),
+    }
+}
+
+#[cfg(unix)]
+pub(super) fn bytes_to_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt as _;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(not(unix))]
+pub(super) fn bytes_to_path(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}

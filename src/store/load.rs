@@ -1,0 +1,133 @@
+//! Loading a slot: what a slot holds once loaded ([`Loaded`]), and the load itself, run by whichever thread
+//! claimed the slot (see [`crate::protocol`]).
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::listing::{Generation, SlotSpec};
+use crate::data::LoadMode;
+use crate::error::Error;
+use crate::ids::PackId;
+use crate::idx::PackIndex;
+use crate::midx::MultiPackIndex;
+use crate::oid::HashKind;
+use crate::protocol::{SlotMap, SlotRef};
+use crate::sync::plain::Arc;
+use crate::sync::{AtomicU64, Ordering};
+
+/// A loaded pack index.
+#[derive(Debug)]
+pub(super) struct LoadedPack {
+    pub(super) id: PackId,
+    pub(super) mtime: SystemTime,
+    pub(super) idx: PackIndex,
+}
+
+/// A loaded multi-pack-index with its pack-int-id → pack map.
+#[derive(Debug)]
+pub(super) struct LoadedMidx {
+    pub(super) midx: Arc<MultiPackIndex>,
+    pub(super) packs: Box<[Option<PackId>]>,
+}
+
+/// What a slot holds once loaded.
+#[derive(Clone, Debug)]
+pub(super) enum Loaded {
+    Pack(Arc<LoadedPack>),
+    Midx(Arc<LoadedMidx>),
+    /// A pack covered by a loaded multi-pack-index: nothing to load.
+    Covered,
+    /// The load failed; misses report [`Error::Incomplete`] (for a multi-pack-index: fall back to the packs).
+    Failed {
+        error: Arc<Error>,
+        midx: bool,
+    },
+}
+
+pub(super) type Map = SlotMap<Loaded, Generation>;
+
+/// Load what slot `slot` of `map` describes, for a repository of hash `kind`, bringing files in as `mode` says
+/// and counting each file opened in `loads`. Runs outside every lock, in whichever thread claimed the slot.
+pub(super) fn load_slot(
+    map: &Map,
+    slot: usize,
+    kind: HashKind,
+    mode: LoadMode,
+    loads: &AtomicU64,
+) -> Loaded {
+    let g = map.meta();
+    match &g.slots[slot] {
+        SlotSpec::Midx {
+            path, packs, names, ..
+        } => {
+            loads.fetch_add(1, Ordering::Relaxed);
+            match MultiPackIndex::open_with(path, kind, mode) {
+                // Replaced since the listing (git renames a new one over it): its pack numbers mean other packs
+                // than `packs` says. Do not use it; the packs it covers load their own indices, and the next
+                // refresh lists the new file.
+                Ok(midx) if midx.pack_names() != &names[..] => Loaded::Failed {
+                    error: Arc::new(Error::MultiPackIndexRewritten { path: path.clone() }),
+                    midx: true,
+                },
+                Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx {
+                    midx: Arc::new(midx),
+                    packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
+                })),
+                Err(e) => Loaded::Failed {
+                    error: Arc::new(e),
+                    midx: true,
+                },
+            }
+        }
+        SlotSpec::Pack { pack, covered_by } => {
+            if let Some(m) = covered_by {
+                // Wait for the multi-pack-index that covers this pack (claimed before it) to finish loading: if
+                // it loaded, this pack needs nothing; if it failed, load the pack's own index.
+                loop {
+                    match map.get(*m) {
+                        SlotRef::Ready(Loaded::Midx(_)) => return Loaded::Covered,
+                        SlotRef::Pending => {
+                            let w = map.load();
+                            if matches!(map.get(*m), SlotRef::Pending) {
+                                map.wait_for_change(w);
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            let p = &g.packs[*pack];
+            loads.fetch_add(1, Ordering::Relaxed);
+            match PackIndex::open_with(&p.idx_path, kind, mode) {
+                Ok(idx) => Loaded::Pack(Arc::new(LoadedPack {
+                    id: p.id,
+                    mtime: p.mtime,
+                    idx,
+                })),
+                Err(e) => Loaded::Failed {
+                    error: Arc::new(name_wrong_hash_kind(e, &p.idx_path, kind, mode)),
+                    midx: false,
+                },
+            }
+        }
+    }
+}
+
+/// A `.idx` carries no hash id: one written for the other hash function just looks malformed. If it is a
+/// valid index of the other kind, say so instead of "corrupt" (only on this failure path).
+fn name_wrong_hash_kind(e: Error, path: &Path, kind: HashKind, mode: LoadMode) -> Error {
+    let other = match kind {
+        HashKind::Sha1 => HashKind::Sha256,
+        HashKind::Sha256 => HashKind::Sha1,
+    };
+    match e {
+        Error::CorruptIndex { .. } if PackIndex::open_with(path, other, mode).is_ok() => {
+            Error::WrongHashKind {
+                path: path.to_path_buf(),
+                expected: kind,
+                found: other,
+            }
+        }
+        e => e,
+    }
+}

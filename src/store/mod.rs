@@ -1,0 +1,276 @@
+//! The concurrent store: lazily loaded pack indices, cached per-thread handles, refresh on miss.
+//!
+//! A [`Store`] is shared by `Arc`; each thread makes its own [`Handle`]. Index files are loaded on demand, one
+//! slot at a time, by whichever lookup needs them first, through the protocol in [`crate::protocol`]. A lookup
+//! that must wait for another thread's load blocks, and a steady-state miss touches shared memory with one
+//! Acquire load.
+//!
+//! ```
+//! # use std::process::Command;
+//! # let tmp = tempfile::tempdir()?;
+//! # let git = |args: &[&str]| {
+//! #     let st = Command::new("git").args(args).current_dir(tmp.path())
+//! #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+//! #     assert!(st.status.success());
+//! #     String::from_utf8(st.stdout).unwrap()
+//! # };
+//! # git(&["init", "-q", "."]);
+//! # let id = git(&["hash-object", "-w", "--stdin"]); // the empty blob, written loose
+//! # let id = id.trim();
+//! use odb_index::{Location, Options, Store};
+//!
+//! let store = Store::open(tmp.path(), Options::default())?;
+//! let mut handle = store.handle();
+//! let id = id.parse()?;
+//! assert!(matches!(handle.locate(&id)?, Some(Location::Loose { dir: 0 })));
+//! let absent = "0123456789012345678901234567890123456789".parse()?;
+//! assert_eq!(handle.locate(&absent)?, None);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::oid::HashKind;
+use crate::protocol::{Current, SlotMap};
+use crate::sync::plain::Arc;
+use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
+
+mod handle;
+mod listing;
+mod load;
+mod options;
+mod problem;
+mod snapshot;
+mod successor;
+
+pub use handle::Handle;
+pub use options::{LooseMode, Options, RefreshMode};
+pub use problem::Problem;
+
+pub use crate::ids::PackId;
+
+use listing::{Generation, RefreshState, Stamp, list, pack_path_in, slot_path};
+use load::{Loaded, Map};
+use successor::{build_successor, same_listing};
+
+/// Where an object is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// In a pack, at this byte offset of the `.pack` file.
+    Packed {
+        /// Which pack ([`Store::pack_path`], [`Handle::pack_path`]).
+        pack: PackId,
+        /// Offset of the object's entry in the `.pack` file.
+        offset: u64,
+    },
+    /// A loose object in objects directory number `dir` (0: the repository's own, then its alternates in
+    /// search order; see [`Store::objects_dirs`]).
+    Loose {
+        /// Index into [`Store::objects_dirs`].
+        dir: usize,
+    },
+}
+
+/// A repository's object lookup state, shared by all threads (`Send + Sync`, use it through `Arc`).
+pub struct Store {
+    objects_dir: PathBuf,
+    kind: HashKind,
+    options: Options,
+    current: Current<Loaded, Generation>,
+    /// Serializes refreshes and owns what survives them.
+    refresh: Mutex<RefreshState>,
+    /// Index files opened so far (statistics; touched once per load, never on a lookup).
+    loads: AtomicU64,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("objects_dir", &self.objects_dir)
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+impl Store {
+    /// Open the repository at `path` (a work tree, a `.git` directory, a bare repository or an objects
+    /// directory). Lists the pack directories (and reads the multi-pack-index's pack names) but loads no index.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Arc<Store>, Error> {
+        let path = path.as_ref();
+        let repo = match options.hash_kind {
+            Some(k) => crate::repo::discover_with_hash_kind(path, k)?,
+            None => crate::repo::discover(path)?,
+        };
+        let mut state = RefreshState::new();
+        let generation = list(
+            &repo.objects_dir,
+            repo.hash_kind,
+            &options,
+            &mut state,
+            None,
+            false,
+        )?;
+        let (ready, unloaded) = (Vec::new(), generation.slots.len());
+        let map = SlotMap::new(ready, unloaded, generation);
+        Ok(Arc::new(Store {
+            objects_dir: repo.objects_dir,
+            kind: repo.hash_kind,
+            options,
+            current: Current::new(map),
+            refresh: Mutex::new(state),
+            loads: AtomicU64::new(0),
+        }))
+    }
+
+    /// How many index files (`.idx` and multi-pack-index) this store has opened so far, failed opens included.
+    /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
+    pub fn index_loads(&self) -> u64 {
+        self.loads.load(Ordering::Relaxed)
+    }
+
+    /// The object format.
+    pub fn hash_kind(&self) -> HashKind {
+        self.kind
+    }
+
+    /// The repository's objects directory.
+    pub fn objects_dir(&self) -> &Path {
+        &self.objects_dir
+    }
+
+    /// The objects directories searched, in order: the repository's own, then its alternates
+    /// ([`Location::Loose`] indexes this list).
+    pub fn objects_dirs(&self) -> Vec<PathBuf> {
+        self.current.get().meta().dirs.to_vec()
+    }
+
+    /// Problems found while listing the repository (an unreadable multi-pack-index, a missing alternate) or
+    /// loading its index files so far (a multi-pack-index or `.idx` that failed to load): the store works
+    /// around them (or, for a `.idx`, reports [`Error::Incomplete`] on a miss) and lists them here.
+    pub fn problems(&self) -> Vec<Problem> {
+        let map = self.current.get();
+        let g = map.meta();
+        let mut problems = g.problems.to_vec();
+        for (slot, v) in map.ready() {
+            if let Loaded::Failed { error, midx } = v {
+                let (path, error) = (slot_path(g, slot), Arc::clone(error));
+                problems.push(if *midx {
+                    // Worked around: the packs it covers load their own indices.
+                    Problem::MultiPackIndexNotLoaded { path, error }
+                } else {
+                    Problem::IndexNotLoaded { path, error }
+                });
+            }
+        }
+        problems
+    }
+
+    /// The path of the `.pack` file for `pack`, or [`Error::StalePack`] if it is no longer in the repository.
+    pub fn pack_path(&self, pack: PackId) -> Result<PathBuf, Error> {
+        pack_path_in(self.current.get().meta(), pack).ok_or(Error::StalePack { pack })
+    }
+
+    /// All packs currently listed, as `(id, .idx path)`, in search order (newest first per objects directory).
+    pub fn packs(&self) -> Vec<(PackId, PathBuf)> {
+        self.current
+            .get()
+            .meta()
+            .packs
+            .iter()
+            .map(|p| (p.id, p.idx_path.clone()))
+            .collect()
+    }
+
+    /// Re-read the pack directories now (and the alternates, and loose caches), whatever the refresh mode.
+    /// Returns whether the pack listing changed. Loaded indices that are still present are kept, never reloaded.
+    pub fn refresh(&self) -> Result<bool, Error> {
+        let map = self.current.get();
+        self.refresh_from(&map, true)
+    }
+
+    /// Replace `seen` (if it is still current) with a fresh listing. Returns whether the map was replaced by
+    /// this call or by another since `seen`.
+    fn refresh_from(&self, seen: &sync::Arc<Map>, force: bool) -> Result<bool, Error> {
+        let mut state = lock(&self.refresh);
+        let current = self.current.get();
+        if !sync::Arc::ptr_eq(&current, seen) {
+            // Another thread refreshed since `seen` was current.
+            return Ok(true);
+        }
+        let old = current.meta();
+        let alternates_changed =
+            Stamp::of(&self.objects_dir.join("info/alternates")) != old.alternates_stamp;
+        // A re-list because the last listing was too recent to trust happens once: its timestamps are trusted.
+        let trust = old.untrusted && !force;
+        // An explicit refresh of cached loose objects starts fresh caches in the new map. The old caches go
+        // with the old map, once no handle uses it (a cache cannot free a listing a reader may be searching).
+        let fresh_loose = force && self.options.loose == LooseMode::Cached;
+        let generation = list(
+            &self.objects_dir,
+            self.kind,
+            &self.options,
+            &mut state,
+            (!alternates_changed && !fresh_loose).then_some(old),
+            trust,
+        )?;
+        let same = same_listing(old, &generation);
+        if same
+            && generation.pack_dir_stamps == old.pack_dir_stamps
+            && !old.untrusted
+            && !generation.untrusted
+            && !fresh_loose
+        {
+            return Ok(false);
+        }
+        // Replace the map even when only the stamps changed, so the next miss compares against them.
+        self.current
+            .replace(|old_map| build_successor(old_map, generation));
+        Ok(!same)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.idx` that fails to load is a typed problem naming it, once a lookup has tried to load it.
+    #[test]
+    fn failed_index_load_is_a_problem() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pack_dir = tmp.path().join("pack");
+        std::fs::create_dir(&pack_dir).unwrap();
+        let idx = pack_dir.join("pack-1234.idx");
+        std::fs::write(&idx, b"not an index").unwrap();
+        std::fs::write(pack_dir.join("pack-1234.pack"), b"PACK").unwrap();
+        let store = Store::open(
+            tmp.path(),
+            Options::default()
+                .loose(LooseMode::None)
+                .refresh(RefreshMode::Never),
+        )
+        .unwrap();
+        assert!(store.problems().is_empty(), "{:?}", store.problems());
+        let absent = "0123456789012345678901234567890123456789".parse().unwrap();
+        assert!(matches!(
+            store.handle().locate(&absent),
+            Err(Error::Incomplete { .. })
+        ));
+        let problems = store.problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let idx = idx.canonicalize().unwrap();
+        match &problems[0] {
+            Problem::IndexNotLoaded { path, error } => {
+                assert_eq!(path, &idx);
+                assert!(matches!(**error, Error::CorruptIndex { .. }), "{error:?}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(problems[0].path(), idx);
+        assert!(
+            problems[0].to_string().contains("pack-1234.idx"),
+            "{}",
+            problems[0]
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! How a [`Store`](super::Store) is opened: [`Options`] and the modes it is made of.
+
+use crate::data::LoadMode;
+use crate::oid::HashKind;
+
+/// How a store consults loose objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LooseMode {
+    /// Probe the file system on every lookup that reaches the loose objects
+    /// ([`LooseDb::contains`](crate::loose::LooseDb::contains)): one `fstatat`, no allocation, always current.
+    #[default]
+    Probe,
+    /// Answer from a per-fan-out-directory listing read once and kept until refreshed
+    /// ([`LooseCache`](crate::loose::LooseCache)): no system call per lookup after warm-up, but stale for objects
+    /// written or deleted after the listing.
+    Cached,
+    /// Do not look at loose objects at all (for callers that know everything is packed).
+    None,
+}
+
+/// When the store re-reads the pack directories.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RefreshMode {
+    /// After a miss in packs and loose objects, `stat` each pack directory; if one changed (or its timestamp was
+    /// too recent to trust when it was listed), list again and search the packs again (git's behaviour).
+    #[default]
+    OnMiss,
+    /// Never look at the directories again unless [`Store::refresh`](super::Store::refresh) is called. A
+    /// steady-state miss then costs no system call except the loose probe.
+    Never,
+}
+
+/// How a [`Store`](super::Store) is opened.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Options {
+    /// When to re-read pack directories (default [`RefreshMode::OnMiss`]).
+    pub refresh: RefreshMode,
+    /// How loose objects are consulted (default [`LooseMode::Probe`]).
+    pub loose: LooseMode,
+    /// How index files are brought into memory (default [`LoadMode::Mmap`]).
+    pub load: LoadMode,
+    /// The object format; `None` reads it from the repository's config.
+    pub hash_kind: Option<HashKind>,
+    /// Use `objects/pack/multi-pack-index` when present (default true).
+    pub multi_pack_index: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            refresh: RefreshMode::OnMiss,
+            loose: LooseMode::Probe,
+            load: LoadMode::Mmap,
+            hash_kind: None,
+            multi_pack_index: true,
+        }
+    }
+}
+
+impl Options {
+    /// Set the refresh mode.
+    pub fn refresh(mut self, mode: RefreshMode) -> Self {
+        self.refresh = mode;
+        self
+    }
+    /// Set the loose-object mode.
+    pub fn loose(mut self, mode: LooseMode) -> Self {
+        self.loose = mode;
+        self
+    }
+    /// Set how index files are loaded.
+    pub fn load(mut self, mode: LoadMode) -> Self {
+        self.load = mode;
+        self
+    }
+    /// Force the object format instead of reading it from the repository.
+    pub fn hash_kind(mut self, kind: HashKind) -> Self {
+        self.hash_kind = Some(kind);
+        self
+    }
+    /// Use (or ignore) the multi-pack-index.
+    pub fn multi_pack_index(mut self, on: bool) -> Self {
+        self.multi_pack_index = on;
+        self
+    }
+}

@@ -1,0 +1,99 @@
+//! What [`Store::problems`](super::Store::problems) reports: trouble the store worked around.
+
+use std::path::PathBuf;
+
+use crate::error::Error;
+use crate::repo::AlternateProblem;
+use crate::sync::plain::Arc;
+
+/// Something wrong in the repository that the store works around rather than fails on, as reported by
+/// [`Store::problems`](super::Store::problems). Each names the file or directory concerned.
+///
+/// Cheap to clone (the causes are shared).
+///
+/// ```
+/// # use std::process::Command;
+/// # let tmp = tempfile::tempdir()?;
+/// # let st = Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+/// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").status()?;
+/// # assert!(st.success());
+/// use odb_index::repo::AlternateProblem;
+/// use odb_index::{Options, Problem, Store};
+///
+/// // An alternate that does not exist: the store opens, searches without it, and says so.
+/// let alternates = tmp.path().join("objects/info/alternates");
+/// std::fs::write(&alternates, "/no/such/objects\n")?;
+/// let store = Store::open(tmp.path(), Options::default())?;
+/// let problems = store.problems();
+/// assert_eq!(problems.len(), 1);
+/// assert!(matches!(&problems[0], Problem::Alternate(a) if matches!(**a, AlternateProblem::Missing { .. })));
+/// assert_eq!(problems[0].path(), alternates.canonicalize()?);
+/// assert!(problems[0].to_string().contains("/no/such/objects"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Problem {
+    /// An entry of an `info/alternates` file was not followed (its objects are not searched).
+    #[error("{0}")]
+    Alternate(Arc<AlternateProblem>),
+    /// An objects directory's loose objects could not be opened, so they are not searched.
+    #[error("loose objects not searched: {error}")]
+    LooseNotSearched {
+        /// The objects directory.
+        dir: PathBuf,
+        /// Why it could not be opened (names the directory).
+        #[source]
+        error: Arc<Error>,
+    },
+    /// A `multi-pack-index` could not be read when the pack directory was listed; the packs it lists are
+    /// searched through their own `.idx` files.
+    #[error("multi-pack-index ignored, using the .idx files: {error}")]
+    MultiPackIndexIgnored {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be read (names the file).
+        #[source]
+        error: Arc<Error>,
+    },
+    /// A pack's `.idx` file failed to load (malformed, unreadable, written for the other hash function). A
+    /// lookup that misses reports it as [`Error::Incomplete`]; this says so without a lookup.
+    #[error("pack index not used: {error}")]
+    IndexNotLoaded {
+        /// The `.idx` file.
+        path: PathBuf,
+        /// Why it failed to load (names the file).
+        #[source]
+        error: Arc<Error>,
+    },
+    /// A `multi-pack-index` failed to load (malformed, or rewritten since the listing); the packs it lists are
+    /// searched through their own `.idx` files.
+    #[error("multi-pack-index not used, searching the .idx files instead: {error}")]
+    MultiPackIndexNotLoaded {
+        /// The file.
+        path: PathBuf,
+        /// Why it failed to load (names the file).
+        #[source]
+        error: Arc<Error>,
+    },
+}
+
+impl Problem {
+    /// The file or directory the problem is about: for an alternate, the `info/alternates` file that lists it
+    /// (or the path that could not be read).
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Problem::Alternate(p) => match &**p {
+                AlternateProblem::Missing { listed_in, .. }
+                | AlternateProblem::Cycle { listed_in, .. }
+                | AlternateProblem::Duplicate { listed_in, .. }
+                | AlternateProblem::TooDeep { listed_in, .. } => listed_in,
+                AlternateProblem::Unreadable { path, .. } => path,
+            },
+            Problem::LooseNotSearched { dir, .. } => dir,
+            Problem::IndexNotLoaded { path, .. }
+            | Problem::MultiPackIndexIgnored { path, .. }
+            | Problem::MultiPackIndexNotLoaded { path, .. } => path,
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Repositories made with the real `git`, for tests and the benchmark.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A `git` command with a clean, reproducible environment: no global config, no auto-gc, fixed identity.
+pub fn git_cmd(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "odb-index")
+        .env("GIT_AUTHOR_EMAIL", "odb-index@example.invalid")
+        .env("GIT_COMMITTER_NAME", "odb-index")
+        .env("GIT_COMMITTER_EMAIL", "odb-index@example.invalid")
+        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
+        .env("GIT_COMMITTER_DATE", "1700000000 +0000")
+        .args([
+            "-c",
+            "gc.auto=0",
+            "-c",
+            "maintenance.auto=false",
+            "-c",
+            "init.defaultBranch=main",
+        ]);
+    c
+}
+
+/// Run git in `dir` with `args` and `stdin`; return stdout, or an error with git's stderr if it fails (for
+/// programs, such as the benchmark, that report failures instead of panicking).
+pub fn try_git(dir: &Path, args: &[&str], stdin: &[u8]) -> Result<String, String> {
+    let mut child = git_cmd(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running git (is it installed?): {e}"))?;
+    if let Some(mut si) = child.stdin.take() {
+        // git may exit early on error; the error shows in its status below.
+        let _ = si.write_all(stdin);
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {args:?} in {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|_| format!("git {args:?}: output is not UTF-8"))
+}
+
+/// Run git in `dir` with `args` and `stdin`; panic with its stderr if it fails; return stdout.
+pub fn git_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> String {
+    try_git(dir, args, stdin).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run git in `dir` with `args`; panic with its stderr if it fails; return stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    git_stdin(dir, args, b"")
+}
+
+/// `git init` (bare or not) with the given object format ("sha1" or "sha256") in a new temporary directory.
+pub fn init_repo(object_format: &str, bare: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fmt = format!("--object-format={object_format}");
+    let mut args = vec!["init", "-q", fmt.as_str()];
+    if bare {
+        args.push("--bare");
+    }
+    args.push(".");
+    git(dir.path(), &args);
+    dir
+}
+
+/// The objects directory of a repository made by [`init_repo`].
+pub fn objects_dir(repo: &Path) -> PathBuf {
+    let bare = repo.join("objects");
+    if bare.is_dir() {
+        bare
+    } else {
+        repo.join(".git/objects")
+    }
+}
+
+/// Import `n` distinct blobs (contents derived from `seed`) as one commit on `refs/heads/<branch>` with
+/// `git fast-import`, which writes them into one new pack. Returns the fast-import stdout (empty).
+pub fn fast_import_blobs(repo: &Path, n: usize, seed: u64, branch: &str) {
+    let mut s = String::new();
+    for i in 0..n {
+        let data = format!("blob {seed} {i}\n");
+        s.push_str(&format!(
+            "blob\nmark :{}\ndata {}\n{}\n",
+            i + 1,
+            data.len(),
+            data
+        ));
+    }
+    let msg = format!("import {seed}");
+    s.push_str(&format!(
+        "commit refs/heads/{branch}\ncommitter odb-index <odb-index@example.invalid> 1700000000 +0000\ndata {}\n{}\n",
+        msg.len(),
+        msg
+    ));
+    for i in 0..n {
+        s.push_str(&format!("M 100644 :{} f{}/{}\n", i + 1, i % 97, i));
+    }
+    s.push('\n');
+    // unpackLimit=0: always write a pack, however few objects (git unpacks small imports into loose files).
+    git_stdin(
+        repo,
+        &["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"],
+        s.as_bytes(),
+    );
+}
+
+/// Every object id in the repository, as `git cat-file --batch-all-objects --batch-check` lists them.
+pub fn all_objects(repo: &Path) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname)",
+        ],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// `(id, offset)` for every entry of a pack index file, as `git show-index` reads it.
+pub fn show_index(idx: &Path, object_format: &str) -> Vec<(String, u64)> {
+    let data = std::fs::read(idx).expect("read idx");
+    let fmt = format!("--object-format={object_format}");
+    let cwd = idx.parent().unwrap();
+    git_stdin(cwd, &["show-index", fmt.as_str()], &data)
+        .lines()
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            let off = it.next().unwrap().parse().unwrap();
+            let id = it.next().unwrap().to_owned();
+            (id, off)
+        })
+        .collect()
+}
+
+/// The `.idx` files in `objects/pack`, sorted by name.
+pub fn idx_files(objects: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(objects.join("pack"))
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|e| e == "idx"));
+    v.sort();
+    v
+}
+
+/// Deterministic pseudo-random ids that are (with overwhelming probability) absent from any repository.
+pub fn absent_ids(n: usize, hex_len: usize, seed: u64) -> Vec<String> {
+    let mut x = seed ^ 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            let mut s = String::with_capacity(hex_len);
+            while s.len() < hex_len {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.push_str(&format!("{x:016x}"));
+            }
+            s.truncate(hex_len);
+            s
+        })
+        .collect()
+}

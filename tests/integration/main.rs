@@ -1,0 +1,24 @@
+//! odb-index's integration tests, one binary with a module per area, all checked against the real `git`.
+//!
+//! - `idx_git`, `midx_git`: the file formats against files git writes and reads.
+//! - `repo`: repository discovery, alternates, loose objects.
+//! - `store`: the concurrent store on real repositories (cold-start races, refresh, repack underneath).
+//! - `real_repos`: end to end on mixed repositories, SHA-256, alternates.
+//! - `reliability`: hostile and odd repositories, corrupt and truncated files.
+//! - `stress`: lookups under repack/gc/prune/push, descriptors and mappings, thousands of packs.
+//!
+//! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
+//! binary is then empty (the loom models are `loom-tests/`).
+#![cfg(not(loom))]
+
+// Counts allocations per thread: `repo` checks that lookups allocate nothing.
+#[global_allocator]
+static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
+
+mod idx_git;
+mod midx_git;
+mod real_repos;
+mod reliability;
+mod repo;
+mod store;
+mod stress;
