@@ -103,10 +103,10 @@ impl Atom {
     fn note(&self, read: Option<usize>, written: Option<usize>) {
         LOG.with(|l| {
             let mut l = l.borrow_mut();
-            if let Some(r) = read {
-                if l.shadow.get(&self.id) != Some(&r) {
-                    l.sc_consistent = false;
-                }
+            if let Some(r) = read
+                && l.shadow.get(&self.id) != Some(&r)
+            {
+                l.sc_consistent = false;
             }
             if let Some(w) = written {
                 l.shadow.insert(self.id, w);
