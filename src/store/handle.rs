@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::listing::{Generation, Stamp, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
-use super::options::RefreshMode;
+use super::options::{IncompleteMode, RefreshMode};
 use super::snapshot::Snapshot;
 use super::{Location, Store};
 use crate::error::Error;
@@ -23,6 +23,7 @@ impl Store {
             store: Arc::clone(self),
             view: View::new(map),
             snap: Snapshot::default(),
+            own_indices: Vec::new(),
             _not_sync: PhantomData,
         }
     }
@@ -37,6 +38,8 @@ pub struct Handle {
     store: Arc<Store>,
     view: View<Loaded, Generation>,
     snap: Snapshot,
+    /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
+    pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -49,7 +52,8 @@ impl Handle {
     /// Where `id` is, or `None` if it is in no pack and no loose directory.
     ///
     /// Errors: [`Error::Incomplete`] when the object was not found and some index file could not be loaded (so
-    /// "missing" cannot be claimed); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
+    /// "missing" cannot be claimed), unless the store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`;
+    /// [`Store::problems`] names the file either way); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
     /// the loose probe other than "not found".
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
         if id.kind() != self.store.kind {
@@ -96,9 +100,9 @@ impl Handle {
             }
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
             let g = self.view.map().meta();
-            for (dir, l) in g.loose.iter().enumerate() {
+            for (i, l) in g.loose.iter().enumerate() {
                 if l.contains(id)? {
-                    return Ok(Some(Location::Loose { dir }));
+                    return Ok(Some(Location::Loose { dir: g.dir_ids[i] }));
                 }
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust).
@@ -113,13 +117,46 @@ impl Handle {
             }
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
         }
-        if self.snap.failed.is_empty() {
-            Ok(None)
+        self.miss()
+    }
+
+    /// The answer for an object found nowhere: `Ok(None)`, or [`Error::Incomplete`] if some index failed to load
+    /// and the store was opened with [`IncompleteMode::Error`].
+    pub(super) fn miss<T>(&self) -> Result<Option<T>, Error> {
+        self.check_complete()?;
+        Ok(None)
+    }
+
+    /// [`Error::Incomplete`] if some index this handle has seen failed to load and the store was opened with
+    /// [`IncompleteMode::Error`].
+    pub(super) fn check_complete(&self) -> Result<(), Error> {
+        if self.snap.failed.is_empty() || self.store.options.incomplete == IncompleteMode::Miss {
+            Ok(())
         } else {
             Err(Error::Incomplete {
                 failed: self.snap.failed.clone(),
             })
         }
+    }
+
+    /// Load every index file of the repository now (lookups load them lazily, as needed), so that this handle's
+    /// view is complete and [`Store::problems`] lists every index that cannot be loaded. Prefix lookups and
+    /// iteration call it. Returns the view it loaded: what this handle has seen (packs, multi-pack-indices) and
+    /// the listing it belongs to.
+    pub(super) fn load_all(&mut self) -> (&Snapshot, &Generation) {
+        // An empty id is never found: settling with it loads every slot and searches none.
+        while let Settled::Retired = self.settle(&[]) {
+            self.move_to_current();
+        }
+        (&self.snap, self.view.map().meta())
+    }
+
+    /// Load every index file now; see [`Store::problems`] for those that could not be loaded.
+    ///
+    /// Lookups load index files lazily, one at a time, until the object is found; a broken `.idx` is known only
+    /// once a lookup or this call has tried it.
+    pub fn load_indices(&mut self) {
+        self.load_all();
     }
 
     /// True if `id` is in the repository (see [`locate`](Self::locate)).
@@ -144,7 +181,17 @@ impl Handle {
         )
     }
 
-    fn move_to_current(&mut self) {
+    /// What this handle has loaded so far.
+    pub(super) fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// The listing this handle's view belongs to.
+    pub(super) fn generation(&self) -> &Generation {
+        self.view.map().meta()
+    }
+
+    pub(super) fn move_to_current(&mut self) {
         self.view = View::new(self.store.current.get());
         self.snap = Snapshot::default();
     }
