@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 mod idx;
 mod midx;
 mod state_machine;

@@ -107,8 +107,9 @@ pub fn many_packs(dir: &Path, packs: usize, per_pack: usize) -> Result<(PathBuf,
     Ok((repo.join("objects"), copy.join("objects")))
 }
 
-/// An objects directory holding one SHA-1 index of `n` random ids (written with `write_idx`) and an empty
-/// `.pack` beside it. Returns the objects directory and the ids.
+/// An objects directory holding one SHA-1 index of `n` random ids (written with `write_idx`) and a stub
+/// `.pack` beside it (sparse: a header, a hole, the checksum the index records). Returns the objects directory
+/// and the ids.
 pub fn big_index(dir: &Path, n: usize, rng: &mut Rng) -> Result<(PathBuf, Vec<ObjectId>), String> {
     let objects = dir.join("big/objects");
     let pack_dir = objects.join("pack");
@@ -127,6 +128,12 @@ pub fn big_index(dir: &Path, n: usize, rng: &mut Rng) -> Result<(PathBuf, Vec<Ob
     let bytes = write_idx(2, HashKind::Sha1, &entries, &checksum).map_err(|e| e.to_string())?;
     let stem = pack_dir.join(format!("pack-{checksum}"));
     std::fs::write(stem.with_extension("idx"), bytes).map_err(|e| e.to_string())?;
-    std::fs::write(stem.with_extension("pack"), b"").map_err(|e| e.to_string())?;
+    // The store checks the pack's trailer against the index and every offset against the pack's length.
+    odb_index_testkit::write_stub_pack(
+        &stem.with_extension("pack"),
+        n as u32,
+        offset + 20,
+        checksum.as_bytes(),
+    );
     Ok((objects, entries.into_iter().map(|e| e.id).collect()))
 }
