@@ -21,6 +21,9 @@ use loom::thread;
 use odb_index::protocol::model::{OpCounts, reset_model_state, take_op_counts, take_trace};
 use odb_index::protocol::{Current, Settled, SlotMap, SlotRef, View};
 
+/// gix-odb 0.87.0 as published and as patched by `docs/upstream/` (see `docs/UPSTREAM.md`).
+mod gix_odb_087;
+
 /// A fake index: the object ids it holds. Slot values live in the map's `loom::cell::UnsafeCell`, so loom checks
 /// that a reader which finds a slot ready also sees its contents (a causality violation fails the model).
 type Fake = Vec<u32>;
