@@ -23,4 +23,6 @@ pub use data::LoadMode;
 pub use error::Error;
 pub use ids::PackId;
 pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};
-pub use store::{Handle, Location, LooseMode, Options, Problem, RefreshMode, Store};
+pub use store::{
+    Handle, Location, LooseMode, MissFilterMode, Options, Problem, RefreshMode, Store,
+};

@@ -116,6 +116,8 @@ pub(super) struct Generation {
     pub(super) problems: Arc<[Problem]>,
     /// How many of `problems` come from the alternates (carried to the next listing with `dirs`).
     pub(super) alternate_problems: usize,
+    /// The miss filter of the map built from this listing (see `filter.rs`).
+    pub(super) filter: super::filter::FilterCell,
 }
 
 /// What survives refreshes: the pack ids handed out so far.
@@ -265,6 +267,7 @@ pub(super) fn list(
         untrusted,
         problems: problems.into(),
         alternate_problems,
+        filter: Default::default(),
     })
 }
 

@@ -36,6 +36,7 @@ use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::Arc;
 use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
 
+mod filter;
 mod handle;
 mod listing;
 mod load;
@@ -44,8 +45,9 @@ mod problem;
 mod snapshot;
 mod successor;
 
+pub use filter::{MissFilterStats, SplitBlockBloom};
 pub use handle::Handle;
-pub use options::{LooseMode, Options, RefreshMode};
+pub use options::{LooseMode, MissFilterMode, Options, RefreshMode};
 pub use problem::Problem;
 
 pub use crate::ids::PackId;
@@ -164,6 +166,12 @@ impl Store {
             }
         }
         problems
+    }
+
+    /// The miss filter of the current pack listing, once a lookup has built (or carried over) one: how many ids
+    /// it holds, its size and build time. `None` before that, or under [`MissFilterMode::Off`].
+    pub fn miss_filter(&self) -> Option<MissFilterStats> {
+        self.current.get().meta().filter.get().map(|f| f.stats())
     }
 
     /// The path of the `.pack` file for `pack`, or [`Error::StalePack`] if it is no longer in the repository.
