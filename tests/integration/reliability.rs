@@ -488,30 +488,6 @@ fn chunk_offset(midx: &[u8], id: [u8; 4]) -> usize {
         .expect("chunk present")
 }
 
-/// A multi-pack-index whose header and pack names are fine (so listing accepts it) but whose body is broken
-/// (non-monotonic fanout): loading it fails, the store falls back to the `.idx` files, and the broken file
-/// should be reported somewhere.
-#[test]
-fn multi_pack_index_with_a_corrupt_body_falls_back_and_is_reported() {
-    let f = Fixture::new("sha1");
-    git(f.path(), &["multi-pack-index", "write"]);
-    let midx = f.pack_dir().join("multi-pack-index");
-    let mut bytes = std::fs::read(&midx).unwrap();
-    let oidf = chunk_offset(&bytes, *b"OIDF");
-    bytes[oidf..oidf + 4].copy_from_slice(&u32::MAX.to_be_bytes());
-    replace_by_rename(&midx, &bytes);
-    let store = open(&f);
-    // The fallback works: every object found, absent ones are `None`.
-    assert_serves_everything(&f, &store);
-    assert_eq!(store.index_loads(), 4, "the midx and the three .idx files");
-    // But nothing tells that the multi-pack-index is broken.
-    let problems = store.problems();
-    assert!(
-        problems.iter().any(is_midx_problem),
-        "a multi-pack-index that failed to load is not reported: problems = {problems:?}"
-    );
-}
-
 /// The fallback itself, for two kinds of corrupt body and both load modes, and the report.
 #[test]
 fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {

@@ -14,7 +14,7 @@ impl Drop for StopOnDrop<'_> {
         self.0.store(true, Ordering::Relaxed);
     }
 }
-use odb_index::{Error, Location, LooseMode, ObjectId, Options, RefreshMode, Store};
+use odb_index::{Error, Location, ObjectId, Options, RefreshMode, Store};
 
 fn ids(hex: &[String]) -> Vec<ObjectId> {
     hex.iter().map(|h| h.parse().unwrap()).collect()
@@ -268,33 +268,6 @@ fn repack_and_gc_underneath_lookups_give_no_false_miss() {
     assert!(lookups.load(Ordering::Relaxed) > 0);
 }
 
-/// A loose object written after the store was opened is found (probe mode); in cached mode it is found after
-/// an explicit refresh.
-#[test]
-fn loose_written_after_open() {
-    let repo = init_repo("sha1", false);
-    let probe = Store::open(repo.path(), Options::default()).unwrap();
-    let cached = Store::open(repo.path(), Options::default().loose(LooseMode::Cached)).unwrap();
-    let (mut hp, mut hc) = (probe.handle(), cached.handle());
-    // Make the cache read the fan-out directory of the object we are about to write: look up an absent id
-    // with the same first byte.
-    let id = git_stdin(repo.path(), &["hash-object", "--stdin"], b"later\n");
-    let oid: ObjectId = id.trim().parse().unwrap();
-    let mut twin = oid.to_string();
-    twin.replace_range(39..40, if twin.ends_with('0') { "1" } else { "0" });
-    let twin: ObjectId = twin.parse().unwrap();
-    assert_eq!(hc.locate(&twin).unwrap(), None);
-    git_stdin(repo.path(), &["hash-object", "-w", "--stdin"], b"later\n");
-    assert_eq!(hp.locate(&oid).unwrap(), Some(Location::Loose { dir: 0 }));
-    assert_eq!(
-        hc.locate(&oid).unwrap(),
-        None,
-        "cached mode is stale until refresh"
-    );
-    cached.refresh().unwrap();
-    assert_eq!(hc.locate(&oid).unwrap(), Some(Location::Loose { dir: 0 }));
-}
-
 /// A broken index is recorded once; a miss then reports `Incomplete` naming the file, objects in healthy packs
 /// are still found, and the broken file is not reopened on every miss.
 #[test]
@@ -355,49 +328,6 @@ fn stale_pack_id_after_repack() {
     };
     assert_ne!(p2, pack);
     assert!(store.pack_path(p2).unwrap().exists());
-}
-
-/// Thousands of packs need no configuration (no "too few slots" error) and are all searched.
-#[test]
-fn thousands_of_packs() {
-    let repo = init_repo("sha1", true);
-    let pack_dir = objects_dir(repo.path()).join("pack");
-    std::fs::create_dir_all(&pack_dir).unwrap();
-    // Indices made by the crate's writer (the store never opens the .pack).
-    let mut wanted = Vec::new();
-    for p in 0..2000u32 {
-        let id = ObjectId::from_bytes(
-            &odb_index::HashKind::Sha1
-                .digest(&p.to_be_bytes())
-                .as_bytes()[..20],
-        )
-        .unwrap();
-        let entries = [odb_index::idx::write::Entry {
-            id,
-            offset: 12,
-            crc32: 0,
-        }];
-        let bytes = odb_index::idx::write::write_idx(
-            2,
-            odb_index::HashKind::Sha1,
-            &entries,
-            &ObjectId::null(odb_index::HashKind::Sha1),
-        )
-        .unwrap();
-        let stem = format!("pack-{:040x}", p);
-        std::fs::write(pack_dir.join(format!("{stem}.idx")), bytes).unwrap();
-        std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
-        wanted.push(id);
-    }
-    let store = Store::open(repo.path(), Options::default().refresh(RefreshMode::Never)).unwrap();
-    let mut h = store.handle();
-    for id in &wanted {
-        assert!(matches!(
-            h.locate(id).unwrap(),
-            Some(Location::Packed { offset: 12, .. })
-        ));
-    }
-    assert_eq!(store.index_loads(), 2000);
 }
 
 fn _assert_types(p: &Path) {
