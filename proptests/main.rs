@@ -1,3 +1,4 @@
+mod filter;
 mod idx;
 mod midx;
 mod state_machine;
