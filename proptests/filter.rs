@@ -77,8 +77,15 @@ fn remove_pack(idx: &Path) {
 }
 
 /// Every object in a pack on disk is found in a pack that holds it; every other id is `None`.
-fn check(store: &Store, h: &mut odb_index::Handle, packs: &BTreeMap<u32, (PathBuf, BTreeSet<u16>)>) {
-    let live: BTreeSet<u16> = packs.values().flat_map(|(_, s)| s.iter().copied()).collect();
+fn check(
+    store: &Store,
+    h: &mut odb_index::Handle,
+    packs: &BTreeMap<u32, (PathBuf, BTreeSet<u16>)>,
+) {
+    let live: BTreeSet<u16> = packs
+        .values()
+        .flat_map(|(_, s)| s.iter().copied())
+        .collect();
     // Misses first: twice, so the second round finds the map settled and (eagerly) builds the filter.
     for _ in 0..2 {
         for k in 0..40 {
@@ -97,7 +104,10 @@ fn check(store: &Store, h: &mut odb_index::Handle, packs: &BTreeMap<u32, (PathBu
                 .values()
                 .find(|(idx, _)| idx.with_extension("pack") == path)
                 .unwrap_or_else(|| panic!("object {n} reported in {path:?}, not a listed pack"));
-            assert!(holder.1.contains(&n), "object {n} reported in a pack without it");
+            assert!(
+                holder.1.contains(&n),
+                "object {n} reported in a pack without it"
+            );
         } else {
             assert_eq!(got, None, "object {n} is in no pack");
         }

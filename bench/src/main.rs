@@ -57,6 +57,8 @@ pub struct Args {
     pub arm: Option<Kind>,
     /// Hidden: build the one-pack fixture in this directory and print its objects directory.
     pub make_fixture: Option<PathBuf>,
+    /// Hidden: open a store on this objects directory, miss once, print ns and peak RSS (KiB).
+    pub open_first_miss: Option<PathBuf>,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -70,6 +72,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         only_miss_loop: None,
         arm: None,
         make_fixture: None,
+        open_first_miss: None,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -89,9 +92,12 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                 let v = parser.value().map_err(|e| e.to_string())?;
                 a.arm = Some(v.to_str().and_then(Kind::from_flag).ok_or_else(|| {
                     format!(
-                        "--arm takes odb-probe, odb-none, odb-cached, gix083 or gix087, not {v:?}"
+                        "--arm takes odb-probe, odb-none, odb-cached, odb-none-nofilter, odb-probe-batch, gix083 or gix087, not {v:?}"
                     )
                 })?);
+            }
+            Long("open-first-miss") => {
+                a.open_first_miss = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
             Long("make-fixture") => {
                 a.make_fixture = Some(parser.value().map_err(|e| e.to_string())?.into())
@@ -105,6 +111,9 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
 
 /// Run the benchmark.
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    if let Some(objects) = &args.open_first_miss {
+        return scenarios::open_first_miss(objects).map(|()| ExitCode::SUCCESS);
+    }
     if let Some(dir) = &args.make_fixture {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let objects = fixture::one_pack(dir)?;

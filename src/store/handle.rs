@@ -237,7 +237,8 @@ impl Handle {
             // index, tens of ns per pack).
             snap.filter_armed = true;
             let ids: u64 = snap.pack_sizes().map(|(_, n)| u64::from(n)).sum();
-            snap.filter_countdown = u32::try_from(ids / 16).map_or(FILTER_DONE - 1, |n| n.min(FILTER_DONE - 1));
+            snap.filter_countdown =
+                u32::try_from(ids / 16).map_or(FILTER_DONE - 1, |n| n.min(FILTER_DONE - 1));
             if snap.filter_countdown > 0 {
                 return;
             }
