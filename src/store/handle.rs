@@ -59,7 +59,18 @@ impl Handle {
     /// Errors: [`Error::Incomplete`] when the object was not found and some index file could not be loaded (so
     /// "missing" cannot be claimed); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
     /// the loose probe other than "not found".
+    #[inline]
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
+        // The steady state (a hit in what this handle has seen, or a miss in a settled map) inline; everything
+        // else (loads, waits, refreshes, errors) out of line.
+        match self.locate_steady(id) {
+            Some(r) => r,
+            None => self.locate_slow(id),
+        }
+    }
+
+    #[inline(never)]
+    fn locate_slow(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
         if id.kind() != self.kind {
             return Err(self.wrong_kind(id));
         }
@@ -163,7 +174,7 @@ impl Handle {
         for id in ids {
             let loc = match self.locate_steady(id) {
                 Some(r) => r?,
-                None => self.locate(id)?,
+                None => self.locate_slow(id)?,
             };
             out.push(loc);
         }
@@ -259,6 +270,7 @@ impl Handle {
     }
 
     /// True if `id` is in the repository (see [`locate`](Self::locate)).
+    #[inline]
     pub fn contains(&mut self, id: &ObjectId) -> Result<bool, Error> {
         self.locate(id).map(|l| l.is_some())
     }
