@@ -55,7 +55,8 @@ pub struct Args {
     /// Hidden: run only N misses of one arm (for strace and callgrind).
     pub only_miss_loop: Option<usize>,
     pub arm: Option<Kind>,
-    /// Hidden: build the one-pack fixture in this directory and print its objects directory.
+    /// Hidden: build the one-pack fixture, the 1M-object index and the sparse 2^31-object index in this
+    /// directory and print their objects directories.
     pub make_fixture: Option<PathBuf>,
     /// Hidden: open a store on this objects directory, miss once, print ns and peak RSS (KiB).
     pub open_first_miss: Option<PathBuf>,
@@ -118,6 +119,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let objects = fixture::one_pack(dir)?;
         println!("{}", objects.display());
+        // The 1 000 000-object index and the sparse 2^31-object one, for `--open-first-miss`.
+        let (big, _) = fixture::big_index(dir, 1_000_000, &mut Rng::new(5))?;
+        println!("{}", big.display());
+        println!("{}", fixture::sparse_index(dir, 1 << 31)?.display());
         return Ok(ExitCode::SUCCESS);
     }
     let _tmp;
