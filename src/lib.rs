@@ -13,6 +13,7 @@ pub mod idx;
 pub mod loose;
 pub mod midx;
 mod oid;
+pub mod prefix;
 #[doc(hidden)]
 pub mod protocol;
 pub mod repo;
@@ -23,6 +24,13 @@ pub use data::LoadMode;
 pub use error::Error;
 pub use ids::PackId;
 pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};
+pub use prefix::{Prefix, PrefixError};
 pub use store::{
-    Handle, Location, LooseMode, MissFilterMode, Options, Problem, RefreshMode, Store,
+    Handle, IncompleteMode, Location, LooseMode, MissFilterMode, ObjectCounts, Options, PackInfo,
+    PrefixLookup, Problem, RefreshMode, Store,
 };
+
+/// The examples of `docs/API.md`, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/API.md")]
+pub struct ApiDocs;

@@ -5,12 +5,24 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use odb_index::{Error, Handle, Location, LooseMode, ObjectId, Options, RefreshMode, Store};
+use odb_index::{Error, LooseMode, Options, RefreshMode, Store};
+use odb_index_gix::Objects;
+
+mod batch_check;
+use batch_check::Format;
 
 const USAGE: &str = "usage:
-  odb-index batch-check [--buffer] [--threads N] [--no-refresh] [--loose probe|cached|none] PATH
-      Read object ids from stdin, one per line; print for each `<id> <pack> <offset>`, `<id> loose`,
-      `<id> missing`, `<id> error <message>` or `<line> invalid`.
+  odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
+                        [--threads N] [--no-refresh] [--loose probe|cached|none] PATH
+      As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
+      of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
+      %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
+      %(objectoffset)), `<name> missing`, `<name> ambiguous` or `<name> error <message>`. HEAD, ref
+      names and rev:path are not resolved: they print `<name> missing`. %(objectsize:disk) and
+      %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
+      %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
+      --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
+      or with --unordered in storage order (loose first, then each pack), each where it was found.
   odb-index verify PATH
       Check every pack index and multi-pack-index fully; print `ok <file> <n> objects` or
       `error <file>: <reason>` for each; exit 1 if any failed.
@@ -43,10 +55,22 @@ fn run() -> Result<ExitCode, String> {
     let mut path: Option<PathBuf> = None;
     let mut buffer = false;
     let mut threads = 1usize;
+    let mut format = batch_check::DEFAULT_FORMAT.to_owned();
+    let mut all = false;
+    let mut unordered = false;
     let mut options = Options::default();
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Long("buffer") if cmd == "batch-check" => buffer = true,
+            Long("batch-check") if cmd == "batch-check" => {
+                if let Some(v) = parser.optional_value() {
+                    format = v
+                        .into_string()
+                        .map_err(|v| format!("--batch-check format is not UTF-8: {v:?}"))?;
+                }
+            }
+            Long("batch-all-objects") if cmd == "batch-check" => all = true,
+            Long("unordered") if cmd == "batch-check" => unordered = true,
             Long("no-refresh") if cmd == "batch-check" => {
                 options = options.refresh(RefreshMode::Never)
             }
@@ -79,8 +103,22 @@ fn run() -> Result<ExitCode, String> {
     match cmd.as_str() {
         "batch-check" => {
             let path = path.ok_or_else(|| format!("batch-check needs a PATH\n{USAGE}"))?;
+            let format = Format::parse(&format)?;
             let store = Store::open(&path, options).map_err(|e| e.to_string())?;
-            match batch_check(&store, || store.handle(), buffer, threads) {
+            let objects = || Objects::new(store.handle());
+            let result = if all {
+                let stdout = std::io::stdout();
+                let mut out = std::io::BufWriter::new(stdout.lock());
+                // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
+                match batch_check::all_objects(&objects(), &format, unordered, true, &mut out) {
+                    Ok(()) => out.flush(),
+                    Err(batch_check::AllError::Write(e)) => Err(e),
+                    Err(batch_check::AllError::List(e)) => return Err(e.to_string()),
+                }
+            } else {
+                batch_check(objects, &format, buffer, threads)
+            };
+            match result {
                 Ok(()) => Ok(ExitCode::SUCCESS),
                 // The reader went away (`| head`): stop quietly, like git.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
@@ -93,36 +131,6 @@ fn run() -> Result<ExitCode, String> {
         }
         other => Err(format!("unknown command {other:?}\n{USAGE}")),
     }
-}
-
-/// Append the answer for one input line (without its line terminator) to `out`.
-fn answer(handle: &mut Handle, line: &[u8], kind: odb_index::HashKind, out: &mut Vec<u8>) {
-    let id = match ObjectId::from_hex_kind(line, kind) {
-        Ok(id) => id,
-        Err(_) => {
-            // Echo the line as it came, even if it is not UTF-8.
-            out.extend_from_slice(line);
-            out.extend_from_slice(b" invalid\n");
-            return;
-        }
-    };
-    let text = match handle.locate(&id) {
-        Ok(Some(Location::Packed { pack, offset })) => match handle.pack_path(pack) {
-            Ok(p) => {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                format!("{id} {name} {offset}")
-            }
-            Err(e) => format!("{id} error {}", one_line(&e)),
-        },
-        Ok(Some(Location::Loose { .. })) => format!("{id} loose"),
-        Ok(None) => format!("{id} missing"),
-        Err(e) => format!("{id} error {}", one_line(&e)),
-    };
-    out.extend_from_slice(text.as_bytes());
-    out.push(b'\n');
 }
 
 fn one_line(e: &Error) -> String {
@@ -145,22 +153,21 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
 }
 
 fn batch_check(
-    store: &Store,
-    handle: impl Fn() -> Handle,
+    objects: impl Fn() -> Objects,
+    format: &Format,
     buffer: bool,
     threads: usize,
 ) -> std::io::Result<()> {
-    let kind = store.hash_kind();
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if threads <= 1 {
-        let mut handle = handle();
+        let objects = objects();
         let mut buf = Vec::new();
         while let Some(line) = next_line(&mut input)? {
             buf.clear();
-            answer(&mut handle, &line, kind, &mut buf);
+            batch_check::answer_line(&objects, &line, format, &mut buf);
             out.write_all(&buf)?;
             if !buffer {
                 out.flush()?;
@@ -170,7 +177,7 @@ fn batch_check(
     }
     // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
     // the answers in input order.
-    let mut handles: Vec<Handle> = (0..threads).map(|_| handle()).collect();
+    let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
     loop {
         let mut batch = Vec::with_capacity(4096);
         while batch.len() < 4096 {
@@ -191,7 +198,7 @@ fn batch_check(
                     s.spawn(move || {
                         let mut buf = Vec::new();
                         for l in lines {
-                            answer(h, l, kind, &mut buf);
+                            batch_check::answer_line(h, l, format, &mut buf);
                         }
                         buf
                     })

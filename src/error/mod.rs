@@ -7,8 +7,11 @@ use crate::ids::PackId;
 use crate::oid::{HashKind, HexError, UnknownHashKind};
 use crate::sync::plain::Arc;
 
+mod chain;
 mod idx;
 mod midx;
+
+pub use chain::ChainProblem;
 
 pub use idx::IdxProblem;
 pub use midx::MidxProblem;
@@ -123,6 +126,15 @@ pub enum Error {
     MultiPackIndexRewritten {
         /// The file.
         path: PathBuf,
+    },
+    /// An incremental multi-pack-index chain file, or one of its layers, is malformed.
+    #[error("{}: multi-pack-index chain: {problem}", path.display())]
+    CorruptChain {
+        /// The chain file or the layer.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        problem: ChainProblem,
     },
     /// The object was not found, and some index could not be loaded, so "missing" cannot be claimed.
     #[error(fmt = fmt_incomplete)]

@@ -27,6 +27,7 @@
 //! idx.verify().unwrap();
 //! ```
 
+mod prefix;
 pub mod write;
 
 use std::cmp::Ordering;

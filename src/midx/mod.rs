@@ -4,8 +4,9 @@
 //! laid out as a chunk file, `gitformat-chunk(5)`):
 //!
 //! - a 12-byte header: `MIDX`, the file version (1 or 2), the object id version (1 = SHA-1, 2 = SHA-256), the
-//!   number of chunks, the number of base multi-pack-index files (always 0 here: incremental chains are not
-//!   supported and are rejected with [`MidxProblem::IncrementalNotSupported`]) and the number of packs;
+//!   number of chunks, the number of base multi-pack-index files (0: git writes 0 even in the layers of an
+//!   incremental chain, which [`chain`] reads; another value is [`MidxProblem::IncrementalNotSupported`]) and the
+//!   number of packs;
 //! - a table of contents of `chunks + 1` rows of a 4-byte chunk id and an 8-byte offset, ending with id 0, whose
 //!   offset is where the last chunk ends;
 //! - the chunks: `PNAM` (the packs' `.idx` names, NUL-terminated, padded with up to 3 NULs), `OIDF` (256-entry
@@ -56,6 +57,8 @@ pub use crate::error::MidxProblem;
 pub use crate::ids::ChunkId;
 use crate::oid::{HashKind, ObjectId};
 
+pub mod chain;
+mod prefix;
 pub mod write;
 
 /// Signature at the start of every multi-pack-index.

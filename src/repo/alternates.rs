@@ -1,5 +1,6 @@
 //! Following `objects/info/alternates` the way git does.
 
+use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -114,30 +115,54 @@ impl fmt::Display for AlternateProblem {
 /// - An entry that names no directory is [`AlternateProblem::Missing`]; an `info/alternates` file that
 ///   exists but cannot be read is [`AlternateProblem::Unreadable`]. Neither is fatal.
 ///
+/// - Before those, the entries of the environment variable `GIT_ALTERNATE_OBJECT_DIRECTORIES` (as git's
+///   `prepare_alt_odb` does): separated by `:` (`;` on Windows), each possibly C-quoted like an alternates
+///   line, relative ones taken relative to the current directory; they are at depth 0 and their own alternates
+///   are followed. Problems with them name [`ENV_ALTERNATES`] as the file that lists them.
+///
 /// Deviations: git compares paths case-insensitively when `core.ignoreCase` is set; this compares
-/// canonicalized paths exactly. `GIT_ALTERNATE_OBJECT_DIRECTORIES` is not read.
+/// canonicalized paths exactly.
 ///
 /// Fails only if `objects_dir` itself cannot be canonicalized ([`Error::Io`]).
 pub fn alternates(objects_dir: &Path) -> Result<Alternates, Error> {
+    alternates_with_env(objects_dir, std::env::var_os(ENV_ALTERNATES).as_deref())
+}
+
+/// The environment variable git reads extra alternates from.
+pub const ENV_ALTERNATES: &str = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
+
+/// [`alternates`] with `env` as the value of `GIT_ALTERNATE_OBJECT_DIRECTORIES` (`None`: unset).
+pub fn alternates_with_env(objects_dir: &Path, env: Option<&OsStr>) -> Result<Alternates, Error> {
     let own = canonical(objects_dir)?;
     let mut out = Alternates::default();
     let mut chain = vec![own.clone()];
+    if let Some(env) = env {
+        let sep = if cfg!(windows) { b';' } else { b':' };
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let listed_in = PathBuf::from(ENV_ALTERNATES);
+        for entry in parse_entries(env.as_encoded_bytes(), sep) {
+            let entry = cwd.join(bytes_to_path(&entry));
+            add_alternate(&own, listed_in.clone(), entry, 0, &mut chain, &mut out);
+        }
+    }
     let entries = read_alternates_file(&own, &mut out.problems);
+    let listed_in = own.join("info").join("alternates");
     for entry in entries {
-        add_alternate(&own, entry, 0, &mut chain, &mut out);
+        add_alternate(&own, listed_in.clone(), entry, 0, &mut chain, &mut out);
     }
     Ok(out)
 }
 
-/// Add the alternate `entry` (as listed in `listing_dir/info/alternates`) at `depth`, then its own alternates.
+/// Add the alternate `entry` (as listed in `listed_in`; relative to `listing_dir`) at `depth`, then its own
+/// alternates.
 fn add_alternate(
     listing_dir: &Path,
+    listed_in: PathBuf,
     entry: PathBuf,
     depth: usize,
     chain: &mut Vec<PathBuf>,
     out: &mut Alternates,
 ) {
-    let listed_in = listing_dir.join("info").join("alternates");
     let joined = if entry.is_absolute() {
         entry
     } else {
@@ -197,8 +222,9 @@ fn add_alternate(
         return;
     }
     chain.push(dir.clone());
+    let listed_in = dir.join("info").join("alternates");
     for e in entries {
-        add_alternate(&dir, e, depth + 1, chain, out);
+        add_alternate(&dir, listed_in.clone(), e, depth + 1, chain, out);
     }
     chain.pop();
 }
@@ -229,12 +255,17 @@ fn read_alternates_file(objects_dir: &Path, problems: &mut Vec<AlternateProblem>
 
 /// Split alternates file contents into entries, as git's `parse_alternates` does with `sep = '\n'`.
 fn parse_alternates(data: &[u8]) -> Vec<Vec<u8>> {
+    parse_entries(data, b'\n')
+}
+
+/// Split `data` into entries separated by `sep`, as git's `parse_alt_odb_entry` does.
+fn parse_entries(data: &[u8], sep: u8) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut pos = 0;
     let line_end = |from: usize| {
         data[from..]
             .iter()
-            .position(|&b| b == b'\n')
+            .position(|&b| b == sep)
             .map_or(data.len(), |i| from + i)
     };
     while pos < data.len() {

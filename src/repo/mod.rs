@@ -18,7 +18,10 @@ use crate::oid::HashKind;
 mod alternates;
 mod config;
 
-pub use alternates::{AlternateProblem, Alternates, MAX_ALTERNATE_DEPTH, alternates};
+pub use alternates::{
+    AlternateProblem, Alternates, ENV_ALTERNATES, MAX_ALTERNATE_DEPTH, alternates,
+    alternates_with_env,
+};
 pub use config::object_format;
 
 /// Where a repository keeps its objects, and how they are named.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::filter::MissFilter;
 use super::listing::{Generation, Stamp, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
-use super::options::{LooseMode, MissFilterMode, RefreshMode};
+use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
 use super::{Location, Store};
 use crate::error::Error;
@@ -27,6 +27,7 @@ impl Store {
             kind: self.kind,
             loose_on: self.options.loose != LooseMode::None,
             refresh_on_miss: self.options.refresh != RefreshMode::Never,
+            own_indices: Vec::new(),
             _not_sync: PhantomData,
         }
     }
@@ -45,6 +46,8 @@ pub struct Handle {
     kind: HashKind,
     loose_on: bool,
     refresh_on_miss: bool,
+    /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
+    pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -57,7 +60,8 @@ impl Handle {
     /// Where `id` is, or `None` if it is in no pack and no loose directory.
     ///
     /// Errors: [`Error::Incomplete`] when the object was not found and some index file could not be loaded (so
-    /// "missing" cannot be claimed); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
+    /// "missing" cannot be claimed), unless the store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`;
+    /// [`Store::problems`] names the file either way); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
     /// the loose probe other than "not found".
     #[inline]
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
@@ -113,9 +117,9 @@ impl Handle {
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
             if self.loose_on {
                 let g = self.view.map().meta();
-                for (dir, l) in g.loose.iter().enumerate() {
+                for (i, l) in g.loose.iter().enumerate() {
                     if l.contains(id)? {
-                        return Ok(Some(Location::Loose { dir }));
+                        return Ok(Some(Location::Loose { dir: g.dir_ids[i] }));
                     }
                 }
             }
@@ -131,8 +135,21 @@ impl Handle {
             }
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
         }
-        if self.snap.failed.is_empty() {
-            Ok(None)
+        self.miss()
+    }
+
+    /// The answer for an object found nowhere: `Ok(None)`, or [`Error::Incomplete`] if some index failed to load
+    /// and the store was opened with [`IncompleteMode::Error`].
+    pub(super) fn miss<T>(&self) -> Result<Option<T>, Error> {
+        self.check_complete()?;
+        Ok(None)
+    }
+
+    /// [`Error::Incomplete`] if some index this handle has seen failed to load and the store was opened with
+    /// [`IncompleteMode::Error`].
+    pub(super) fn check_complete(&self) -> Result<(), Error> {
+        if self.snap.failed.is_empty() || self.store.options.incomplete == IncompleteMode::Miss {
+            Ok(())
         } else {
             Err(Error::Incomplete {
                 failed: self.snap.failed.clone(),
@@ -201,10 +218,10 @@ impl Handle {
         self.filter_tick();
         if self.loose_on {
             let g = self.view.map().meta();
-            for (dir, l) in g.loose.iter().enumerate() {
+            for (i, l) in g.loose.iter().enumerate() {
                 match l.contains(id) {
                     Ok(false) => {}
-                    Ok(true) => return Some(Ok(Some(Location::Loose { dir }))),
+                    Ok(true) => return Some(Ok(Some(Location::Loose { dir: g.dir_ids[i] }))),
                     Err(e) => return Some(Err(e)),
                 }
             }
@@ -269,6 +286,26 @@ impl Handle {
         }
     }
 
+    /// Load every index file of the repository now (lookups load them lazily, as needed), so that this handle's
+    /// view is complete and [`Store::problems`] lists every index that cannot be loaded. Prefix lookups and
+    /// iteration call it. Returns the view it loaded: what this handle has seen (packs, multi-pack-indices) and
+    /// the listing it belongs to.
+    pub(super) fn load_all(&mut self) -> (&Snapshot, &Generation) {
+        // An empty id is never found: settling with it loads every slot and searches none.
+        while let Settled::Retired = self.settle(&[]) {
+            self.move_to_current();
+        }
+        (&self.snap, self.view.map().meta())
+    }
+
+    /// Load every index file now; see [`Store::problems`] for those that could not be loaded.
+    ///
+    /// Lookups load index files lazily, one at a time, until the object is found; a broken `.idx` is known only
+    /// once a lookup or this call has tried it.
+    pub fn load_indices(&mut self) {
+        self.load_all();
+    }
+
     /// True if `id` is in the repository (see [`locate`](Self::locate)).
     #[inline]
     pub fn contains(&mut self, id: &ObjectId) -> Result<bool, Error> {
@@ -292,7 +329,17 @@ impl Handle {
         )
     }
 
-    fn move_to_current(&mut self) {
+    /// What this handle has loaded so far.
+    pub(super) fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// The listing this handle's view belongs to.
+    pub(super) fn generation(&self) -> &Generation {
+        self.view.map().meta()
+    }
+
+    pub(super) fn move_to_current(&mut self) {
         self.view = View::new(self.store.current.get());
         self.snap = Snapshot::default();
     }

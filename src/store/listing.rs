@@ -64,6 +64,8 @@ pub(super) enum SlotSpec {
         path: PathBuf,
         stamp: Stamp,
         packs: Box<[Option<usize>]>,
+        /// For a layer of an incremental chain: the checksum it is named after (and must end with).
+        layer: Option<ObjectId>,
     },
 }
 
@@ -75,6 +77,14 @@ pub(super) struct PackInfo {
     pub(super) idx_stamp: Stamp,
     /// Modification time of the `.pack` (git's recency order).
     pub(super) mtime: SystemTime,
+    /// Size of the `.pack` in bytes when it was listed.
+    pub(super) pack_size: u64,
+    /// A `.keep` file sits beside the pack.
+    pub(super) keep: bool,
+    /// A `.promisor` file sits beside the pack.
+    pub(super) promisor: bool,
+    /// The stable number of the objects directory holding it (see [`Generation::dir_ids`]).
+    pub(super) dir: usize,
 }
 
 pub(super) enum LooseSource {
@@ -102,6 +112,10 @@ pub(super) struct Generation {
     pub(super) pack_by_id: HashMap<PackId, usize>,
     /// Objects directories in search order (own first).
     pub(super) dirs: Arc<[PathBuf]>,
+    /// The stable number of each of `dirs` ([`Location::Loose`](super::Location::Loose)'s `dir`).
+    pub(super) dir_ids: Arc<[usize]>,
+    /// Every objects directory this store has numbered so far, indexed by its stable number (append-only).
+    pub(super) numbered_dirs: Arc<[PathBuf]>,
     pub(super) loose: Arc<[LooseSource]>,
     /// Each objects directory's `pack/` (precomputed: the refresh check must not allocate).
     pub(super) pack_dirs: Box<[PathBuf]>,
@@ -125,6 +139,9 @@ pub(super) struct RefreshState {
     /// Pack ids by `.idx` path, with the stamp they were given for.
     pub(super) ids: HashMap<PathBuf, (PackId, Stamp)>,
     pub(super) next_id: u64,
+    /// Objects directories by stable number, in the order first seen: never shrinks, so a number always names
+    /// the same directory.
+    pub(super) numbered_dirs: Vec<PathBuf>,
 }
 
 pub(super) fn pack_path_in(g: &Generation, pack: PackId) -> Option<PathBuf> {
@@ -145,6 +162,18 @@ impl RefreshState {
         RefreshState {
             ids: HashMap::new(),
             next_id: 0,
+            numbered_dirs: Vec::new(),
+        }
+    }
+
+    /// The stable number of objects directory `dir`, given one if it has none yet.
+    fn dir_id(&mut self, dir: &Path) -> usize {
+        match self.numbered_dirs.iter().position(|d| d == dir) {
+            Some(i) => i,
+            None => {
+                self.numbered_dirs.push(dir.to_path_buf());
+                self.numbered_dirs.len() - 1
+            }
         }
     }
 
@@ -182,6 +211,8 @@ pub(super) fn list(
         None => open_objects_dirs(objects_dir, kind, options.loose)?,
     };
     let alternate_problems = problems.len();
+    let dir_ids: Arc<[usize]> = dirs.iter().map(|d| state.dir_id(d)).collect();
+    let numbered_dirs: Arc<[PathBuf]> = state.numbered_dirs.clone().into();
 
     let mut packs: Vec<PackInfo> = Vec::new();
     let mut slots: Vec<SlotSpec> = Vec::new();
@@ -190,7 +221,7 @@ pub(super) fn list(
     let mut pack_dirs = Vec::with_capacity(dirs.len());
     let mut untrusted = false;
     let mut seen_paths: HashMap<PathBuf, PackId> = HashMap::new();
-    for dir in dirs.iter() {
+    for (dir_index, dir) in dirs.iter().enumerate() {
         let pack_dir = dir.join("pack");
         let stamp = Stamp::of(&pack_dir);
         pack_dir_stamps.push(stamp);
@@ -206,30 +237,54 @@ pub(super) fn list(
             continue;
         };
         let first_pack = packs.len();
-        for (idx_path, idx_stamp, mtime) in scan.packs {
-            let id = state.assign_id(&idx_path, idx_stamp);
-            seen_paths.insert(idx_path.clone(), id);
+        for p in scan.packs {
+            let id = state.assign_id(&p.idx_path, p.idx_stamp);
+            seen_paths.insert(p.idx_path.clone(), id);
             packs.push(PackInfo {
                 id,
-                idx_path,
-                idx_stamp,
-                mtime,
+                idx_path: p.idx_path,
+                idx_stamp: p.idx_stamp,
+                mtime: p.mtime,
+                pack_size: p.pack_size,
+                keep: p.keep,
+                promisor: p.promisor,
+                dir: dir_ids[dir_index],
             });
         }
-        // The multi-pack-index: read its pack names now, to know which packs it covers.
-        let covered = if scan.has_midx && options.multi_pack_index {
-            plan_midx(
-                &pack_dir,
-                kind,
-                options.load,
-                &packs,
-                first_pack,
-                &mut slots,
-                &mut problems,
-            )
-        } else {
-            HashMap::new()
-        };
+        // The multi-pack-index (or, if there is none, the layers of an incremental chain, as git does): read
+        // their pack names now, to know which packs they cover.
+        let mut covered = HashMap::new();
+        if options.multi_pack_index {
+            let mut plan = |path: PathBuf, layer: Option<ObjectId>, problems: &mut Vec<Problem>| {
+                plan_midx(
+                    path,
+                    layer,
+                    kind,
+                    options.load,
+                    &packs,
+                    first_pack,
+                    &mut slots,
+                    problems,
+                    &mut covered,
+                )
+            };
+            if scan.has_midx {
+                plan(pack_dir.join("multi-pack-index"), None, &mut problems);
+            } else {
+                match crate::midx::chain::read_chain(&pack_dir, kind) {
+                    Ok(Some(layers)) => {
+                        for l in layers {
+                            plan(l.path, Some(l.checksum), &mut problems);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => problems.push(Problem::MultiPackIndexIgnored {
+                        path: crate::midx::chain::chain_path(&pack_dir),
+                        error: Arc::new(e),
+                    }),
+                }
+            }
+        }
         for p in first_pack..packs.len() {
             match covered.get(&p) {
                 Some(&m) => covered_slots.push(SlotSpec::Pack {
@@ -260,6 +315,8 @@ pub(super) fn list(
         packs: packs.into(),
         pack_by_id,
         dirs,
+        dir_ids,
+        numbered_dirs,
         loose,
         pack_dirs: pack_dirs.into(),
         pack_dir_stamps: pack_dir_stamps.into(),
@@ -307,11 +364,21 @@ fn open_objects_dirs(
     Ok((dirs.into(), loose.into(), problems))
 }
 
+/// One pack found by [`scan_pack_dir`].
+struct ScannedPack {
+    idx_path: PathBuf,
+    idx_stamp: Stamp,
+    /// The `.pack`'s modification time.
+    mtime: SystemTime,
+    pack_size: u64,
+    keep: bool,
+    promisor: bool,
+}
+
 /// What one `pack/` directory holds.
 struct PackDirScan {
-    /// Each pack with an index: `.idx` path, the `.idx`'s stamp, the `.pack`'s modification time; newest
-    /// first.
-    packs: Vec<(PathBuf, Stamp, SystemTime)>,
+    /// Each pack with an index, newest first.
+    packs: Vec<ScannedPack>,
     /// Whether there is a `multi-pack-index`.
     has_midx: bool,
 }
@@ -324,14 +391,25 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(pack_dir, e)),
     };
-    let mut dir_packs: Vec<(PathBuf, Stamp, SystemTime)> = Vec::new();
+    let mut dir_packs: Vec<ScannedPack> = Vec::new();
     let mut has_midx = false;
+    // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
+    let mut keep: std::collections::HashSet<String> = Default::default();
+    let mut promisor: std::collections::HashSet<String> = Default::default();
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(pack_dir, e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if name == "multi-pack-index" {
             has_midx = true;
+            continue;
+        }
+        if let Some(stem) = name.strip_suffix(".keep") {
+            keep.insert(stem.to_owned());
+            continue;
+        }
+        if let Some(stem) = name.strip_suffix(".promisor") {
+            promisor.insert(stem.to_owned());
             continue;
         }
         if !(name.starts_with("pack-") && name.ends_with(".idx")) {
@@ -352,30 +430,49 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
             continue;
         }
         let mtime = pack_md.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        dir_packs.push((idx_path, Stamp::from_metadata(&idx_md), mtime));
+        dir_packs.push(ScannedPack {
+            idx_path,
+            idx_stamp: Stamp::from_metadata(&idx_md),
+            mtime,
+            pack_size: pack_md.len(),
+            keep: false,
+            promisor: false,
+        });
+    }
+    for p in &mut dir_packs {
+        if let Some(stem) = p.idx_path.file_stem().and_then(|s| s.to_str()) {
+            p.keep = keep.contains(stem);
+            p.promisor = promisor.contains(stem);
+        }
     }
     // Newest first (git's order), name as a tie-break for determinism.
-    dir_packs.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    dir_packs.sort_by(|a, b| {
+        b.mtime
+            .cmp(&a.mtime)
+            .then_with(|| a.idx_path.cmp(&b.idx_path))
+    });
     Ok(Some(PackDirScan {
         packs: dir_packs,
         has_midx,
     }))
 }
 
-/// Plan the slot of `pack_dir`'s multi-pack-index: read its pack names, match them to `packs[first_pack..]`
-/// (this directory's packs) and push a [`SlotSpec::Midx`] onto `slots`. Returns which of the packs it covers
-/// (pack index → the multi-pack-index's slot). A file that cannot be read is a [`Problem`] and covers nothing.
+/// Plan the slot of the multi-pack-index at `midx_path` (a pack directory's `multi-pack-index`, or a `layer` of
+/// its incremental chain): read its pack names, match them to `packs[first_pack..]` (this directory's packs) and
+/// push a [`SlotSpec::Midx`] onto `slots`. Records in `covered` which of the packs it covers (pack index → the
+/// multi-pack-index's slot). A file that cannot be read is a [`Problem`] and covers nothing.
+#[allow(clippy::too_many_arguments)]
 fn plan_midx(
-    pack_dir: &Path,
+    midx_path: PathBuf,
+    layer: Option<ObjectId>,
     kind: HashKind,
     load: LoadMode,
     packs: &[PackInfo],
     first_pack: usize,
     slots: &mut Vec<SlotSpec>,
     problems: &mut Vec<Problem>,
-) -> HashMap<usize, usize> {
-    let mut covered: HashMap<usize, usize> = HashMap::new();
-    let midx_path = pack_dir.join("multi-pack-index");
+    covered: &mut HashMap<usize, usize>,
+) {
     let midx_stamp = Stamp::of(&midx_path);
     let names = if load == LoadMode::Read {
         // No mapping at all in this mode, even a short-lived one (a file truncated in place would raise
@@ -413,6 +510,7 @@ fn plan_midx(
                 path: midx_path,
                 stamp: midx_stamp,
                 packs: map,
+                layer,
             });
         }
         (Err(e), _) => problems.push(Problem::MultiPackIndexIgnored {
@@ -421,5 +519,4 @@ fn plan_midx(
         }),
         (Ok(_), None) => {}
     }
-    covered
 }

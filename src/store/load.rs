@@ -58,10 +58,23 @@ pub(super) fn load_slot(
     let g = map.meta();
     match &g.slots[slot] {
         SlotSpec::Midx {
-            path, packs, names, ..
+            path,
+            packs,
+            names,
+            layer,
+            ..
         } => {
             loads.fetch_add(1, Ordering::Relaxed);
-            match MultiPackIndex::open_with(path, kind, mode) {
+            let opened = match layer {
+                // A layer of an incremental chain must also end with the checksum it is named after.
+                Some(checksum) => crate::midx::chain::Layer {
+                    checksum: *checksum,
+                    path: path.clone(),
+                }
+                .open(kind, mode),
+                None => MultiPackIndex::open_with(path, kind, mode),
+            };
+            match opened {
                 // Replaced since the listing (git renames a new one over it): its pack numbers mean other packs
                 // than `packs` says. Do not use it; the packs it covers load their own indices, and the next
                 // refresh lists the new file.

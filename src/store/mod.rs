@@ -38,16 +38,23 @@ use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
 
 mod filter;
 mod handle;
+mod in_pack;
+mod iter;
 mod listing;
 mod load;
 mod options;
+mod pack;
+mod prefix;
 mod problem;
 mod snapshot;
 mod successor;
 
 pub use filter::{MissFilterStats, SplitBlockBloom};
 pub use handle::Handle;
-pub use options::{LooseMode, MissFilterMode, Options, RefreshMode};
+pub use iter::ObjectCounts;
+pub use options::{IncompleteMode, LooseMode, MissFilterMode, Options, RefreshMode};
+pub use pack::PackInfo;
+pub use prefix::PrefixLookup;
 pub use problem::Problem;
 
 pub use crate::ids::PackId;
@@ -56,20 +63,28 @@ use listing::{Generation, RefreshState, Stamp, list, pack_path_in, slot_path};
 use load::{Loaded, Map};
 use successor::{build_successor, same_listing};
 
-/// Where an object is.
+/// Where an object is: what a caller needs to read it (see `docs/API.md`, "From a Location to bytes").
+///
+/// - `Packed { pack, offset }`: [`Store::pack`] (or [`Handle::pack`]) gives the pack's path, size and markers;
+///   the object's entry starts at `offset` in the `.pack` file. A [`PackId`] names one pack for as long as it
+///   exists and is never reused, so a location never leads to another pack's bytes: once the pack is gone,
+///   [`Store::pack`] answers [`Error::StalePack`] (refresh, then locate again).
+/// - `Loose { dir }`: the object is the zlib-compressed file [`Store::loose_path`]`(dir, id)`
+///   (`<objects dir>/xx/yyyy…`). `dir` is a stable number of the objects directory: 0 is the repository's own,
+///   alternates are numbered as the store first sees them, and a refresh that changes the alternates never
+///   renumbers a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {
     /// In a pack, at this byte offset of the `.pack` file.
     Packed {
-        /// Which pack ([`Store::pack_path`], [`Handle::pack_path`]).
+        /// Which pack ([`Store::pack`], [`Handle::pack`]).
         pack: PackId,
         /// Offset of the object's entry in the `.pack` file.
         offset: u64,
     },
-    /// A loose object in objects directory number `dir` (0: the repository's own, then its alternates in
-    /// search order; see [`Store::objects_dirs`]).
+    /// A loose object in the objects directory numbered `dir`.
     Loose {
-        /// Index into [`Store::objects_dirs`].
+        /// The stable number of the objects directory ([`Store::objects_dir_of`], [`Store::loose_path`]).
         dir: usize,
     },
 }
@@ -84,6 +99,8 @@ pub struct Store {
     refresh: Mutex<RefreshState>,
     /// Index files opened so far (statistics; touched once per load, never on a lookup).
     loads: AtomicU64,
+    /// How many refreshes changed the listing ([`Store::listing_version`]).
+    listing_changes: AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -122,6 +139,7 @@ impl Store {
             current: Current::new(map),
             refresh: Mutex::new(state),
             loads: AtomicU64::new(0),
+            listing_changes: AtomicU64::new(0),
         }))
     }
 
@@ -129,6 +147,36 @@ impl Store {
     /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
     pub fn index_loads(&self) -> u64 {
         self.loads.load(Ordering::Relaxed)
+    }
+
+    /// A number that grows each time a refresh changes the listing (packs added or removed, a multi-pack-index
+    /// replaced, alternates changed): the cheap way (one relaxed load) for a caller that keeps packs open by
+    /// [`PackId`] to learn when to ask [`Store::is_pack_live`] about them, instead of diffing [`Store::packs`].
+    ///
+    /// ```
+    /// # use std::process::Command;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| {
+    /// #     let st = Command::new("git").args(args).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    /// #     assert!(st.status.success());
+    /// # };
+    /// # git(&["init", "-q", "--bare", "."]);
+    /// use odb_index::{Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let seen = store.listing_version();
+    /// assert!(!store.refresh()?); // nothing changed
+    /// assert_eq!(store.listing_version(), seen);
+    /// let alternate = tmp.path().join("alt-objects");
+    /// std::fs::create_dir(&alternate)?;
+    /// std::fs::write(tmp.path().join("objects/info/alternates"), alternate.to_str().unwrap())?;
+    /// assert!(store.refresh()?);
+    /// assert!(store.listing_version() > seen); // now check the packs you hold
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn listing_version(&self) -> u64 {
+        self.listing_changes.load(Ordering::Relaxed)
     }
 
     /// The object format.
@@ -141,8 +189,9 @@ impl Store {
         &self.objects_dir
     }
 
-    /// The objects directories searched, in order: the repository's own, then its alternates
-    /// ([`Location::Loose`] indexes this list).
+    /// The objects directories searched, in order: the repository's own, then its alternates (from
+    /// `GIT_ALTERNATE_OBJECT_DIRECTORIES`, then `info/alternates`). [`Location::Loose`] carries a stable number
+    /// instead of a position in this list: see [`Store::objects_dir_of`].
     pub fn objects_dirs(&self) -> Vec<PathBuf> {
         self.current.get().meta().dirs.to_vec()
     }
@@ -234,6 +283,10 @@ impl Store {
         // Replace the map even when only the stamps changed, so the next miss compares against them.
         self.current
             .replace(|old_map| build_successor(old_map, generation));
+        if !same {
+            // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.
+            self.listing_changes.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(!same)
     }
 }

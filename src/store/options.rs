@@ -47,6 +47,24 @@ pub enum MissFilterMode {
     Off,
 }
 
+/// What a lookup answers when the object is found nowhere but some index file could not be loaded (a corrupt
+/// or unreadable `.idx`), so the object might be in the pack it describes.
+///
+/// Either way the file is reported once, typed, by [`Store::problems`](super::Store::problems) (after a lookup
+/// has tried to load it, or after [`Handle::load_indices`](super::Handle::load_indices)), and every lookup of an
+/// object found elsewhere answers normally.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IncompleteMode {
+    /// A miss is [`Error::Incomplete`](crate::Error::Incomplete), naming the files: "missing" is never claimed
+    /// when it cannot be known. For callers that act on absence (write, fetch, prune).
+    #[default]
+    Error,
+    /// A miss is `Ok(None)`, as git answers (it warns about the file once and treats its pack as absent): for
+    /// front ends that answer many lookups in a batch and report repository problems separately
+    /// (`cat-file --batch-check`), which a `?` on every lookup would otherwise stop.
+    Miss,
+}
+
 /// How a [`Store`](super::Store) is opened.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -59,10 +77,13 @@ pub struct Options {
     pub load: LoadMode,
     /// The object format; `None` reads it from the repository's config.
     pub hash_kind: Option<HashKind>,
-    /// Use `objects/pack/multi-pack-index` when present (default true).
+    /// Use `objects/pack/multi-pack-index` (or the incremental chain in `objects/pack/multi-pack-index.d/`)
+    /// when present (default true).
     pub multi_pack_index: bool,
     /// When to build the miss filter (default [`MissFilterMode::Auto`]).
     pub miss_filter: MissFilterMode,
+    /// What a miss answers while some index file cannot be loaded (default [`IncompleteMode::Error`]).
+    pub incomplete: IncompleteMode,
 }
 
 impl Default for Options {
@@ -74,6 +95,7 @@ impl Default for Options {
             hash_kind: None,
             multi_pack_index: true,
             miss_filter: MissFilterMode::Auto,
+            incomplete: IncompleteMode::Error,
         }
     }
 }
@@ -97,6 +119,11 @@ impl Options {
     /// Force the object format instead of reading it from the repository.
     pub fn hash_kind(mut self, kind: HashKind) -> Self {
         self.hash_kind = Some(kind);
+        self
+    }
+    /// Set what a miss answers while some index file cannot be loaded.
+    pub fn incomplete(mut self, mode: IncompleteMode) -> Self {
+        self.incomplete = mode;
         self
     }
     /// Use (or ignore) the multi-pack-index.

@@ -14,9 +14,9 @@ use crate::sync::plain::Arc;
 #[derive(Default)]
 pub(super) struct Snapshot {
     /// Single-pack indices, newest pack first.
-    packs: Vec<Arc<LoadedPack>>,
+    pub(super) packs: Vec<Arc<LoadedPack>>,
     /// Multi-pack-indices.
-    midx: Vec<Arc<LoadedMidx>>,
+    pub(super) midx: Vec<Arc<LoadedMidx>>,
     /// Index files that failed to load (not counting a multi-pack-index, whose packs are searched instead).
     pub(super) failed: Vec<(PathBuf, Arc<Error>)>,
     /// Position in `packs` of the last hit: tried first.

@@ -6,6 +6,9 @@
 //! - `real_repos`: end to end on mixed repositories, SHA-256, alternates.
 //! - `reliability`: hostile and odd repositories, corrupt and truncated files.
 //! - `stress`: lookups under repack/gc/prune/push, descriptors and mappings, thousands of packs.
+//! - `prefix`, `iter`, `location`, `chain` (fixtures in `api_common`): abbreviated ids, iteration and counts,
+//!   lookup within one pack, pack information and stale packs, loose paths, environment alternates, the
+//!   `IncompleteMode` contract, incremental multi-pack-index chains; all against git.
 //!
 //! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
 //! binary is then empty (the loom models are `loom-tests/`).
@@ -15,8 +18,13 @@
 #[global_allocator]
 static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
 
+mod api_common;
+mod chain;
 mod idx_git;
+mod iter;
+mod location;
 mod midx_git;
+mod prefix;
 mod real_repos;
 mod reliability;
 mod repo;

@@ -14,6 +14,8 @@ use odb_index_testkit::{
     show_index,
 };
 
+mod git_identity;
+
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 
 // ---------------------------------------------------------------------------------------------------------
@@ -40,9 +42,22 @@ fn odb<S: AsRef<OsStr>>(args: &[S], stdin: &[u8]) -> Output {
     out
 }
 
-/// `odb-index batch-check <flags> <path>` on `input` lines; asserts success and an empty stderr, returns stdout.
+/// The format these tests ask for: where each object is, `<id> <pack> <offset>` or `<id> loose ` (the trailing
+/// space of a loose answer is removed by [`located`]). The git-identity tests of the default and other formats
+/// are in `git_identity.rs`.
+const LOCATION: &str = "--batch-check=%(objectname) %(objectpack) %(objectoffset)";
+
+/// Output in [`LOCATION`] format with each line's trailing space (loose objects: empty offset) removed.
+fn located(out: &str) -> String {
+    out.lines()
+        .map(|l| format!("{}\n", l.trim_end_matches(' ')))
+        .collect()
+}
+
+/// `odb-index batch-check --batch-check=<LOCATION> <flags> <path>` on `input` lines; asserts success and an empty
+/// stderr, returns stdout (through [`located`]).
 fn batch_check(path: &Path, flags: &[&str], input: &[String]) -> String {
-    let mut args: Vec<&OsStr> = vec![OsStr::new("batch-check")];
+    let mut args: Vec<&OsStr> = vec![OsStr::new("batch-check"), OsStr::new(LOCATION)];
     args.extend(flags.iter().map(OsStr::new));
     args.push(path.as_os_str());
     let mut text = input.join("\n");
@@ -60,7 +75,7 @@ fn batch_check(path: &Path, flags: &[&str], input: &[String]) -> String {
         "batch-check {flags:?} wrote to stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("batch-check output is UTF-8")
+    located(&String::from_utf8(out.stdout).expect("batch-check output is UTF-8"))
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -106,8 +121,33 @@ impl Truth {
         }
     }
 
-    fn is_valid(&self, line: &str) -> bool {
-        line.len() == self.hex_len && line.bytes().all(|b| b.is_ascii_hexdigit())
+    /// What git makes of an input line: the full id it names, or the status it prints after the line
+    /// (`missing`, `ambiguous`). Hex prefixes of 4 digits or more are abbreviated ids.
+    fn resolve(&self, line: &str) -> Result<String, &'static str> {
+        if line.len() < 4
+            || line.len() > self.hex_len
+            || !line.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            return Err("missing");
+        }
+        let prefix = line.to_ascii_lowercase();
+        if prefix.len() == self.hex_len {
+            let known = self.packed.contains_key(&prefix) || self.loose.contains(&prefix);
+            return if known { Ok(prefix) } else { Err("missing") };
+        }
+        let mut found: Vec<&String> = self
+            .packed
+            .keys()
+            .chain(self.loose.iter())
+            .filter(|id| id.starts_with(&prefix))
+            .collect();
+        found.sort();
+        found.dedup();
+        match found.as_slice() {
+            [] => Err("missing"),
+            [one] => Ok((*one).clone()),
+            _ => Err("ambiguous"),
+        }
     }
 }
 
@@ -152,11 +192,13 @@ fn check_answers(
     for (n, (line, got)) in input.iter().zip(&lines).enumerate() {
         let line = line.trim_end_matches('\r');
         let ctx = || format!("input line {} {line:?}: got {got:?}", n + 1);
-        if !truth.is_valid(line) {
-            assert_eq!(*got, format!("{line} invalid"), "{}", ctx());
-            continue;
-        }
-        let id = line.to_ascii_lowercase();
+        let id = match truth.resolve(line) {
+            Ok(id) => id,
+            Err(status) => {
+                assert_eq!(*got, format!("{line} {status}"), "{}", ctx());
+                continue;
+            }
+        };
         if let Some(places) = truth.packed.get(&id) {
             let rest = got
                 .strip_prefix(&format!("{id} "))
@@ -176,7 +218,7 @@ fn check_answers(
         } else if truth.loose.contains(&id) && loose == Loose::Found {
             assert_eq!(*got, format!("{id} loose"), "{}", ctx());
         } else {
-            assert_eq!(*got, format!("{id} missing"), "{}", ctx());
+            assert_eq!(*got, format!("{line} missing"), "{}", ctx());
         }
     }
     per_pack
@@ -515,7 +557,13 @@ fn invalid_lines_are_reported_and_processing_continues() {
         let out = batch_check(r, &[], &input);
         check_answers(&input, &out, &truth, Loose::Found);
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines[0], " invalid", "{format}: an empty line");
+        assert_eq!(lines[0], " missing", "{format}: an empty line");
+        // One digit short of a full id: an abbreviated id, answered with the full one.
+        assert!(
+            lines[2].starts_with(&format!("{} ", present[0])),
+            "{format}: {}",
+            lines[2]
+        );
         assert_eq!(
             lines[2 * invalid.len()],
             format!("{absent} missing"),
@@ -531,7 +579,7 @@ fn invalid_lines_are_reported_and_processing_continues() {
 
 #[test]
 
-fn non_utf8_line_is_invalid_and_processing_continues() {
+fn non_utf8_line_is_missing_and_processing_continues() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
     let id = add_loose(r, 1, "x").remove(0);
@@ -539,20 +587,27 @@ fn non_utf8_line_is_invalid_and_processing_continues() {
     input.extend_from_slice(format!("{id}\n").as_bytes());
     input.extend_from_slice(b"\xff\xfe not utf-8\n");
     input.extend_from_slice(format!("{id}\n").as_bytes());
-    let out = odb(&[OsStr::new("batch-check"), r.as_os_str()], &input);
+    let out = odb(
+        &[
+            OsStr::new("batch-check"),
+            OsStr::new(LOCATION),
+            r.as_os_str(),
+        ],
+        &input,
+    );
     assert!(
         out.status.success(),
         "batch-check failed ({}): {}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = located(&String::from_utf8_lossy(&out.stdout));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "one answer per input line: {text:?}");
     assert_eq!(lines[0], format!("{id} loose"));
     assert!(
-        lines[1].ends_with(" invalid"),
-        "a non-UTF-8 line is invalid: {:?}",
+        lines[1].ends_with(" missing"),
+        "a non-UTF-8 line names no object: {:?}",
         lines[1]
     );
     assert_eq!(lines[2], format!("{id} loose"));
@@ -780,6 +835,8 @@ fn command_line_errors_exit_2_with_one_message() {
         vec!["batch-check", "--threads", "many", r.as_str()],
         vec!["batch-check", "--loose", "sometimes", r.as_str()],
         vec!["batch-check", r.as_str(), r.as_str()],
+        vec!["batch-check", "--batch-check=%(bogus)", r.as_str()],
+        vec!["batch-check", "--batch-check=%(objectname", r.as_str()],
     ] {
         let out = odb(&args, b"");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -809,6 +866,7 @@ impl Session {
     fn start(path: &Path, flags: &[&str]) -> Session {
         let mut child = Command::new(BIN)
             .arg("batch-check")
+            .arg(LOCATION)
             .args(flags)
             .arg(path)
             .stdin(Stdio::piped())
@@ -822,7 +880,7 @@ impl Session {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+                if tx.send(line.trim_end_matches(' ').to_owned()).is_err() {
                     break;
                 }
             }
@@ -971,7 +1029,8 @@ fn batch_check_stops_quietly_when_the_reader_goes_away() {
     // Far more output than a pipe holds.
     let input = format!("{id}\n").repeat(100_000).into_bytes();
     let (out, first) = read_one_line_then_close(&[OsStr::new("batch-check"), r.as_os_str()], input);
-    assert_eq!(first, format!("{id} loose\n"));
+    // The default format, git's: `<id> <type> <size>`.
+    assert!(first.starts_with(&format!("{id} blob ")), "{first:?}");
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -1,0 +1,44 @@
+//! # odb-index-gix
+//!
+//! gix interop for [odb-index](odb_index): conversions to and from gix-hash's ids and kinds ([`convert`]), and
+//! gix-object's [`Find`](gix_object::Find), [`FindHeader`](gix_object::FindHeader) and
+//! [`Exists`](gix_object::Exists) implemented on an odb-index [`Handle`](odb_index::Handle) ([`Objects`]), with
+//! gix-pack decoding pack entries (both delta kinds; a REF_DELTA's base is looked up in the same pack, as git's
+//! `find_pack_entry_one`) and loose objects inflated with gix-zlib. gix's algorithms that take a `Find` run on
+//! odb-index through it.
+//!
+//! From a lookup to bytes: [`Objects::place`] turns the store's [`Location`](odb_index::Location) into a
+//! [`Place`] (the `.pack` path and offset, or the loose file's path), [`Objects::header_at`] and
+//! [`Objects::read_at`] read what is there.
+//!
+//! Until the store offers them, abbreviated ids ([`Objects::lookup_prefix`]) and iteration over every object
+//! ([`Objects::for_each_object`], [`Objects::all_ids`]) are built here on the public per-file APIs.
+//!
+//! ```
+//! # let repo = odb_index_testkit::init_repo("sha256", false);
+//! # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
+//! # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main:f0/0"]);
+//! use odb_index_gix::{Objects, Prefix};
+//!
+//! let objects = Objects::open(repo.path())?;
+//! let id: odb_index::ObjectId = id.trim().parse()?;
+//! let info = objects.info(&id)?.expect("present");
+//! assert_eq!((info.kind, info.size), (gix_object::Kind::Blob, 9));
+//! let mut data = Vec::new();
+//! assert_eq!(objects.read_at(&info.place, &mut data)?, gix_object::Kind::Blob);
+//! assert_eq!(data, b"blob 1 0\n");
+//! assert!(info.place.pack_name().unwrap().starts_with("pack-"));
+//! assert_eq!(objects.lookup_prefix(&id.to_string()[..8])?, Prefix::Unique(id));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod convert;
+mod error;
+mod objects;
+mod rev;
+mod scan;
+
+pub use error::Error;
+pub use objects::{Info, Objects, Place, loose_path};
+pub use scan::Prefix;

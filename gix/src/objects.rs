@@ -1,0 +1,506 @@
+//! [`Objects`]: an odb-index [`Handle`] with the data behind each location, for gix's traits.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::OnceLock;
+
+use gix_object::Kind;
+use gix_pack::data::decode::{
+    entry::ResolvedBase as EntryBase, header::ResolvedBase as HeaderBase,
+};
+use gix_pack::data::entry::Header as EntryHeader;
+use odb_index::idx::PackIndex;
+use odb_index::{Handle, HashKind, Location, ObjectId, Options, PackId, Store};
+
+use crate::Error;
+use crate::convert::{kind_to_gix, oid_from_gix};
+use crate::rev::RevIndex;
+
+/// Where an object's bytes are: what [`Objects::place`] turns a [`Location`] into.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// An entry of a pack.
+    Packed {
+        /// The store's id of the pack.
+        pack: PackId,
+        /// The `.pack` file.
+        path: Arc<Path>,
+        /// The entry's offset in it.
+        offset: u64,
+    },
+    /// A loose object file (`<objects dir>/xx/yyyy...`).
+    Loose {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl Place {
+    /// The `.pack` file name (`pack-<hash>.pack`) for a packed object, `None` for a loose one.
+    pub fn pack_name(&self) -> Option<&str> {
+        match self {
+            Place::Packed { path, .. } => path.file_name().and_then(|n| n.to_str()),
+            Place::Loose { .. } => None,
+        }
+    }
+}
+
+/// An object's type and size, read from headers only, and where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    /// The object's type (the type at the end of a delta chain for a deltified entry).
+    pub kind: Kind,
+    /// The object's size in bytes, inflated and with deltas applied.
+    pub size: u64,
+    /// Where it is.
+    pub place: Place,
+}
+
+/// An opened pack: gix-pack's view of the data, and the index and reverse index, opened when first needed.
+pub(crate) struct Pack {
+    pub(crate) path: Arc<Path>,
+    kind: HashKind,
+    data: OnceLock<gix_pack::data::File>,
+    idx: OnceLock<Arc<PackIndex>>,
+    rev: OnceLock<Arc<RevIndex>>,
+}
+
+impl Pack {
+    fn idx_path(&self) -> PathBuf {
+        self.path.with_extension("idx")
+    }
+
+    /// The pack's `.idx` (opened again here: the store keeps its own copy private).
+    pub(crate) fn index(&self, kind: HashKind) -> Result<Arc<PackIndex>, Error> {
+        if let Some(i) = self.idx.get() {
+            return Ok(Arc::clone(i));
+        }
+        let idx = Arc::new(PackIndex::open(&self.idx_path(), kind)?);
+        Ok(Arc::clone(self.idx.get_or_init(|| idx)))
+    }
+
+    fn rev(&self, kind: HashKind) -> Result<Arc<RevIndex>, Error> {
+        if let Some(r) = self.rev.get() {
+            return Ok(Arc::clone(r));
+        }
+        let idx = self.index(kind)?;
+        let rev = Arc::new(RevIndex::open(
+            &idx,
+            &self.path.with_extension("rev"),
+            kind,
+        )?);
+        Ok(Arc::clone(self.rev.get_or_init(|| rev)))
+    }
+
+    /// gix-pack's view of the `.pack` file, mapped on first use.
+    fn data(&self) -> Result<&gix_pack::data::File, Error> {
+        if let Some(d) = self.data.get() {
+            return Ok(d);
+        }
+        let data =
+            gix_pack::data::File::at(&self.path, kind_to_gix(self.kind)).map_err(|source| {
+                Error::PackOpen {
+                    path: self.path.to_path_buf(),
+                    source,
+                }
+            })?;
+        Ok(self.data.get_or_init(|| data))
+    }
+
+    fn entry(&self, offset: u64) -> Result<gix_pack::data::Entry, Error> {
+        self.data()?
+            .entry(offset)
+            .map_err(|source| Error::PackEntry {
+                path: self.path.to_path_buf(),
+                offset,
+                source,
+            })
+    }
+
+    /// The entry of `base` if it is in this pack (git's `find_pack_entry_one`: a REF_DELTA's base must be in the
+    /// same pack).
+    fn base_in_pack(
+        &self,
+        base: &gix_hash::oid,
+        kind: HashKind,
+    ) -> Result<Option<gix_pack::data::Entry>, Error> {
+        match self.index(kind)?.lookup(base.as_bytes()) {
+            Some(offset) => self.entry(offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn decode_error(&self, offset: u64) -> impl FnOnce(gix_error::Error) -> Error + '_ {
+        move |source| Error::PackEntry {
+            path: self.path.to_path_buf(),
+            offset,
+            source,
+        }
+    }
+}
+
+/// gix-object's [`Find`](gix_object::Find) and [`FindHeader`](gix_object::FindHeader) on an odb-index [`Handle`].
+///
+/// Lookups go through the handle; packed data is decoded by gix-pack (each `.pack` opened on first use and kept
+/// while this value lives; pack ids are never reused, so a cached pack is never mistaken for another), loose
+/// objects are inflated with gix-zlib. Not `Sync` (the handle is one thread's); make one per thread from
+/// [`Store::handle`].
+///
+/// ```
+/// # let repo = odb_index_testkit::init_repo("sha1", false);
+/// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 7, "main");
+/// # let commit = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);
+/// use gix_object::{Find, FindExt, FindHeader};
+/// use odb_index_gix::Objects;
+///
+/// let objects = Objects::open(repo.path())?;
+/// let id = gix_hash::ObjectId::from_hex(commit.trim().as_bytes())?;
+/// let header = objects.try_header(&id)?.expect("present");
+/// assert_eq!(header.kind, gix_object::Kind::Commit);
+/// let mut buf = Vec::new();
+/// let message = objects.find_commit(&id, &mut buf)?.message.to_string();
+/// assert_eq!(message, "import 7");
+/// assert_eq!(buf.len() as u64, header.size);
+/// assert!(objects.try_header(&gix_hash::Kind::Sha1.null())?.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Objects {
+    handle: RefCell<Handle>,
+    kind: HashKind,
+    packs: RefCell<HashMap<PackId, Arc<Pack>>>,
+    inflate: RefCell<gix_zlib::Inflate>,
+}
+
+impl std::fmt::Debug for Objects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Objects")
+            .field("store", self.handle.borrow().store())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Objects {
+    /// Read objects through `handle`.
+    pub fn new(handle: Handle) -> Objects {
+        Objects {
+            kind: handle.store().hash_kind(),
+            handle: RefCell::new(handle),
+            packs: RefCell::new(HashMap::new()),
+            inflate: RefCell::new(gix_zlib::Inflate::default()),
+        }
+    }
+
+    /// Open the repository at `path` with default [`Options`] and read objects through a handle of it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Objects, Error> {
+        Ok(Objects::new(
+            Store::open(path, Options::default())?.handle(),
+        ))
+    }
+
+    /// The store this reads.
+    pub fn store(&self) -> Arc<Store> {
+        Arc::clone(self.handle.borrow().store())
+    }
+
+    /// The repository's object format.
+    pub fn hash_kind(&self) -> HashKind {
+        self.kind
+    }
+
+    /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
+    /// hash kind is not there either). A pack that disappears between the lookup and its opening (a repack)
+    /// makes the store re-read the pack directories and the lookup run once more.
+    pub fn place(&self, id: &ObjectId) -> Result<Option<Place>, Error> {
+        if id.kind() != self.kind {
+            return Ok(None);
+        }
+        let mut retried = false;
+        loop {
+            // The borrow ends here, before anything below can re-enter.
+            let loc = self.handle.borrow_mut().locate(id)?;
+            let gone = match loc {
+                None => return Ok(None),
+                Some(Location::Packed { pack, offset }) => match self.pack(pack).and_then(|p| {
+                    p.data()?;
+                    Ok(p)
+                }) {
+                    Ok(p) => {
+                        return Ok(Some(Place::Packed {
+                            pack,
+                            path: Arc::clone(&p.path),
+                            offset,
+                        }));
+                    }
+                    Err(e) => e,
+                },
+                Some(Location::Loose { dir }) => {
+                    let dirs = self.handle.borrow().store().objects_dirs();
+                    if let Some(d) = dirs.get(dir) {
+                        return Ok(Some(Place::Loose {
+                            path: loose_path(d, id),
+                        }));
+                    }
+                    Error::Io {
+                        path: PathBuf::new(),
+                        source: std::io::ErrorKind::NotFound.into(),
+                    }
+                }
+            };
+            if retried {
+                return Err(gone);
+            }
+            retried = true;
+            self.store().refresh()?;
+        }
+    }
+
+    /// Type and size of `id` from headers only (a deltified entry's type from the end of its chain, its size
+    /// from the delta's header), and where it is; `None` if absent.
+    pub fn info(&self, id: &ObjectId) -> Result<Option<Info>, Error> {
+        let Some(place) = self.place(id)? else {
+            return Ok(None);
+        };
+        let (kind, size) = self.header_at(&place)?;
+        Ok(Some(Info { kind, size, place }))
+    }
+
+    /// Type and size of the object at `place`, from headers only.
+    pub fn header_at(&self, place: &Place) -> Result<(Kind, u64), Error> {
+        match place {
+            Place::Packed { pack, offset, .. } => {
+                let p = self.pack(*pack)?;
+                let entry = p.entry(*offset)?;
+                let kind = self.kind;
+                let resolve = |base: &gix_hash::oid| -> gix_error::Result<Option<HeaderBase>> {
+                    Ok(p.base_in_pack(base, kind)
+                        .map_err(gix_error::Error::from_error)?
+                        .map(HeaderBase::InPack))
+                };
+                let mut inflate = self.inflate.borrow_mut();
+                let out = p
+                    .data()?
+                    .decode_header(entry, &mut inflate, &resolve)
+                    .map_err(p.decode_error(*offset))?;
+                Ok((out.kind, out.object_size))
+            }
+            Place::Loose { path } => {
+                let data = read_file(path)?;
+                let mut head = [0u8; 64];
+                let mut inflate = self.inflate.borrow_mut();
+                inflate.reset();
+                let (_, _, written) =
+                    inflate
+                        .prefix(&data, &mut head)
+                        .map_err(|e| Error::LooseCorrupt {
+                            path: path.clone(),
+                            reason: e.to_string(),
+                        })?;
+                let (kind, size, _) = loose_header(path, &head[..written])?;
+                Ok((kind, size))
+            }
+        }
+    }
+
+    /// The object's size on disk, as git's `%(objectsize:disk)`: for a pack entry, the bytes up to the next
+    /// entry in pack order (from the pack's `.rev` file if git wrote one, else from the `.idx`); for a loose
+    /// object, the file's size.
+    pub fn disk_size(&self, place: &Place) -> Result<u64, Error> {
+        match place {
+            Place::Packed { pack, offset, .. } => {
+                let p = self.pack(*pack)?;
+                let rev = p.rev(self.kind)?;
+                let idx = p.index(self.kind)?;
+                let end = (p.data()?.data_len().saturating_sub(self.kind.len())) as u64;
+                rev.disk_size(&idx, *offset, end)
+                    .ok_or_else(|| Error::Index {
+                        path: p.idx_path(),
+                        reason: format!("no entry at pack offset {offset}"),
+                    })
+            }
+            Place::Loose { path } => {
+                std::fs::metadata(path)
+                    .map(|m| m.len())
+                    .map_err(|source| Error::Io {
+                        path: path.clone(),
+                        source,
+                    })
+            }
+        }
+    }
+
+    /// The delta base of the entry at `place`, as git's `%(deltabase)`: the id a REF_DELTA names, the id of the
+    /// entry an OFS_DELTA points to (found with the reverse index), `None` for a whole object or a loose one.
+    pub fn delta_base(&self, place: &Place) -> Result<Option<ObjectId>, Error> {
+        let Place::Packed { pack, offset, .. } = place else {
+            return Ok(None);
+        };
+        let p = self.pack(*pack)?;
+        let entry = p.entry(*offset)?;
+        match entry.header {
+            EntryHeader::RefDelta { base_id } => Ok(Some(oid_from_gix(&base_id))),
+            EntryHeader::OfsDelta { base_distance } => {
+                let bad = || Error::Index {
+                    path: p.idx_path(),
+                    reason: format!("the OFS_DELTA at offset {offset} points to no entry"),
+                };
+                let base = entry
+                    .checked_base_pack_offset(base_distance)
+                    .ok_or_else(bad)?;
+                let idx = p.index(self.kind)?;
+                let rev = p.rev(self.kind)?;
+                let i = rev.index_position(&idx, base).ok_or_else(bad)?;
+                Ok(idx.id_at(i).and_then(ObjectId::from_bytes))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Read the object at `place` into `out` (inflated, deltas applied); returns its type.
+    pub fn read_at(&self, place: &Place, out: &mut Vec<u8>) -> Result<Kind, Error> {
+        match place {
+            Place::Packed { pack, offset, .. } => {
+                let p = self.pack(*pack)?;
+                let entry = p.entry(*offset)?;
+                let kind = self.kind;
+                let resolve = |base: &gix_hash::oid,
+                               _: &mut Vec<u8>|
+                 -> gix_error::Result<Option<EntryBase>> {
+                    Ok(p.base_in_pack(base, kind)
+                        .map_err(gix_error::Error::from_error)?
+                        .map(EntryBase::InPack))
+                };
+                let mut inflate = self.inflate.borrow_mut();
+                let outcome = p
+                    .data()?
+                    .decode_entry(
+                        entry,
+                        out,
+                        &mut inflate,
+                        &resolve,
+                        &mut gix_pack::cache::Never,
+                    )
+                    .map_err(p.decode_error(*offset))?;
+                Ok(outcome.kind)
+            }
+            Place::Loose { path } => {
+                let data = read_file(path)?;
+                let corrupt = |reason: String| Error::LooseCorrupt {
+                    path: path.clone(),
+                    reason,
+                };
+                let mut head = [0u8; 64];
+                let mut inflate = self.inflate.borrow_mut();
+                inflate.reset();
+                let (_, used, written) = inflate
+                    .prefix(&data, &mut head)
+                    .map_err(|e| corrupt(e.to_string()))?;
+                let (kind, size, header_len) = loose_header(path, &head[..written])?;
+                // zlib expands at most ~1032:1; a larger claimed size is corruption, not an allocation to try.
+                if size > 1032 * data.len() as u64 + 64 {
+                    return Err(corrupt(format!(
+                        "claims {size} bytes from a {}-byte file",
+                        data.len()
+                    )));
+                }
+                let n = inflate
+                    .rest(
+                        &data[used..],
+                        &head[..written],
+                        header_len,
+                        out,
+                        size as usize,
+                    )
+                    .map_err(|e| corrupt(e.to_string()))?;
+                if n as u64 != size {
+                    return Err(corrupt(format!(
+                        "header says {size} bytes, the data has {n}"
+                    )));
+                }
+                Ok(kind)
+            }
+        }
+    }
+
+    /// The pack `id` (its files are opened when first needed).
+    pub(crate) fn pack(&self, id: PackId) -> Result<Arc<Pack>, Error> {
+        if let Some(p) = self.packs.borrow().get(&id) {
+            return Ok(Arc::clone(p));
+        }
+        let path: Arc<Path> = self.handle.borrow().pack_path(id)?.into();
+        let pack = Arc::new(Pack {
+            path,
+            kind: self.kind,
+            data: OnceLock::new(),
+            idx: OnceLock::new(),
+            rev: OnceLock::new(),
+        });
+        self.packs.borrow_mut().insert(id, Arc::clone(&pack));
+        Ok(pack)
+    }
+
+    /// The pack's `.idx` (see [`Pack::index`]), for the stopgaps in [`crate::scan`].
+    pub(crate) fn pack_index(&self, id: PackId) -> Result<Arc<PackIndex>, Error> {
+        self.pack(id)?.index(self.kind)
+    }
+}
+
+/// `<dir>/xx/yyyy...`, the loose file of `id` in objects directory `dir`.
+pub fn loose_path(dir: &Path, id: &ObjectId) -> PathBuf {
+    let hex = id.to_string();
+    dir.join(&hex[..2]).join(&hex[2..])
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn loose_header(path: &Path, head: &[u8]) -> Result<(Kind, u64, usize), Error> {
+    gix_object::decode::loose_header(head).map_err(|e| Error::LooseCorrupt {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+impl gix_object::Find for Objects {
+    fn try_find<'a>(
+        &self,
+        id: &gix_hash::oid,
+        buffer: &'a mut Vec<u8>,
+    ) -> gix_error::Result<Option<gix_object::Data<'a>>> {
+        let id = oid_from_gix(id);
+        let Some(place) = self.place(&id).map_err(gix_error::Error::from_error)? else {
+            return Ok(None);
+        };
+        let kind = self
+            .read_at(&place, buffer)
+            .map_err(gix_error::Error::from_error)?;
+        Ok(Some(gix_object::Data {
+            kind,
+            object_hash: kind_to_gix(self.kind),
+            data: buffer,
+        }))
+    }
+}
+
+impl gix_object::FindHeader for Objects {
+    fn try_header(&self, id: &gix_hash::oid) -> gix_error::Result<Option<gix_object::Header>> {
+        Ok(self
+            .info(&oid_from_gix(id))
+            .map_err(gix_error::Error::from_error)?
+            .map(|i| gix_object::Header {
+                kind: i.kind,
+                size: i.size,
+            }))
+    }
+}
+
+impl gix_object::Exists for Objects {
+    fn exists(&self, id: &gix_hash::oid) -> bool {
+        matches!(self.place(&oid_from_gix(id)), Ok(Some(_)))
+    }
+}

@@ -1,0 +1,114 @@
+//! Lookup within one pack ([`Handle::locate_in_pack`]), as git's `find_pack_entry_one`: a `REF_DELTA`'s base is
+//! looked up in the pack that holds the delta.
+
+use super::Handle;
+use crate::error::Error;
+use crate::ids::PackId;
+use crate::idx::PackIndex;
+use crate::oid::ObjectId;
+use crate::sync::plain::Arc;
+
+impl Handle {
+    /// The offset of `id` in pack `pack`, or `None` if that pack's index does not list it (it may be in another
+    /// pack: [`locate`](Self::locate) searches everywhere).
+    ///
+    /// Answers from the pack's own `.idx` if this handle has loaded it, else from a multi-pack-index that places
+    /// the object in this pack, else by loading the pack's `.idx` (once per handle): a multi-pack-index lists an
+    /// object stored in several packs under one of them only.
+    ///
+    /// Errors: [`Error::StalePack`] if the pack is no longer in the repository; [`Error::WrongIdHashKind`];
+    /// the error of loading the pack's `.idx`.
+    ///
+    /// ```
+    /// # use std::process::Command;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| {
+    /// #     let st = Command::new("git").args(args).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    /// #     assert!(st.status.success());
+    /// #     String::from_utf8(st.stdout).unwrap()
+    /// # };
+    /// # git(&["init", "-q", "--bare", "."]);
+    /// # let id = git(&["hash-object", "-w", "--stdin"]);
+    /// # let pack_objects = |ids: &str| {
+    /// #     use std::io::Write;
+    /// #     let mut c = Command::new("git").args(["pack-objects", "-q", "objects/pack/pack"]).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1")
+    /// #         .stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
+    /// #     c.stdin.take().unwrap().write_all(ids.as_bytes()).unwrap();
+    /// #     assert!(c.wait().unwrap().success());
+    /// # };
+    /// # pack_objects(&id);
+    /// use odb_index::{Location, Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let mut handle = store.handle();
+    /// let id = id.trim().parse()?;
+    /// let Some(Location::Packed { pack, offset }) = handle.locate(&id)? else { panic!() };
+    /// assert_eq!(handle.locate_in_pack(pack, &id)?, Some(offset));
+    /// let absent = "0123456789012345678901234567890123456789".parse()?;
+    /// assert_eq!(handle.locate_in_pack(pack, &absent)?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn locate_in_pack(&mut self, pack: PackId, id: &ObjectId) -> Result<Option<u64>, Error> {
+        let store = Arc::clone(self.store());
+        if id.kind() != store.hash_kind() {
+            return Err(Error::WrongIdHashKind {
+                objects_dir: store.objects_dir().to_path_buf(),
+                expected: store.hash_kind(),
+                found: id.kind(),
+            });
+        }
+        if !self.generation().pack_by_id.contains_key(&pack) {
+            // Perhaps a pack newer than this handle's listing.
+            self.move_to_current();
+            if !self.generation().pack_by_id.contains_key(&pack) {
+                return Err(Error::StalePack { pack });
+            }
+        }
+        let bytes = id.as_bytes();
+        if let Some(answer) = self.in_loaded(pack, bytes) {
+            return Ok(answer);
+        }
+        // Not loaded yet by this handle: load every index (once), then ask again.
+        self.load_all();
+        if let Some(answer) = self.in_loaded(pack, bytes) {
+            return Ok(answer);
+        }
+        // Covered by a multi-pack-index that lists the object under another pack (or not at all): the pack's
+        // own index decides.
+        if let Some((_, idx)) = self.own_indices.iter().find(|(p, _)| *p == pack) {
+            return Ok(idx.lookup(bytes));
+        }
+        let g = self.generation();
+        let listed = g.pack_by_id.get(&pack).map(|&i| &g.packs[i]);
+        let Some(listed) = listed else {
+            return Err(Error::StalePack { pack });
+        };
+        let idx = Arc::new(PackIndex::open_with(
+            &listed.idx_path,
+            store.hash_kind(),
+            store.options.load,
+        )?);
+        let answer = idx.lookup(bytes);
+        self.own_indices.push((pack, idx));
+        Ok(answer)
+    }
+
+    /// The answer from what this handle has loaded: `Some(answer)` if the pack's own index is loaded (or a
+    /// multi-pack-index places the object in it), `None` if that does not decide.
+    fn in_loaded(&self, pack: PackId, id: &[u8]) -> Option<Option<u64>> {
+        let snap = self.snapshot();
+        if let Some(p) = snap.packs.iter().find(|p| p.id == pack) {
+            return Some(p.idx.lookup(id));
+        }
+        for m in &snap.midx {
+            if let Some((p, offset)) = m.midx.lookup(id)
+                && m.packs.get(p as usize) == Some(&Some(pack))
+            {
+                return Some(Some(offset));
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,177 @@
+//! Every object of a store: [`Handle::for_each_object`] (every entry of every source, fast, unordered),
+//! [`Handle::objects_sorted`] (each object once, in id order, like `git cat-file --batch-all-objects`) and
+//! [`Handle::count_objects`].
+
+use std::ops::ControlFlow;
+
+use super::listing::LooseSource;
+use super::prefix::loose_in_fanout;
+use super::{Handle, Location};
+use crate::error::Error;
+use crate::oid::ObjectId;
+
+/// How many entries each kind of source holds ([`Handle::count_objects`]); an object stored in several places
+/// counts in each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ObjectCounts {
+    /// Entries of the packs' `.idx` files and of the multi-pack-indices (a multi-pack-index lists each object of
+    /// the packs it covers once).
+    pub packed: u64,
+    /// Loose object files, in all objects directories.
+    pub loose: u64,
+}
+
+impl ObjectCounts {
+    /// `packed + loose`: an upper bound of the number of distinct objects.
+    pub fn total(&self) -> u64 {
+        self.packed + self.loose
+    }
+}
+
+impl Handle {
+    /// Call `f` with every entry of every source and where it is, until `f` breaks: the packs' `.idx` files
+    /// (newest pack first, each in id order), then the multi-pack-indices (id order), then the loose objects of
+    /// each objects directory (in directory order). An object stored in several places comes once per place;
+    /// nothing is allocated per packed object. Loose fan-out directories are listed afresh in every
+    /// [`LooseMode`](super::LooseMode) but `None` (which skips them), [`Cached`](super::LooseMode::Cached) too.
+    ///
+    /// Loads every index file first. Errors: I/O errors listing loose directories; [`Error::Incomplete`] (under
+    /// [`IncompleteMode::Error`](super::IncompleteMode::Error), before any call of `f`) if an index could not be
+    /// loaded.
+    pub fn for_each_object(
+        &mut self,
+        mut f: impl FnMut(&ObjectId, Location) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        let kind = self.store().hash_kind();
+        self.load_all();
+        self.check_complete()?;
+        let (snap, g) = self.load_all();
+        for p in &snap.packs {
+            for i in 0..p.idx.len() {
+                let (Some(id), Some(offset)) = (
+                    p.idx.id_at(i).and_then(ObjectId::from_bytes),
+                    p.idx.offset_at(i),
+                ) else {
+                    continue;
+                };
+                if f(&id, Location::Packed { pack: p.id, offset }).is_break() {
+                    return Ok(());
+                }
+            }
+        }
+        for m in &snap.midx {
+            for (id, pack, offset) in m.midx.iter() {
+                // Entries of packs that are not on disk are not answered by lookups either.
+                let Some(Some(pack)) = m.packs.get(pack as usize) else {
+                    continue;
+                };
+                if f(
+                    &id,
+                    Location::Packed {
+                        pack: *pack,
+                        offset,
+                    },
+                )
+                .is_break()
+                {
+                    return Ok(());
+                }
+            }
+        }
+        for ((dir, l), &dir_id) in g.dirs.iter().zip(g.loose.iter()).zip(g.dir_ids.iter()) {
+            if matches!(l, LooseSource::Off) {
+                continue;
+            }
+            for first in 0..=255u8 {
+                let mut each = |id: ObjectId| f(&id, Location::Loose { dir: dir_id });
+                if loose_in_fanout(dir, first, kind, &mut each)?.is_break() {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every object once, in id order, with one place it is stored (the first in search order: packs newest
+    /// first, multi-pack-indices, loose): what `git cat-file --batch-all-objects` lists. Errors as
+    /// [`for_each_object`](Self::for_each_object).
+    ///
+    /// ```
+    /// # use std::process::Command;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| {
+    /// #     let st = Command::new("git").args(args).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    /// #     assert!(st.status.success());
+    /// #     String::from_utf8(st.stdout).unwrap()
+    /// # };
+    /// # git(&["init", "-q", "--bare", "."]);
+    /// # let id = git(&["hash-object", "-w", "--stdin"]);
+    /// # let pack_objects = |ids: &str| {
+    /// #     use std::io::Write;
+    /// #     let mut c = Command::new("git").args(["pack-objects", "-q", "objects/pack/pack"]).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1")
+    /// #         .stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
+    /// #     c.stdin.take().unwrap().write_all(ids.as_bytes()).unwrap();
+    /// #     assert!(c.wait().unwrap().success());
+    /// # };
+    /// # pack_objects(&id); // the empty blob, packed (and still loose)
+    /// use odb_index::{Location, Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let mut handle = store.handle();
+    /// let all = handle.objects_sorted()?;
+    /// let listed = git(&["cat-file", "--batch-all-objects", "--batch-check=%(objectname)"]);
+    /// let ids: Vec<String> = all.iter().map(|(id, _)| id.to_string()).collect();
+    /// assert_eq!(ids, listed.lines().collect::<Vec<_>>());
+    /// assert!(matches!(all[0].1, Location::Packed { .. })); // packs come first in search order
+    /// let counts = handle.count_objects()?;
+    /// assert_eq!((counts.packed, counts.loose), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn objects_sorted(&mut self) -> Result<Vec<(ObjectId, Location)>, Error> {
+        let mut all = Vec::new();
+        self.for_each_object(|id, loc| {
+            all.push((*id, loc));
+            ControlFlow::Continue(())
+        })?;
+        // Stable: among equal ids the first in search order stays first, and is the one kept.
+        all.sort_by_key(|e| e.0);
+        all.dedup_by(|b, a| a.0 == b.0);
+        Ok(all)
+    }
+
+    /// How many entries the packs, multi-pack-indices and loose directories hold. Reads only index headers for
+    /// packed objects (after loading every index) and lists the loose fan-out directories. Errors as
+    /// [`for_each_object`](Self::for_each_object).
+    pub fn count_objects(&mut self) -> Result<ObjectCounts, Error> {
+        let kind = self.store().hash_kind();
+        self.load_all();
+        self.check_complete()?;
+        let (snap, g) = self.load_all();
+        let mut counts = ObjectCounts::default();
+        counts.packed += snap
+            .packs
+            .iter()
+            .map(|p| u64::from(p.idx.len()))
+            .sum::<u64>();
+        counts.packed += snap
+            .midx
+            .iter()
+            .map(|m| u64::from(m.midx.len()))
+            .sum::<u64>();
+        for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {
+            if matches!(l, LooseSource::Off) {
+                continue;
+            }
+            for first in 0..=255u8 {
+                let _always_continues = loose_in_fanout(dir, first, kind, &mut |_| {
+                    counts.loose += 1;
+                    ControlFlow::Continue(())
+                })?;
+            }
+        }
+        Ok(counts)
+    }
+}

@@ -1,0 +1,158 @@
+//! From a [`Location`](super::Location) to the file that holds the object: [`PackInfo`] for packs (path, size,
+//! `.keep` / `.promisor`), the path of a loose object, and how a caller learns that a pack is gone.
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use super::listing::{Generation, PackInfo as Listed};
+use super::{Handle, Store};
+use crate::error::Error;
+use crate::ids::PackId;
+use crate::oid::ObjectId;
+
+/// What the store knows about one pack, as listed: enough to open and read it.
+///
+/// Obtained from [`Store::pack`] or [`Handle::pack`] for a [`PackId`] of a
+/// [`Location::Packed`](super::Location::Packed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PackInfo {
+    /// The pack's id.
+    pub id: PackId,
+    /// The `.pack` file.
+    pub pack_path: PathBuf,
+    /// Its `.idx` file.
+    pub idx_path: PathBuf,
+    /// The `.pack` file's size in bytes when the pack directory was listed.
+    pub size: u64,
+    /// The `.pack` file's modification time (packs are searched newest first, as git does).
+    pub mtime: SystemTime,
+    /// A `pack-<hash>.keep` file sits beside it (git's repack leaves such packs alone).
+    pub keep: bool,
+    /// A `pack-<hash>.promisor` file sits beside it (the pack came from a promisor remote).
+    pub promisor: bool,
+    /// The stable number of the objects directory holding it (as in [`Location::Loose`](super::Location::Loose);
+    /// see [`Store::objects_dir_of`]).
+    pub objects_dir: usize,
+}
+
+impl PackInfo {
+    /// The pack's file name, `pack-<hash>.pack` (what `git cat-file --batch-check='%(objectpack)'` would print).
+    pub fn file_name(&self) -> &str {
+        self.pack_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+    }
+}
+
+fn info(p: &Listed) -> PackInfo {
+    PackInfo {
+        id: p.id,
+        pack_path: p.idx_path.with_extension("pack"),
+        idx_path: p.idx_path.clone(),
+        size: p.pack_size,
+        mtime: p.mtime,
+        keep: p.keep,
+        promisor: p.promisor,
+        objects_dir: p.dir,
+    }
+}
+
+pub(super) fn pack_in(g: &Generation, pack: PackId) -> Result<PackInfo, Error> {
+    g.pack_by_id
+        .get(&pack)
+        .map(|&i| info(&g.packs[i]))
+        .ok_or(Error::StalePack { pack })
+}
+
+/// `objects_dir/xx/yyyy…`, the file of loose object `id`.
+fn loose_path_in(g: &Generation, dir: usize, id: &ObjectId) -> Option<PathBuf> {
+    let base = g.numbered_dirs.get(dir)?;
+    let hex = id.to_string();
+    Some(base.join(&hex[..2]).join(&hex[2..]))
+}
+
+impl Store {
+    /// What the store knows about `pack` (its paths, size, markers), or [`Error::StalePack`] once it is no longer
+    /// in the current listing (a repack or gc removed it; refresh and locate the object again). Never another
+    /// pack's: ids are not reused.
+    ///
+    /// ```
+    /// # use std::process::Command;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| {
+    /// #     let st = Command::new("git").args(args).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    /// #     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    /// #     String::from_utf8(st.stdout).unwrap()
+    /// # };
+    /// # git(&["init", "-q", "--bare", "."]);
+    /// # let id = git(&["hash-object", "-w", "--stdin"]);
+    /// # let pack_objects = |ids: &str| {
+    /// #     use std::io::Write;
+    /// #     let mut c = Command::new("git").args(["pack-objects", "-q", "objects/pack/pack"]).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1")
+    /// #         .stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
+    /// #     c.stdin.take().unwrap().write_all(ids.as_bytes()).unwrap();
+    /// #     assert!(c.wait().unwrap().success());
+    /// # };
+    /// # pack_objects(&id);
+    /// # let pack = std::fs::read_dir(tmp.path().join("objects/pack"))?.filter_map(|e| e.ok())
+    /// #     .map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "pack")).unwrap();
+    /// # std::fs::write(pack.with_extension("keep"), "")?;
+    /// use odb_index::{Location, Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let mut handle = store.handle();
+    /// let Some(Location::Packed { pack, offset }) = handle.locate(&id.trim().parse()?)? else { panic!() };
+    /// let info = store.pack(pack)?;
+    /// assert!(info.pack_path.is_file() && info.keep && !info.promisor);
+    /// assert_eq!(info.size, std::fs::metadata(&info.pack_path)?.len());
+    /// assert!(offset < info.size);
+    /// assert!(info.file_name().starts_with("pack-") && info.file_name().ends_with(".pack"));
+    /// assert!(store.is_pack_live(pack));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pack(&self, pack: PackId) -> Result<PackInfo, Error> {
+        pack_in(self.current.get().meta(), pack)
+    }
+
+    /// Whether `pack` is in the current listing. A pack that is gone never comes back under the same id. Takes
+    /// the store's short lock (as [`Store::pack`]); a handle answers without it ([`Handle::pack`]).
+    pub fn is_pack_live(&self, pack: PackId) -> bool {
+        self.current.get().meta().pack_by_id.contains_key(&pack)
+    }
+
+    /// Every pack of the current listing, in search order (newest first per objects directory).
+    pub fn pack_infos(&self) -> Vec<PackInfo> {
+        self.current.get().meta().packs.iter().map(info).collect()
+    }
+
+    /// The objects directory numbered `dir` ([`Location::Loose`](super::Location::Loose)'s `dir`,
+    /// [`PackInfo::objects_dir`]): 0 is the repository's own; alternates are numbered as this store first sees
+    /// them, and a number always names the same directory (even after the alternates change).
+    pub fn objects_dir_of(&self, dir: usize) -> Option<PathBuf> {
+        self.current.get().meta().numbered_dirs.get(dir).cloned()
+    }
+
+    /// The file of loose object `id` in objects directory `dir` (`<dir>/xx/yyyy…`), as found by a lookup that
+    /// answered [`Location::Loose`](super::Location::Loose). `None` for a number this store never gave.
+    pub fn loose_path(&self, dir: usize, id: &ObjectId) -> Option<PathBuf> {
+        loose_path_in(self.current.get().meta(), dir, id)
+    }
+}
+
+impl Handle {
+    /// [`Store::pack`] as this handle's view knows it, without the store's lock: [`Error::StalePack`] if the pack
+    /// is not in the listing the handle uses (the handle moves to a newer listing on its next lookup after a
+    /// refresh).
+    pub fn pack(&self, pack: PackId) -> Result<PackInfo, Error> {
+        pack_in(self.generation(), pack).or_else(|_| self.store().pack(pack))
+    }
+
+    /// [`Store::loose_path`] without the store's lock.
+    pub fn loose_path(&self, dir: usize, id: &ObjectId) -> Option<PathBuf> {
+        loose_path_in(self.generation(), dir, id).or_else(|| self.store().loose_path(dir, id))
+    }
+}

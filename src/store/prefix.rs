@@ -1,0 +1,221 @@
+//! Abbreviated ids over every source of a store: [`Handle::lookup_prefix`] (unique, ambiguous or not found, as
+//! gix-odb's `lookup_prefix`), [`Handle::prefix_candidates`] and [`Handle::shortest_unique_len`] (git's
+//! `find_unique_abbrev`).
+
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use super::Handle;
+use super::listing::LooseSource;
+use crate::error::Error;
+use crate::oid::{HashKind, ObjectId};
+use crate::prefix::{MIN_HEX_LEN, Prefix, common_hex_digits};
+
+/// What a [`Prefix`] names in a store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefixLookup {
+    /// No object has this prefix.
+    NotFound,
+    /// Exactly one object has it.
+    Unique(ObjectId),
+    /// Two or more objects have it (git: "short object ID … is ambiguous").
+    Ambiguous,
+}
+
+/// Call `f` with every loose object of `objects_dir` whose id starts with `first` (its `xx/` fan-out
+/// directory). A missing directory holds none.
+pub(super) fn loose_in_fanout(
+    objects_dir: &Path,
+    first: u8,
+    kind: HashKind,
+    f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
+) -> Result<ControlFlow<()>, Error> {
+    let dir = objects_dir.join(format!("{first:02x}"));
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.kind() == std::io::ErrorKind::NotADirectory =>
+        {
+            return Ok(ControlFlow::Continue(()));
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut hex = [0u8; 64];
+    let n = kind.hex_len();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(&dir, e))?;
+        let name = entry.file_name();
+        let name = name.as_encoded_bytes();
+        // git's loose names are lower-case hex of the right length; anything else (temporary files) is skipped.
+        if name.len() != n - 2 || !name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            continue;
+        }
+        hex[..2].copy_from_slice(format!("{first:02x}").as_bytes());
+        hex[2..n].copy_from_slice(name);
+        if let Ok(id) = ObjectId::from_hex_kind(&hex[..n], kind)
+            && f(id).is_break()
+        {
+            return Ok(ControlFlow::Break(()));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
+impl Handle {
+    /// Call `f` with the id of every entry, in every source, that starts with `prefix` (an object stored twice
+    /// comes twice) until it breaks. Loads every index first.
+    fn each_with_prefix(
+        &mut self,
+        prefix: &Prefix,
+        f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        let kind = self.store().hash_kind();
+        if prefix.kind() != kind {
+            return Err(Error::WrongIdHashKind {
+                objects_dir: self.store().objects_dir().to_path_buf(),
+                expected: kind,
+                found: prefix.kind(),
+            });
+        }
+        let (snap, g) = self.load_all();
+        for p in &snap.packs {
+            for i in p.idx.prefix_range(prefix) {
+                if let Some(id) = p.idx.id_at(i).and_then(ObjectId::from_bytes)
+                    && f(id).is_break()
+                {
+                    return Ok(());
+                }
+            }
+        }
+        for m in &snap.midx {
+            for i in m.midx.prefix_range(prefix) {
+                let Some(raw) = m.midx.id_at(i) else { continue };
+                // Entries of packs that are not on disk are not answered by lookups either.
+                let pack_present = m
+                    .midx
+                    .lookup(raw)
+                    .is_some_and(|(p, _)| m.packs.get(p as usize).is_some_and(Option::is_some));
+                if pack_present
+                    && let Some(id) = ObjectId::from_bytes(raw)
+                    && f(id).is_break()
+                {
+                    return Ok(());
+                }
+            }
+        }
+        let first = prefix.as_id().first_byte();
+        for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {
+            if matches!(l, LooseSource::Off) {
+                continue;
+            }
+            let mut g = |id: ObjectId| {
+                if prefix.matches(&id) {
+                    f(id)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            if loose_in_fanout(dir, first, kind, &mut g)?.is_break() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Which object `prefix` names: [`PrefixLookup::Unique`], [`PrefixLookup::Ambiguous`] or
+    /// [`PrefixLookup::NotFound`], over every source (packs, multi-pack-indices, loose objects, alternates).
+    /// An object stored in several places counts once.
+    ///
+    /// Loads every index file on first use. Errors: [`Error::WrongIdHashKind`] for a prefix of the other hash
+    /// kind; I/O errors reading a loose fan-out directory; [`Error::Incomplete`] (under
+    /// [`IncompleteMode::Error`](super::IncompleteMode::Error)) when an index could not be loaded and the answer
+    /// is not `Ambiguous` (the unreadable index might hold another match).
+    ///
+    /// ```
+    /// # use std::process::Command;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let git = |args: &[&str], input: &str| {
+    /// #     use std::io::Write;
+    /// #     let mut c = Command::new("git").args(args).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1")
+    /// #         .stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    /// #     c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    /// #     let out = c.wait_with_output().unwrap();
+    /// #     assert!(out.status.success());
+    /// #     String::from_utf8(out.stdout).unwrap()
+    /// # };
+    /// # git(&["init", "-q", "--bare", "."], "");
+    /// # let hello = git(&["hash-object", "-w", "--stdin"], "hello\n"); // ce013625030ba8dba906f756967f9e9ca394464a
+    /// use odb_index::store::PrefixLookup;
+    /// use odb_index::{HashKind, Options, Prefix, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let mut handle = store.handle();
+    /// let p = Prefix::from_hex("ce0136", HashKind::Sha1)?;
+    /// assert_eq!(handle.lookup_prefix(&p)?, PrefixLookup::Unique(hello.trim().parse()?));
+    /// let p = Prefix::from_hex("0000", HashKind::Sha1)?;
+    /// assert_eq!(handle.lookup_prefix(&p)?, PrefixLookup::NotFound);
+    /// assert_eq!(handle.shortest_unique_len(&hello.trim().parse()?, 4)?, 4);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lookup_prefix(&mut self, prefix: &Prefix) -> Result<PrefixLookup, Error> {
+        let mut found: Option<ObjectId> = None;
+        let mut ambiguous = false;
+        self.each_with_prefix(prefix, &mut |id| match found {
+            Some(f) if f != id => {
+                ambiguous = true;
+                ControlFlow::Break(())
+            }
+            _ => {
+                found = Some(id);
+                ControlFlow::Continue(())
+            }
+        })?;
+        if ambiguous {
+            return Ok(PrefixLookup::Ambiguous);
+        }
+        self.check_complete()?;
+        Ok(found.map_or(PrefixLookup::NotFound, PrefixLookup::Unique))
+    }
+
+    /// Every object whose id starts with `prefix`, sorted, each once (for git's "the candidates are" hint).
+    /// Errors as [`lookup_prefix`](Self::lookup_prefix).
+    pub fn prefix_candidates(&mut self, prefix: &Prefix) -> Result<Vec<ObjectId>, Error> {
+        let mut out = Vec::new();
+        self.each_with_prefix(prefix, &mut |id| {
+            out.push(id);
+            ControlFlow::Continue(())
+        })?;
+        out.sort_unstable();
+        out.dedup();
+        if out.len() < 2 {
+            self.check_complete()?;
+        }
+        Ok(out)
+    }
+
+    /// The fewest hex digits, at least `min_len` (and at least git's minimum of 4), that abbreviate `id` without
+    /// ambiguity among the objects of the store: git's `find_unique_abbrev` (`git rev-parse --short=<min_len>`).
+    /// `id` itself need not be in the store. Errors as [`lookup_prefix`](Self::lookup_prefix) (an unreadable
+    /// index might hold a longer common prefix).
+    pub fn shortest_unique_len(&mut self, id: &ObjectId, min_len: usize) -> Result<usize, Error> {
+        let hex_len = id.kind().hex_len();
+        let min_len = min_len.clamp(MIN_HEX_LEN, hex_len);
+        // Only ids sharing the first MIN_HEX_LEN digits can need more than MIN_HEX_LEN.
+        let prefix = Prefix::new(id, MIN_HEX_LEN).map_err(|_| Error::WrongIdHashKind {
+            objects_dir: self.store().objects_dir().to_path_buf(),
+            expected: self.store().hash_kind(),
+            found: id.kind(),
+        })?;
+        let mut longest = 0;
+        self.each_with_prefix(&prefix, &mut |other| {
+            if other != *id {
+                longest = longest.max(common_hex_digits(id.as_bytes(), other.as_bytes()));
+            }
+            ControlFlow::Continue(())
+        })?;
+        self.check_complete()?;
+        Ok((longest + 1).clamp(min_len, hex_len))
+    }
+}

@@ -1,0 +1,171 @@
+//! Incremental multi-pack-index chains written by the installed git (`git multi-pack-index write
+//! --incremental`, 2.47): every layer is used (no `.idx` loaded for the packs it covers), every object is found
+//! where `git show-index` says, and a broken chain or layer is a typed problem while every object is still found
+//! through the packs' own indices. SHA-1 and SHA-256.
+
+use std::path::Path;
+
+use odb_index::midx::chain::{CHAIN_DIR, read_chain};
+use odb_index::{Location, Options, Problem, Store};
+use odb_index_testkit::*;
+
+use crate::api_common::*;
+
+/// A repository of `format` with `layers` chain layers, each over two new packs.
+fn chained_repo(format: &str, layers: usize) -> tempfile::TempDir {
+    let repo = init_repo(format, true);
+    for l in 0..layers {
+        fast_import_blobs(repo.path(), 200, 10 * l as u64 + 1, &format!("a{l}"));
+        fast_import_blobs(repo.path(), 200, 10 * l as u64 + 2, &format!("b{l}"));
+        git(repo.path(), &["multi-pack-index", "write", "--incremental"]);
+    }
+    let pack_dir = objects_dir(repo.path()).join("pack");
+    assert!(!pack_dir.join("multi-pack-index").exists());
+    let chain = read_chain(&pack_dir, format.parse().unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(chain.len(), layers, "git wrote one layer per call");
+    repo
+}
+
+/// Every object is found in a pack whose index lists it at that offset; returns how many index files loaded.
+fn check_all(repo: &Path, format: &str) -> (u64, Vec<Problem>) {
+    let store = Store::open(repo, Options::default()).unwrap();
+    let mut h = store.handle();
+    let t = truth(&store.objects_dirs(), format);
+    for id in all_objects(repo) {
+        let Some(Location::Packed { pack, offset }) = h.locate(&oid(&id)).unwrap() else {
+            panic!("{id} not found packed")
+        };
+        let at = (canon(&store.pack(pack).unwrap().pack_path), offset);
+        assert!(t.packed[&id].contains(&at), "{id} at {at:?}");
+    }
+    for id in absent_ids(500, if format == "sha256" { 64 } else { 40 }, 4) {
+        assert_eq!(h.locate(&oid(&id)).unwrap(), None);
+    }
+    // Iteration through the layers agrees with git too.
+    let ours: Vec<String> = h
+        .objects_sorted()
+        .unwrap()
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect();
+    assert_eq!(ours, all_objects(repo));
+    (store.index_loads(), store.problems())
+}
+
+#[test]
+fn chain_layers_are_used() {
+    for format in FORMATS {
+        let repo = chained_repo(format, 3);
+        git(repo.path(), &["multi-pack-index", "verify"]);
+        let (loads, problems) = check_all(repo.path(), format);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(loads, 3, "three layers loaded, no .idx");
+    }
+}
+
+#[test]
+fn packs_added_after_the_chain_are_searched() {
+    let repo = chained_repo("sha1", 2);
+    fast_import_blobs(repo.path(), 100, 99, "late");
+    let (loads, problems) = check_all(repo.path(), "sha1");
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(loads, 3, "two layers and the new pack's .idx");
+}
+
+#[test]
+fn broken_layer_falls_back_to_its_packs() {
+    for format in FORMATS {
+        let repo = chained_repo(format, 3);
+        let pack_dir = objects_dir(repo.path()).join("pack");
+        let chain = read_chain(&pack_dir, format.parse().unwrap())
+            .unwrap()
+            .unwrap();
+        // Damage the middle layer's trailer: it no longer ends with the checksum it is named after.
+        let mut bytes = std::fs::read(&chain[1].path).unwrap();
+        let n = bytes.len();
+        bytes[n - 1] ^= 1;
+        std::fs::write(&chain[1].path, bytes).unwrap();
+        let (loads, problems) = check_all(repo.path(), format);
+        assert!(
+            matches!(&problems[..], [Problem::MultiPackIndexNotLoaded { path, error }]
+                if path.ends_with(chain[1].path.file_name().unwrap())
+                && matches!(**error, odb_index::Error::CorruptChain { .. })),
+            "{problems:?}"
+        );
+        assert_eq!(
+            loads,
+            3 + 2,
+            "three layers tried, the broken one's two packs load their .idx"
+        );
+    }
+}
+
+#[test]
+fn unreadable_chain_is_a_problem() {
+    let repo = chained_repo("sha1", 2);
+    let chain_file = objects_dir(repo.path())
+        .join("pack")
+        .join(CHAIN_DIR)
+        .join("multi-pack-index-chain");
+    let before = all_objects(repo.path());
+    std::fs::write(
+        &chain_file,
+        "not a checksum at all, but long enough to be read\n",
+    )
+    .unwrap();
+    let (loads, problems) = check_all(repo.path(), "sha1");
+    assert!(
+        matches!(&problems[..], [Problem::MultiPackIndexIgnored { path, .. }] if path.ends_with("multi-pack-index-chain")),
+        "{problems:?}"
+    );
+    assert_eq!(loads, 4, "every pack's own .idx");
+    // git ignores it too and still lists every object.
+    assert_eq!(all_objects(repo.path()), before);
+}
+
+#[test]
+fn missing_layer_file() {
+    let repo = chained_repo("sha1", 2);
+    let pack_dir = objects_dir(repo.path()).join("pack");
+    let chain = read_chain(&pack_dir, odb_index::HashKind::Sha1)
+        .unwrap()
+        .unwrap();
+    std::fs::remove_file(&chain[0].path).unwrap();
+    let (_, problems) = check_all(repo.path(), "sha1");
+    assert!(
+        matches!(&problems[..], [Problem::MultiPackIndexIgnored { path, .. }] if *path == chain[0].path),
+        "{problems:?}"
+    );
+}
+
+/// A layer written while the store is open: the next miss refreshes (the new packs changed the pack directory),
+/// and the new layer answers for its packs.
+#[test]
+fn new_layer_is_picked_up_on_miss() {
+    let repo = chained_repo("sha1", 1);
+    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let mut h = store.handle();
+    let before: std::collections::HashSet<String> = all_objects(repo.path()).into_iter().collect();
+    for id in &before {
+        assert!(h.locate(&oid(id)).unwrap().is_some());
+    }
+    assert_eq!(store.index_loads(), 1);
+    fast_import_blobs(repo.path(), 100, 77, "new1");
+    fast_import_blobs(repo.path(), 100, 78, "new2");
+    git(repo.path(), &["multi-pack-index", "write", "--incremental"]);
+    let t = truth(&store.objects_dirs(), "sha1");
+    for id in all_objects(repo.path())
+        .iter()
+        .filter(|id| !before.contains(*id))
+    {
+        let Some(Location::Packed { pack, offset }) = h.locate(&oid(id)).unwrap() else {
+            panic!("{id} not found after the new layer")
+        };
+        let at = (canon(&store.pack(pack).unwrap().pack_path), offset);
+        assert!(t.packed[id].contains(&at));
+    }
+    assert_eq!(store.index_loads(), 2, "the new layer, no .idx");
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+}
