@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 mod filter;
 mod idx;
 mod midx;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::oid::{HashKind, ObjectId};
-use crate::sync::{AtomicU64, Condvar, Mutex, Ordering, cell, lock, wait};
+use crate::sync::plain::{Mutex, OnceLock, lock};
 
 /// Longest relative path of a loose object: `xx/` plus 62 hex digits (SHA-256), plus a NUL terminator.
 const MAX_REL_PATH: usize = 2 + 1 + 62 + 1;
@@ -281,42 +281,14 @@ fn key_of(id: &ObjectId) -> [u8; 32] {
 }
 
 /// One fan-out directory's listing: its ids, sorted and zero-padded to 32 bytes. Immutable once built.
-///
-/// The ids sit in a [`cell::UnsafeCell`] only so that loom (under `--cfg loom`) checks that a reader which
-/// found the listing through a bucket word also sees its contents; outside loom the cell costs nothing.
-struct Listing {
-    ids: cell::UnsafeCell<Box<[[u8; 32]]>>,
-}
+type Listing = Box<[[u8; 32]]>;
 
-impl Listing {
-    fn new(ids: Box<[[u8; 32]]>) -> Box<Listing> {
-        Box::new(Listing {
-            ids: cell::UnsafeCell::new(ids),
-        })
-    }
-
-    #[inline]
-    fn contains(&self, key: &[u8; 32]) -> bool {
-        // SAFETY: a listing's ids are written only by `UnsafeCell::new`, before the listing is published; after
-        // that every access is a shared read, so no `&mut` can coexist with this `&`.
-        self.ids
-            .with(|ids| unsafe { &*ids }.binary_search(key).is_ok())
-    }
-}
-
-/// Bucket word: nothing listed yet (or forgotten by a refresh).
-const EMPTY: u64 = 0;
-/// Bucket word: one thread is listing the directory; others wait on [`LooseCache::wake`].
-const LOADING: u64 = 1;
-// Any other bucket word is the address of a published `Listing` (exposed with `expose_provenance`). A `Listing`
-// is aligned to at least 4 and `Box` never yields null, so an address is never `EMPTY` or `LOADING`.
-const _: () = assert!(std::mem::align_of::<Listing>() >= 2);
-
-/// A published listing's address, or `None` for `EMPTY` / `LOADING`.
-#[inline]
-fn listing_ptr(word: u64) -> Option<*mut Listing> {
-    // The word came from `Box::into_raw(..).expose_provenance()`, so the address fits in `usize`.
-    (word > LOADING).then(|| std::ptr::with_exposed_provenance_mut::<Listing>(word as usize))
+/// One fan-out directory of a [`LooseCache`]: its listing once read, and the mutex that one reader holds while
+/// it lists the directory (others wait on it, blocking).
+#[derive(Default)]
+struct Bucket {
+    listing: OnceLock<Listing>,
+    loading: Mutex<()>,
 }
 
 /// Loose objects answered from memory: each fan-out directory (`xx/`) is listed once, on first use, like git's
@@ -325,39 +297,35 @@ fn listing_ptr(word: u64) -> Option<*mut Listing> {
 /// # Staleness accepted
 ///
 /// A fan-out directory is read (one `getdents` pass) the first time a lookup needs it, and the answer for every
-/// id in it comes from that listing until [`refresh`](LooseCache::refresh):
+/// id in it comes from that listing until [`refresh`](LooseCache::refresh) (or until the cache is replaced by a
+/// new one):
 ///
-/// - an object written **after** its fan-out directory was read is reported absent until `refresh`;
-/// - an object deleted (say by `git prune-packed`) after the read is still reported present until `refresh`;
+/// - an object written **after** its fan-out directory was read is reported absent until refreshed;
+/// - an object deleted (say by `git prune-packed`) after the read is still reported present until refreshed;
 /// - an object written after the cache was created but **before** the first lookup in its fan-out directory is
 ///   seen, because nothing of that directory was read yet.
 ///
-/// Callers that need "written a moment ago" to be visible use [`LooseDb::contains`] (or `refresh` first).
+/// Callers that need "written a moment ago" to be visible use [`LooseDb::contains`] (or refresh first).
 ///
-/// # Threads: lock-free lookups
+/// # Threads: lock-free lookups, on std primitives
 ///
-/// `LooseCache` is `Sync`: lookups take `&self`. Each of the 256 fan-out buckets is one atomic word: `EMPTY`,
-/// `LOADING`, or the address of an immutable, sorted listing. A lookup in a listed bucket is **one Acquire load
-/// of that word and a binary search**: no lock, no read-modify-write, no reference count, no allocation, no
-/// system call. So threads that miss in cached mode share nothing but read-only cache lines.
+/// `LooseCache` is `Sync`: lookups take `&self`. Each of the 256 fan-out buckets is a [`std::sync::OnceLock`]
+/// holding an immutable, sorted listing. A lookup in a listed bucket is **`OnceLock::get` (one Acquire load)
+/// and a binary search**: no lock, no read-modify-write, no reference count, no allocation, no system call. So
+/// threads that miss in cached mode share nothing but read-only cache lines.
 ///
-/// The first lookup in an `EMPTY` bucket claims it (`EMPTY` → `LOADING`, a compare-exchange), lists the
-/// directory outside every lock, and publishes the listing with a Release store of its address. Lookups that
-/// find the bucket `LOADING` block on a mutex and condition variable until the loader publishes (or fails: a
-/// failed or panicking load puts the bucket back to `EMPTY` and wakes them; one of them then tries the load
-/// itself). Nobody spins.
+/// The first lookup in an unlisted bucket takes that bucket's mutex, lists the directory, and sets the
+/// `OnceLock`; lookups arriving meanwhile block on the mutex and then find the listing. A failed listing (an
+/// I/O error) is returned and not cached, so the next lookup tries again; a panicking one leaves the bucket
+/// unlisted. Nobody spins. The crate has no hand-made lock-free code here: `src/protocol.rs` is the only one.
 ///
 /// # Refresh and memory
 ///
-/// A reader may be in the middle of a binary search over a listing when [`refresh`](LooseCache::refresh) puts
-/// its bucket back to `EMPTY`, and readers announce themselves nowhere (that would cost a shared write per
-/// lookup), so a listing can never be known to be unused while the cache is shared. `refresh` therefore
-/// **retires** the listings it replaces into a list that is freed when the `LooseCache` is dropped. The cost is
-/// bounded per refresh: at most one listing per fan-out directory that was loaded, i.e. 32 bytes per loose
-/// object plus a few words per directory. A caller that refreshes very often over many loose objects should
-/// make a new `LooseCache` instead (dropping the old one once no thread uses it) to give the memory back. The
-/// [`Store`](crate::Store) does that: `Store::refresh` builds fresh caches in the new map, and the old ones are
-/// dropped with the old map once no handle uses it.
+/// [`refresh`](LooseCache::refresh) takes `&mut self`: it drops every listing, which is safe only because no
+/// other thread can be searching one. To refresh a cache that threads share, make a new `LooseCache` and put it
+/// where they find it, dropping the old one once no thread uses it. The [`Store`](crate::Store) does that:
+/// `Store::refresh` builds fresh caches in the new map, and the old ones are dropped with the old map once no
+/// handle uses it. So memory never grows with refreshes.
 ///
 /// ```
 /// use odb_index::loose::{LooseCache, LooseDb};
@@ -367,7 +335,7 @@ fn listing_ptr(word: u64) -> Option<*mut Listing> {
 /// let objects = tmp.path().join("objects");
 /// std::fs::create_dir_all(objects.join("e6"))?;
 /// let id: ObjectId = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse()?;
-/// let cache = LooseCache::new(LooseDb::open(&objects, HashKind::Sha1)?);
+/// let mut cache = LooseCache::new(LooseDb::open(&objects, HashKind::Sha1)?);
 /// assert!(!cache.contains(&id)?); // reads e6/ now: empty
 /// std::fs::write(objects.join("e6/9de29bb2d1d6434b8b29ae775ad8c2e48c5391"), b"")?;
 /// assert!(!cache.contains(&id)?); // stale until refreshed
@@ -377,16 +345,8 @@ fn listing_ptr(word: u64) -> Option<*mut Listing> {
 /// ```
 pub struct LooseCache {
     db: LooseDb,
-    /// One word per fan-out directory: `EMPTY`, `LOADING` or a published listing's address.
-    buckets: Box<[AtomicU64]>,
-    /// Waiters for a `LOADING` bucket park here. The mutex guards no data: it orders "check the word, then
-    /// sleep" against "change the word, then notify", so no wake-up is lost.
-    wake: Mutex<()>,
-    wake_cv: Condvar,
-    /// Listings replaced by `refresh`, freed on drop. The mutex also serializes refreshes. Boxed: readers may
-    /// still hold a retired listing's address, so it must not move.
-    #[allow(clippy::vec_box, reason = "the listings must keep their addresses")]
-    retired: Mutex<Vec<Box<Listing>>>,
+    /// One per fan-out directory.
+    buckets: Box<[Bucket]>,
 }
 
 impl std::fmt::Debug for LooseCache {
@@ -394,7 +354,7 @@ impl std::fmt::Debug for LooseCache {
         let loaded = self
             .buckets
             .iter()
-            .filter(|b| b.load(Ordering::Relaxed) > LOADING)
+            .filter(|b| b.listing.get().is_some())
             .count();
         f.debug_struct("LooseCache")
             .field("db", &self.db)
@@ -403,37 +363,12 @@ impl std::fmt::Debug for LooseCache {
     }
 }
 
-/// Puts a claimed bucket back to `EMPTY` and wakes its waiters unless disarmed: a failed or panicking load
-/// leaves no bucket `LOADING` forever.
-struct LoadGuard<'a> {
-    cache: &'a LooseCache,
-    bucket: &'a AtomicU64,
-    armed: bool,
-}
-
-impl Drop for LoadGuard<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            // Relaxed: nothing is published with `EMPTY`; a thread that sees it only tries to claim the bucket.
-            self.bucket.store(EMPTY, Ordering::Relaxed);
-            self.cache.notify();
-        }
-    }
-}
-
 impl LooseCache {
     /// A cache over `db` with nothing loaded yet.
     pub fn new(db: LooseDb) -> Self {
-        let buckets = (0..256)
-            .map(|_| AtomicU64::new(EMPTY))
-            .collect::<Vec<_>>()
-            .into_boxed_slice();
         LooseCache {
             db,
-            buckets,
-            wake: Mutex::new(()),
-            wake_cv: Condvar::new(),
-            retired: Mutex::new(Vec::new()),
+            buckets: (0..256).map(|_| Bucket::default()).collect(),
         }
     }
 
@@ -447,8 +382,8 @@ impl LooseCache {
     ///
     /// Fails with [`Error::Io`] naming the fan-out directory if it exists but cannot be read; nothing is cached
     /// then, so the next lookup tries again. An id of another hash kind than the database's is `Ok(false)`.
-    /// Once the bucket is loaded, a lookup is one Acquire load and a binary search: no lock, no shared write,
-    /// no allocation.
+    /// Once the bucket is loaded, a lookup is one Acquire load (`OnceLock::get`) and a binary search: no lock,
+    /// no shared write, no allocation.
     #[inline]
     pub fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
         if id.kind() != self.db.kind {
@@ -457,131 +392,33 @@ impl LooseCache {
         let first = id.first_byte();
         let key = key_of(id);
         let bucket = &self.buckets[first as usize];
-        // Acquire: pairs with the Release store in `load_bucket` that published the listing, so its contents
-        // (written before that store) are visible to the search below.
-        if let Some(p) = listing_ptr(bucket.load(Ordering::Acquire)) {
-            // SAFETY: a published listing is freed only by `Drop` (refresh retires it), and `Drop` cannot run
-            // while `&self` is borrowed; its initialization happens-before this read (Acquire above).
-            return Ok(unsafe { &*p }.contains(&key));
+        if let Some(ids) = bucket.listing.get() {
+            return Ok(ids.binary_search(&key).is_ok());
         }
         self.contains_slow(first, bucket, &key)
     }
 
     #[cold]
-    fn contains_slow(&self, first: u8, bucket: &AtomicU64, key: &[u8; 32]) -> Result<bool, Error> {
-        loop {
-            // Acquire on success and failure: pairs with the publishing Release store (see `contains`).
-            match bucket.compare_exchange(EMPTY, LOADING, Ordering::Relaxed, Ordering::Acquire) {
-                // Relaxed on success: claiming publishes nothing and reads nothing others wrote; waiters learn
-                // the outcome from the later Release store (or the guard's reset) and the mutex.
-                Ok(_) => return self.load_bucket(first, bucket, key),
-                Err(word) => {
-                    if let Some(p) = listing_ptr(word) {
-                        // SAFETY: as in `contains`; the failed compare-exchange read `word` with Acquire.
-                        return Ok(unsafe { &*p }.contains(key));
-                    }
-                    if word == LOADING {
-                        self.wait_while_loading(bucket);
-                    }
-                    // EMPTY (a load failed or a refresh reset it): try to claim it again.
-                }
-            }
+    fn contains_slow(&self, first: u8, bucket: &Bucket, key: &[u8; 32]) -> Result<bool, Error> {
+        // One lister per bucket; lookups arriving meanwhile block here until it is done, then find its listing.
+        let _lister = lock(&bucket.loading);
+        if let Some(ids) = bucket.listing.get() {
+            return Ok(ids.binary_search(key).is_ok());
         }
-    }
-
-    /// List fan-out directory `first` into the bucket this thread has just claimed (`LOADING`), publish it and
-    /// answer from it.
-    fn load_bucket(&self, first: u8, bucket: &AtomicU64, key: &[u8; 32]) -> Result<bool, Error> {
-        let mut guard = LoadGuard {
-            cache: self,
-            bucket,
-            armed: true,
-        };
-        // On error or panic the guard resets the bucket to EMPTY and wakes the waiters.
-        let listing = Listing::new(self.db.read_fanout(first)?);
-        let found = listing.contains(key);
-        let word = Box::into_raw(listing).expose_provenance() as u64;
-        // Release: pairs with the Acquire loads in `contains`, `contains_slow`, `wait_while_loading` and
-        // `refresh`; everything written into the listing above happens-before a reader's search of it. A plain
-        // store suffices: while the bucket is LOADING only its claimant changes it (`refresh` waits).
-        bucket.store(word, Ordering::Release);
-        guard.armed = false;
-        self.notify();
-        Ok(found)
-    }
-
-    /// Wake every thread waiting for a bucket to leave `LOADING`.
-    fn notify(&self) {
-        // Taking the mutex orders this wake-up after a waiter's "still LOADING" check (made under the mutex):
-        // either the waiter saw the new word, or it is already waiting when `notify_all` runs.
-        drop(lock(&self.wake));
-        self.wake_cv.notify_all();
-    }
-
-    /// Block until `bucket` is no longer `LOADING`. Returns at once if it already is not.
-    fn wait_while_loading(&self, bucket: &AtomicU64) {
-        let mut g = lock(&self.wake);
-        // Acquire: pairs with the publishing Release store, although the caller re-reads the word with Acquire
-        // anyway; Relaxed would do for the loop condition alone.
-        while bucket.load(Ordering::Acquire) == LOADING {
-            g = wait(&self.wake_cv, g);
-        }
+        // On error (or panic) nothing is cached: the next lookup lists again.
+        let ids = self.db.read_fanout(first)?;
+        // This thread holds the bucket's mutex and found it unlisted, so its listing is the one set here.
+        let ids = bucket.listing.get_or_init(|| ids);
+        Ok(ids.binary_search(key).is_ok())
     }
 
     /// Forget every listing: the next lookup in each fan-out directory reads it again, so every object written
-    /// before `refresh` was called is seen by lookups that start after it returns. Lookups running concurrently
-    /// with `refresh` see either the old or the new listing of their bucket.
-    ///
-    /// A listing being read in another thread cannot be freed here: replaced listings are kept until the cache
-    /// is dropped (see "Refresh and memory" above). A bucket being loaded is waited for, then forgotten (its
-    /// listing may have been read before the objects the caller wants to see were written).
-    pub fn refresh(&self) {
-        let mut retired = lock(&self.retired);
-        for bucket in self.buckets.iter() {
-            // Relaxed: only the decision is taken from this value; the compare-exchange below re-reads it.
-            let mut word = bucket.load(Ordering::Relaxed);
-            loop {
-                if word == EMPTY {
-                    break;
-                }
-                if word == LOADING {
-                    self.wait_while_loading(bucket);
-                    word = bucket.load(Ordering::Relaxed);
-                    continue;
-                }
-                // Acquire on success: pairs with the publishing Release store, so the listing's initialization
-                // happens-before this thread hands it to `retired` (and, through that mutex, to `Drop`).
-                match bucket.compare_exchange(word, EMPTY, Ordering::Acquire, Ordering::Relaxed) {
-                    Ok(_) => {
-                        if let Some(p) = listing_ptr(word) {
-                            // SAFETY: `word` came from `Box::into_raw` in `load_bucket`; this successful
-                            // compare-exchange removed it from the bucket, so no other refresh retires it too
-                            // and `Drop` will not see it in the bucket. Readers that still hold the address
-                            // keep reading a live listing: retired ones are freed only by `Drop`.
-                            retired.push(unsafe { Box::from_raw(p) });
-                        }
-                        break;
-                    }
-                    Err(now) => word = now,
-                }
-            }
+    /// before `refresh` was called is seen by lookups after it. Takes `&mut self` (no lookup can be running);
+    /// a cache shared between threads is refreshed by replacing it with a new one (see the type's docs).
+    pub fn refresh(&mut self) {
+        for b in self.buckets.iter_mut() {
+            b.listing.take();
         }
-    }
-}
-
-impl Drop for LooseCache {
-    fn drop(&mut self) {
-        for bucket in self.buckets.iter() {
-            // `&mut self`: no reader remains, and whatever made this thread the last owner ordered every
-            // loader's writes before it.
-            let word = bucket.load(Ordering::Relaxed);
-            if let Some(p) = listing_ptr(word) {
-                // SAFETY: `word` came from `Box::into_raw` in `load_bucket` and is still owned by the bucket
-                // (refresh swaps it out before retiring it); nothing else can reach it any more.
-                drop(unsafe { Box::from_raw(p) });
-            }
-        }
-        // The retired listings drop with `self.retired`.
     }
 }
 
@@ -668,7 +505,7 @@ mod tests {
     }
 
     #[test]
-    fn threads_hammer_contains_while_refreshing() {
+    fn threads_race_first_listings_and_see_refreshes() {
         let tmp = tempfile::tempdir().unwrap();
         let objects = tmp.path();
         // Present ids spread over many fan-out directories; absent ids share their fan-out directories.
@@ -686,45 +523,40 @@ mod tests {
                     .unwrap()
             })
             .collect();
-        let cache = LooseCache::new(LooseDb::open(objects, HashKind::Sha1).unwrap());
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let readers: Vec<_> = (0..3)
-                .map(|_| {
+        let mut cache = LooseCache::new(LooseDb::open(objects, HashKind::Sha1).unwrap());
+        for round in 0..20u32 {
+            let hex = format!("{:02x}{:038x}", (round * 13) % 256, round + 2_000_000);
+            let new: ObjectId = hex.parse().unwrap();
+            // List its bucket first, then write it: stale until refresh.
+            assert!(!cache.contains(&new).unwrap());
+            touch(objects, &hex);
+            // Four threads race for the first listing of every other bucket (the cache was refreshed).
+            std::thread::scope(|s| {
+                for _ in 0..4 {
                     s.spawn(|| {
-                        let mut rounds = 0u64;
-                        while !stop.load(std::sync::atomic::Ordering::Relaxed) || rounds < 5 {
-                            for id in &present {
-                                assert!(cache.contains(id).unwrap(), "{id} lost");
-                            }
-                            for id in &absent {
-                                assert!(!cache.contains(id).unwrap(), "{id} invented");
-                            }
-                            rounds += 1;
+                        for id in &present {
+                            assert!(cache.contains(id).unwrap(), "{id} lost");
                         }
-                        rounds
-                    })
-                })
-                .collect();
-            // The refresher writes a new object, checks it is stale until refreshed, then visible.
-            for i in 0..100u32 {
-                let hex = format!("{:02x}{:038x}", (i * 13) % 256, i + 2_000_000);
-                let id: ObjectId = hex.parse().unwrap();
-                // Load its bucket first, so that the write below happens after the listing.
-                assert!(!cache.contains(&id).unwrap());
-                touch(objects, &hex);
-                // No refresh yet: the bucket stays as listed unless another refresh ran (none does).
-                assert!(!cache.contains(&id).unwrap(), "{id} seen without a refresh");
-                cache.refresh();
-                assert!(cache.contains(&id).unwrap(), "{id} not seen after refresh");
-            }
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            for r in readers {
-                assert!(r.join().unwrap() >= 5);
-            }
-        });
-        // Refreshes retired the listings they replaced (freed when the cache drops, below).
-        assert!(!lock(&cache.retired).is_empty());
+                        for id in &absent {
+                            assert!(!cache.contains(id).unwrap(), "{id} invented");
+                        }
+                        assert!(
+                            !cache.contains(&new).unwrap(),
+                            "{new} seen without a refresh"
+                        );
+                    });
+                }
+            });
+            cache.refresh();
+            assert!(
+                cache.contains(&new).unwrap(),
+                "{new} not seen after refresh"
+            );
+            std::fs::remove_file(objects.join(&hex[..2]).join(&hex[2..])).unwrap();
+            assert!(cache.contains(&new).unwrap(), "deleted but still listed");
+            cache.refresh();
+            assert!(!cache.contains(&new).unwrap());
+        }
     }
 
     #[test]
@@ -746,7 +578,7 @@ mod tests {
                     });
                 }
             });
-            assert_eq!(cache.buckets[0xab].load(Ordering::Relaxed), EMPTY);
+            assert!(cache.buckets[0xab].listing.get().is_none());
             // Once fixed, the next lookup lists it.
             std::fs::remove_file(tmp.path().join("ab")).unwrap();
             touch(tmp.path(), &id.to_string());

@@ -21,14 +21,30 @@
 //! thread can ever observe "cursor advanced" without "load in flight" (the pre-0.87 gix-odb race). Completing a
 //! load is a Release read-modify-write that decrements in-flight, after the slot's value was written. The word is
 //! changed only by read-modify-writes, so every later value is in the release sequence of every completion.
+//!
+//! `WAITERS` is set by a thread about to park ([`SlotMap::wait_for_change`]). A claim keeps it (the claim's
+//! compare-exchange adds to the value it read) and wakes nobody: a claim is never what a parked thread waits
+//! for. Every other change (completion, [`close`](SlotMap::close), reopening after a failed replacement,
+//! [`retire`](SlotMap::retire)) clears it in the same compare-exchange and, if it was set, notifies all waiters
+//! under the map's mutex. A claim that cleared it would lose the wake-up of a thread still parked when the next
+//! completion comes (a thread in [`SlotMap::wait_slot`] parks while other slots are being claimed).
+//!
+//! In-flight counts claims not completed yet, so in-flight <= claimed slots <= `len` <= [`MAX_SLOTS`] =
+//! 2^24 - 1: the 24-bit field cannot overflow into the flags ([`SlotMap::new`] asserts the bound).
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::sync::cell::UnsafeCell;
 use crate::sync::{
     Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait,
 };
 
-#[cfg(all(loom, feature = "loom"))]
-pub use crate::sync::take_trace;
+/// Loom builds only: what the models in `loom-tests/` read besides the protocol itself (the per-test event trace
+/// and per-thread operation counts; see `src/sync.rs`).
+#[cfg(loom)]
+pub mod model {
+    pub use crate::sync::{OpCounts, reset_model_state, take_op_counts, take_trace};
+}
 
 const CURSOR_MASK: u64 = (1 << 32) - 1;
 const IN_FLIGHT_SHIFT: u32 = 32;
@@ -41,8 +57,11 @@ const RETIRED: u64 = 1 << 62;
 /// real value.
 const UNSEEN: u64 = 1 << 63;
 
-/// The most slots one map can hold (the cursor's width).
-pub const MAX_SLOTS: usize = CURSOR_MASK as usize;
+/// The most slots one map can hold: the in-flight field's width (in-flight <= claimed slots <= `len`), so the
+/// in-flight count can never carry into the flag bits. The cursor field (32 bits) is wider.
+pub const MAX_SLOTS: usize = (1 << 24) - 1;
+const _: () = assert!(MAX_SLOTS as u64 == IN_FLIGHT_MASK >> IN_FLIGHT_SHIFT);
+const _: () = assert!(MAX_SLOTS as u64 <= CURSOR_MASK);
 
 /// A value of a map's state word.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -71,8 +90,10 @@ impl Word {
     }
     /// The same protocol state, ignoring the waiters flag (which says nothing about slots).
     ///
-    /// This comparison is ABA-free: the cursor only rises, and while it stands still in-flight only falls; the
-    /// flags are only ever set. So two equal values mean no claim and no completion happened in between.
+    /// This comparison is ABA-free for what a view cares about: the cursor only rises, and while it stands still
+    /// in-flight only falls, so two values with equal cursor and in-flight mean no claim and no completion
+    /// happened in between. (`RETIRED` is only ever set; `CLOSED` is cleared only when a replacement's `build`
+    /// panicked, and a close/reopen pair changes no slot.)
     #[inline]
     pub fn same_state(self, other: Word) -> bool {
         (self.0 ^ other.0) & !WAITERS == 0
@@ -136,7 +157,7 @@ pub struct SlotMap<T, M = ()> {
     meta: M,
     /// Loom builds only: claim in the pre-0.87 gix-odb order (advance the cursor, then announce the load in a
     /// second step). Exists so that the negative witness runs this very code with that one change.
-    #[cfg(all(loom, feature = "loom"))]
+    #[cfg(loom)]
     pre_087_claim_order: bool,
 }
 
@@ -162,7 +183,7 @@ impl<T, M> SlotMap<T, M> {
     /// it replaces) and whose next `unloaded` slots are empty. The cursor starts after the loaded ones.
     ///
     /// # Panics
-    /// If the total exceeds [`MAX_SLOTS`].
+    /// If the total exceeds [`MAX_SLOTS`] (2^24 - 1: the in-flight field's width).
     pub fn new(ready: Vec<T>, unloaded: usize, meta: M) -> Self {
         let n_ready = ready.len();
         let total = n_ready.checked_add(unloaded).expect("slot count overflows");
@@ -184,14 +205,14 @@ impl<T, M> SlotMap<T, M> {
             lock: Mutex::new(()),
             cv: Condvar::new(),
             meta,
-            #[cfg(all(loom, feature = "loom"))]
+            #[cfg(loom)]
             pre_087_claim_order: false,
         }
     }
 
     /// Loom builds only: the same map, claiming in the pre-0.87 gix-odb order (cursor first, in-flight count
     /// second) for the negative witness.
-    #[cfg(all(loom, feature = "loom"))]
+    #[cfg(loom)]
     pub fn with_pre_087_claim_order(mut self) -> Self {
         self.pre_087_claim_order = true;
         self
@@ -261,7 +282,7 @@ impl<T, M> SlotMap<T, M> {
         {
             return None;
         }
-        #[cfg(all(loom, feature = "loom"))]
+        #[cfg(loom)]
         if self.pre_087_claim_order {
             // The old order: take the slot, then announce the load. Between the two, another thread can read
             // "cursor exhausted, nothing in flight" while this slot is not published: the false miss.
@@ -301,7 +322,9 @@ impl<T, M> SlotMap<T, M> {
     }
 
     /// Apply `f` to the word with a compare-exchange loop (`success` ordering on the final exchange), clearing the
-    /// waiters flag, and wake the waiters if it was set. Returns the previous word.
+    /// waiters flag, and wake the waiters if it was set. Returns the previous word. Every change of the word
+    /// except a claim (`try_claim`) and a waiter's `fetch_or` goes through here: completions, `close`, `reopen`,
+    /// `retire`.
     fn modify(&self, success: Ordering, f: impl Fn(u64) -> u64) -> Word {
         let mut cur = self.word.load(Ordering::Relaxed);
         loop {
@@ -336,8 +359,15 @@ impl<T, M> SlotMap<T, M> {
     /// Block until the word's state differs from `seen` (ignoring the waiters flag). A short bounded spin of
     /// `spin_loop` hints (none under loom), then park on the condition variable; never a yield-and-retry loop (P3).
     ///
-    /// The caller reloads the word afterwards with [`load`](Self::load).
+    /// A change already made when this checks returns at once, whatever it was. Once parked, the thread is woken by
+    /// the next completion, `close`, reopen or `retire`, **not** by a claim (claims notify nobody), so wait only
+    /// for one of those: a load in flight to complete, or a closed map to be retired or reopened. The caller
+    /// reloads the word afterwards with [`load`](Self::load).
     pub fn wait_for_change(&self, seen: Word) {
+        #[cfg_attr(
+            loom,
+            allow(clippy::reversed_empty_ranges, reason = "no spin under loom")
+        )]
         for _ in 0..SPIN_LIMIT {
             if !self.load().same_state(seen) {
                 return;
@@ -360,12 +390,48 @@ impl<T, M> SlotMap<T, M> {
         }
     }
 
+    /// Block until slot `i`, which has been claimed, is no longer pending (its load was published or abandoned),
+    /// and return what it holds. For a loader that needs an earlier slot's value: the store's loader of a pack
+    /// covered by a multi-pack-index waits for that index's slot (claimed before it, since claims go in slot
+    /// order). Other slots may be claimed while it waits; it is woken by the completion of slot `i`.
+    ///
+    /// # Panics
+    /// If slot `i` is not below the cursor (nobody has claimed it, so nobody would complete it).
+    pub fn wait_slot(&self, i: usize) -> SlotRef<'_, T> {
+        loop {
+            match self.get(i) {
+                SlotRef::Pending => {}
+                r => return r,
+            }
+            let w = self.load();
+            assert!(
+                i < w.cursor(),
+                "waiting for slot {i}, which nobody has claimed"
+            );
+            // If slot i's completion precedes `w` in the word's modification order, our Acquire load of `w`
+            // synchronizes with it and this `get` sees the slot's final state. Otherwise the completion comes
+            // after `w`, so it changes the state from `w` and (clearing WAITERS, notifying) ends the wait.
+            if matches!(self.get(i), SlotRef::Pending) {
+                trace(|| format!("waits for slot {i}"));
+                self.wait_for_change(w);
+            }
+        }
+    }
+
     /// Stop further claims (the first step of replacing this map). Returns the word before closing.
     pub fn close(&self) -> Word {
         // Relaxed: closing publishes nothing. Claims after it in the word's modification order fail because a
         // compare-exchange reads the latest value; the refresher then waits for in-flight loads with Acquire
         // loads (`load`/`wait_for_change`).
         self.modify(Ordering::Relaxed, |w| w | CLOSED)
+    }
+
+    /// Undo [`close`](Self::close) when no successor will be published (the replacement's `build` panicked): wakes
+    /// the lookups waiting for `RETIRED` on the unclaimed slots, which then claim them.
+    fn reopen(&self) {
+        // Relaxed: reopening publishes nothing; a lookup that sees it only tries to claim (a compare-exchange).
+        self.modify(Ordering::Relaxed, |w| w & !CLOSED);
+        trace(|| "reopened (the replacement failed)".to_owned());
     }
 
     /// Block until no load is in flight (after [`close`](Self::close), this is final). Returns that word.
@@ -568,7 +634,18 @@ impl<T, M> View<T, M> {
             if w.cursor() < map.len() && !w.is_closed() {
                 if let Some(ticket) = map.try_claim(w) {
                     let index = ticket.index();
-                    let value = load(map, index);
+                    let value = match catch_unwind(AssertUnwindSafe(|| load(map, index))) {
+                        Ok(value) => value,
+                        // The loader panicked: abandon the slot (which completes its load and wakes waiters,
+                        // P2/P3) before the panic goes on, so that nothing locks or notifies while unwinding
+                        // (under loom, all model threads share one OS thread's panic state, and a mutex
+                        // released by another model thread during our unwinding would read as poisoned). The
+                        // panic is the caller's: nothing here looks at state the loader left behind.
+                        Err(panic) => {
+                            drop(ticket);
+                            resume_unwind(panic)
+                        }
+                    };
                     let v = ticket.publish(value);
                     // The word changed (our claim and completion), so `seen` is stale and the next `catch_up`
                     // reads it again. Mark our own slot visited so it is not visited twice.
@@ -621,6 +698,10 @@ impl<T, M> Current<T, M> {
 
     /// Replace the current map with `build(old)`, where `old` is closed and idle when `build` runs, so every slot
     /// it loaded is visible through [`SlotMap::ready`]. Returns the new map.
+    ///
+    /// # Panics
+    /// If `build` panics, the panic propagates and `old` stays current, reopened: lookups waiting on its unclaimed
+    /// slots claim them, and the next `replace` closes it again and publishes a successor.
     pub fn replace(
         &self,
         build: impl FnOnce(&SlotMap<T, M>) -> SlotMap<T, M>,
@@ -628,7 +709,18 @@ impl<T, M> Current<T, M> {
         let old = self.get();
         old.close();
         old.wait_idle();
-        let new = Arc::new(build(&old));
+        // A `build` that panics must not leave the map closed and never retired (lookups waiting on its unclaimed
+        // slots would wait for a RETIRED that never comes): reopen it, then let the panic go on. Reopening runs
+        // after the catch, not while unwinding (see `View::settle` on why nothing locks while unwinding), and the
+        // panic is the caller's: nothing here looks at what `build` left behind.
+        let new = match catch_unwind(AssertUnwindSafe(|| build(&old))) {
+            Ok(map) => Arc::new(map),
+            Err(panic) => {
+                old.reopen();
+                drop(old);
+                resume_unwind(panic)
+            }
+        };
         *lock(&self.map) = Arc::clone(&new);
         trace(|| "published the successor map".to_owned());
         // After publishing: a handle that sees RETIRED (Acquire, pairing with retire's Release) and then asks
@@ -636,5 +728,32 @@ impl<T, M> Current<T, M> {
         old.retire();
         trace(|| "retired the old map".to_owned());
         new
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "too many slots")]
+    fn more_slots_than_the_in_flight_field_holds_are_refused() {
+        // Refused before anything is allocated.
+        let _ = SlotMap::<(), ()>::new(vec![], MAX_SLOTS + 1, ());
+    }
+
+    #[test]
+    fn a_full_in_flight_field_does_not_touch_the_flags() {
+        let w = Word(MAX_SLOTS as u64 * (1 + IN_FLIGHT_ONE));
+        assert_eq!((w.cursor(), w.in_flight()), (MAX_SLOTS, MAX_SLOTS));
+        assert!(!w.is_closed() && !w.is_retired() && w.0 & (WAITERS | UNSEEN) == 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "nobody has claimed")]
+    fn waiting_for_an_unclaimed_slot_panics() {
+        let map = SlotMap::<u32, ()>::new(vec![1], 1, ());
+        assert!(matches!(map.wait_slot(0), SlotRef::Ready(1)));
+        map.wait_slot(1);
     }
 }

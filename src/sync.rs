@@ -1,13 +1,16 @@
 //! The one place that chooses between `std` and `loom`.
 //!
 //! Every other module imports its atomics, `Arc`, `Mutex`, `Condvar` and cells from here (in the style of
-//! sharded-slab's `src/sync.rs`), so that building with `RUSTFLAGS="--cfg loom"` and `--features loom` swaps the
-//! whole protocol onto loom's model-checked primitives without touching its code.
+//! sharded-slab's `src/sync.rs`), so that building with `RUSTFLAGS="--cfg loom"` swaps the whole protocol onto
+//! loom's model-checked primitives without touching its code. Code that must not be model-checked (the loose
+//! cache, shared errors) takes its primitives from [`plain`], which is `std` in every build.
 
-#[cfg(all(loom, feature = "loom"))]
+#[cfg(loom)]
 mod imp {
-    pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+    use std::cell::RefCell;
+
     pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use std::sync::atomic::Ordering;
 
     pub(crate) mod cell {
         pub(crate) use loom::cell::UnsafeCell;
@@ -21,24 +24,166 @@ mod imp {
         loom::hint::spin_loop();
     }
 
-    /// Events recorded by [`trace`] in the current loom execution. A plain `std::sync::Mutex` is invisible to
-    /// loom, so recording adds no synchronization to the model.
-    static TRACE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    /// How many shared-memory operations of each kind one loom thread performed (loom builds only).
+    ///
+    /// Every atomic the crate uses under loom is a counting wrapper (below), and [`lock`](super::lock) and
+    /// [`wait`](super::wait) count too, so a model can assert what a code path does to shared state, including
+    /// operations that leave no trace line (a failed compare-exchange, a `fetch_or`, an untraced load).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct OpCounts {
+        /// Loads with `Acquire` ordering.
+        pub acquire_loads: usize,
+        /// Loads with any other ordering (`Relaxed`, `SeqCst`).
+        pub other_loads: usize,
+        /// Plain stores.
+        pub stores: usize,
+        /// Read-modify-writes other than compare-exchange (`fetch_*`, `swap`).
+        pub rmws: usize,
+        /// Compare-exchanges that succeeded.
+        pub cas_successes: usize,
+        /// Compare-exchanges that failed.
+        pub cas_failures: usize,
+        /// Mutex acquisitions (through `sync::lock`).
+        pub locks: usize,
+        /// Condition-variable waits (through `sync::wait`).
+        pub waits: usize,
+    }
+
+    impl OpCounts {
+        /// Exactly one Acquire load and nothing else: the P4 budget of a steady-state miss.
+        pub const ONE_ACQUIRE_LOAD: OpCounts = OpCounts {
+            acquire_loads: 1,
+            other_loads: 0,
+            stores: 0,
+            rmws: 0,
+            cas_successes: 0,
+            cas_failures: 0,
+            locks: 0,
+            waits: 0,
+        };
+    }
+
+    // Per-test state. loom runs all threads of a model on the OS thread that called `check` (one per test under
+    // cargo's harness), so a std `thread_local!` is private to one test, and tests may run in parallel. Plain
+    // std cells are invisible to loom: recording adds no synchronization to the model.
+    thread_local! {
+        static TRACE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+        static OPS: RefCell<Vec<(loom::thread::ThreadId, OpCounts)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Count one operation for the current loom thread.
+    pub(crate) fn count(f: impl FnOnce(&mut OpCounts)) {
+        let id = loom::thread::current().id();
+        OPS.with_borrow_mut(|all| match all.iter_mut().find(|(t, _)| *t == id) {
+            Some((_, c)) => f(c),
+            None => {
+                let mut c = OpCounts::default();
+                f(&mut c);
+                all.push((id, c));
+            }
+        });
+    }
+
+    /// Take (and reset) the operation counts of the current loom thread.
+    pub fn take_op_counts() -> OpCounts {
+        let id = loom::thread::current().id();
+        OPS.with_borrow_mut(|all| match all.iter().position(|(t, _)| *t == id) {
+            Some(i) => all.swap_remove(i).1,
+            None => OpCounts::default(),
+        })
+    }
 
     /// Record a protocol event (loom builds only), prefixed with the loom thread's id.
     pub(crate) fn trace(event: impl FnOnce() -> String) {
         let line = format!("{:?}: {}", loom::thread::current().id(), event());
-        TRACE.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+        TRACE.with_borrow_mut(|t| t.push(line));
     }
 
-    /// Take (and clear) the events recorded so far. Models call it at the start of each execution and print it
-    /// when an execution fails.
+    /// Take (and clear) the events recorded so far in this test. Models print it when an execution fails.
     pub fn take_trace() -> Vec<String> {
-        std::mem::take(&mut *TRACE.lock().unwrap_or_else(|p| p.into_inner()))
+        TRACE.with_borrow_mut(std::mem::take)
     }
+
+    /// Clear this test's trace and operation counts (at the start of each loom execution).
+    pub fn reset_model_state() {
+        TRACE.with_borrow_mut(Vec::clear);
+        OPS.with_borrow_mut(Vec::clear);
+    }
+
+    fn count_load(o: Ordering) {
+        count(|c| match o {
+            Ordering::Acquire => c.acquire_loads += 1,
+            _ => c.other_loads += 1,
+        });
+    }
+
+    /// A loom atomic that counts every operation on it ([`OpCounts`]); otherwise exactly loom's.
+    macro_rules! counted_atomic {
+        ($name:ident, $int:ty) => {
+            #[derive(Debug)]
+            pub(crate) struct $name(loom::sync::atomic::$name);
+
+            #[allow(dead_code, reason = "the full std surface; each build uses part of it")]
+            impl $name {
+                pub(crate) fn new(v: $int) -> Self {
+                    Self(loom::sync::atomic::$name::new(v))
+                }
+                pub(crate) fn load(&self, o: Ordering) -> $int {
+                    let v = self.0.load(o);
+                    count_load(o);
+                    v
+                }
+                pub(crate) fn store(&self, v: $int, o: Ordering) {
+                    self.0.store(v, o);
+                    count(|c| c.stores += 1);
+                }
+                pub(crate) fn swap(&self, v: $int, o: Ordering) -> $int {
+                    let r = self.0.swap(v, o);
+                    count(|c| c.rmws += 1);
+                    r
+                }
+                pub(crate) fn fetch_add(&self, v: $int, o: Ordering) -> $int {
+                    let r = self.0.fetch_add(v, o);
+                    count(|c| c.rmws += 1);
+                    r
+                }
+                pub(crate) fn fetch_sub(&self, v: $int, o: Ordering) -> $int {
+                    let r = self.0.fetch_sub(v, o);
+                    count(|c| c.rmws += 1);
+                    r
+                }
+                pub(crate) fn fetch_or(&self, v: $int, o: Ordering) -> $int {
+                    let r = self.0.fetch_or(v, o);
+                    count(|c| c.rmws += 1);
+                    r
+                }
+                pub(crate) fn fetch_and(&self, v: $int, o: Ordering) -> $int {
+                    let r = self.0.fetch_and(v, o);
+                    count(|c| c.rmws += 1);
+                    r
+                }
+                pub(crate) fn compare_exchange(
+                    &self,
+                    current: $int,
+                    new: $int,
+                    success: Ordering,
+                    failure: Ordering,
+                ) -> Result<$int, $int> {
+                    let r = self.0.compare_exchange(current, new, success, failure);
+                    count(|c| match r {
+                        Ok(_) => c.cas_successes += 1,
+                        Err(_) => c.cas_failures += 1,
+                    });
+                    r
+                }
+            }
+        };
+    }
+    counted_atomic!(AtomicU8, u8);
+    counted_atomic!(AtomicU64, u64);
 }
 
-#[cfg(not(all(loom, feature = "loom")))]
+#[cfg(not(loom))]
 mod imp {
     pub(crate) use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -83,27 +228,41 @@ mod imp {
 pub(crate) use imp::*;
 
 /// Types that are the same in loom builds: for values that live outside the model-checked protocol (the public
-/// `Arc<Store>`, shared errors, loaded indices). Only the protocol's own state uses the switchable types above.
+/// `Arc<Store>`, shared errors, loaded indices, the loose cache). Only the protocol's own state uses the
+/// switchable types above.
 pub(crate) mod plain {
-    pub(crate) use std::sync::Arc;
+    pub(crate) use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+    /// Lock a std mutex, ignoring poisoning (see [`super::lock`]).
+    pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        match m.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
 }
 
 /// Lock a mutex, ignoring poisoning: every critical section in this crate leaves its data consistent at every
 /// point where it could panic, so a poisoned lock carries no broken invariant.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    match m.lock() {
+    let g = match m.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
-    }
+    };
+    #[cfg(loom)]
+    count(|c| c.locks += 1);
+    g
 }
 
 /// Wait on a condition variable, ignoring poisoning (see [`lock`]).
 pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    #[cfg(loom)]
+    count(|c| c.waits += 1);
     match cv.wait(g) {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     }
 }
 
-#[cfg(all(loom, feature = "loom"))]
-pub use imp::take_trace;
+#[cfg(loom)]
+pub use imp::{OpCounts, reset_model_state, take_op_counts, take_trace};

@@ -22,14 +22,13 @@
 //! 0.8% false positives; a binary fuse filter (xorf's `BinaryFuse8`) is smaller (1.13 bytes per id) with fewer
 //! false positives (0.39%), but builds about five times slower and needs its keys deduplicated first.
 
-// `OnceLock` is the std primitive the design allows for this write-once cell: the filter is not part of the
-// model-checked protocol (it is an immutable value published once; a reader that misses it searches the packs).
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::ids::PackId;
 use crate::idx::PackIndex;
-use crate::sync::plain::Arc;
+// `OnceLock` from `sync::plain` (std in loom builds too): the filter is not part of the model-checked protocol (an
+// immutable value published once; a reader that does not see it yet searches the packs).
+use crate::sync::plain::{Arc, OnceLock};
 
 /// Bits per id: 11 (1.375 bytes), about 0.8% false positives with 8 bits set per id in one 256-bit block.
 /// At 10 bits per id (1.25 bytes) the rate is 1.24%, and every false positive of a store with many packs costs

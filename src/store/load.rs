@@ -95,18 +95,10 @@ pub(super) fn load_slot(
         SlotSpec::Pack { pack, covered_by } => {
             if let Some(m) = covered_by {
                 // Wait for the multi-pack-index that covers this pack (claimed before it) to finish loading: if
-                // it loaded, this pack needs nothing; if it failed, load the pack's own index.
-                loop {
-                    match map.get(*m) {
-                        SlotRef::Ready(Loaded::Midx(_)) => return Loaded::Covered,
-                        SlotRef::Pending => {
-                            let w = map.load();
-                            if matches!(map.get(*m), SlotRef::Pending) {
-                                map.wait_for_change(w);
-                            }
-                        }
-                        _ => break,
-                    }
+                // it loaded, this pack needs nothing; if it failed (or its loader was abandoned), load the pack's
+                // own index. The wait is the protocol's (`SlotMap::wait_slot`, modelled in loom-tests).
+                if let SlotRef::Ready(Loaded::Midx(_)) = map.wait_slot(*m) {
+                    return Loaded::Covered;
                 }
             }
             let p = &g.packs[*pack];

@@ -459,7 +459,7 @@ fn loose_written_after_open() {
     let t = init_repo("sha1", true);
     let objects = t.path().join("objects");
     let db = LooseDb::open(&objects, HashKind::Sha1).unwrap();
-    let cache = LooseCache::new(LooseDb::open(&objects, HashKind::Sha1).unwrap());
+    let mut cache = LooseCache::new(LooseDb::open(&objects, HashKind::Sha1).unwrap());
 
     let x = hash_blob(t.path(), "x\n");
     // Loads x's fan-out directory (absent).
@@ -541,25 +541,26 @@ fn loose_cache_from_many_threads() {
         .map(|i| write_blob(t.path(), &format!("mt {i}\n")))
         .collect();
     let absent: Vec<ObjectId> = absent_ids(300, 40, 3).iter().map(|h| id(h)).collect();
-    let cache = LooseCache::new(LooseDb::open(&objects, HashKind::Sha1).unwrap());
-    std::thread::scope(|s| {
-        for k in 0..4 {
-            let (cache, ids, absent) = (&cache, &ids, &absent);
-            s.spawn(move || {
-                for round in 0..20 {
-                    if k == 0 && round % 5 == 0 {
-                        cache.refresh();
+    let mut cache = LooseCache::new(LooseDb::open(&objects, HashKind::Sha1).unwrap());
+    // `refresh` takes `&mut self`: refresh between rounds of four threads that race for the first listings.
+    for _ in 0..4 {
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let (cache, ids, absent) = (&cache, &ids, &absent);
+                s.spawn(move || {
+                    for _ in 0..5 {
+                        for i in ids {
+                            assert!(cache.contains(i).unwrap());
+                        }
+                        for a in absent {
+                            assert!(!cache.contains(a).unwrap());
+                        }
                     }
-                    for i in ids {
-                        assert!(cache.contains(i).unwrap());
-                    }
-                    for a in absent {
-                        assert!(!cache.contains(a).unwrap());
-                    }
-                }
-            });
-        }
-    });
+                });
+            }
+        });
+        cache.refresh();
+    }
 }
 
 #[cfg(unix)]
