@@ -18,8 +18,8 @@
 //!
 //! Why a split-block Bloom filter rather than a binary fuse filter (both measured by `odb-index-bench`, scenario
 //! `filter-build`): one cache line per query (a binary fuse filter reads three), a build that is one pass with no
-//! failure or retry and that tolerates duplicate ids (an object in several packs), 1.375 bytes per id and about
-//! 0.8% false positives; a binary fuse filter (xorf's `BinaryFuse8`) is smaller (1.13 bytes per id) with fewer
+//! failure or retry and that tolerates duplicate ids (an object in several packs), 1.5 bytes per id and about
+//! 0.55% false positives; a binary fuse filter (xorf's `BinaryFuse8`) is smaller (1.13 bytes per id) with fewer
 //! false positives (0.39%), but builds about five times slower and needs its keys deduplicated first.
 
 use std::time::{Duration, Instant};
@@ -30,10 +30,11 @@ use crate::idx::PackIndex;
 // immutable value published once; a reader that does not see it yet searches the packs).
 use crate::sync::plain::{Arc, OnceLock};
 
-/// Bits per id: 11 (1.375 bytes), about 0.8% false positives with 8 bits set per id in one 256-bit block.
-/// At 10 bits per id (1.25 bytes) the rate is 1.24%, and every false positive of a store with many packs costs
-/// a search of each of them (100 packs: about 60 times a filtered miss), enough to double the average miss.
-const BITS_PER_ID: u64 = 11;
+/// Bits per id: 12 (1.5 bytes; the block count is rounded down, so never more), about 0.55% false positives with
+/// 8 bits set per id in one 256-bit block. Every false positive of a store with many packs costs a search of each
+/// of them (100 packs: about 100 times a filtered miss), so the rate sets how far a 100-pack miss is from a
+/// one-pack miss: at 10 bits per id (1.24%) it was 2.4x in a loaded run, at 11 bits (0.82%) 1.6x to 2.2x.
+const BITS_PER_ID: u64 = 12;
 
 /// One block: 256 bits (eight 32-bit lanes, held as four 64-bit words), half a cache line.
 #[derive(Clone, Copy, Default)]
@@ -92,12 +93,10 @@ fn masks(x: u64) -> [u64; 4] {
 }
 
 impl SplitBlockBloom {
-    /// A filter sized for `capacity` ids (11 bits each, rounded up to whole 32-byte blocks), holding `ids`.
+    /// A filter sized for `capacity` ids (12 bits each, rounded down to whole 32-byte blocks, at least one),
+    /// holding `ids`.
     pub fn from_ids<'a>(capacity: usize, ids: impl IntoIterator<Item = &'a [u8]>) -> Self {
-        let n = (capacity as u64)
-            .saturating_mul(BITS_PER_ID)
-            .div_ceil(256)
-            .clamp(1, u64::from(u32::MAX));
+        let n = ((capacity as u64).saturating_mul(BITS_PER_ID) / 256).clamp(1, u64::from(u32::MAX));
         let mut f = SplitBlockBloom {
             blocks: vec![Block::default(); n as usize].into_boxed_slice(),
             ids: 0,
@@ -128,7 +127,7 @@ impl SplitBlockBloom {
         self.ids += 1;
     }
 
-    /// False if `id` was certainly never inserted; true if it may have been (about 0.8% of absent ids).
+    /// False if `id` was certainly never inserted; true if it may have been (about 0.55% of absent ids).
     #[inline]
     pub fn may_contain(&self, id: &[u8]) -> bool {
         let Some((k, x)) = keys(id) else { return true };
@@ -335,10 +334,10 @@ mod tests {
             .map(|i| kind.digest(format!("absent {i}").as_bytes()))
             .filter(|id| f.may_contain(id.as_bytes()))
             .count();
-        // 11 bits per id: about 0.8% (160); far from 0 and far from 5%.
-        assert!((20..1000).contains(&fp), "{fp} false positives");
+        // 12 bits per id: about 0.55% (110); far from 0 and far from 5%.
+        assert!((10..1000).contains(&fp), "{fp} false positives");
         assert_eq!(f.ids(), 20_000);
-        assert!(f.bytes() <= 20_000 * 11 / 8 + 32);
+        assert!(f.bytes() <= 20_000 * 12 / 8);
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub enum RefreshMode {
 
 /// When a store builds its miss filter (see [`Store::miss_filter`](super::Store::miss_filter)).
 ///
-/// The filter is a split-block Bloom filter (1.375 bytes per id) over the ids of the loaded packs; a miss that it
+/// The filter is a split-block Bloom filter (1.5 bytes per id) over the ids of the loaded packs; a miss that it
 /// answers skips their index searches. It is built once per pack listing, by a lookup that misses after every
 /// index is loaded, and shared by all handles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
