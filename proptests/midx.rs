@@ -36,10 +36,11 @@ impl Case {
 
 fn offset() -> impl Strategy<Value = u64> {
     prop_oneof![
-        6 => 0u64..1 << 20,
+        // No object starts inside the 12-byte pack header.
+        6 => 12u64..1 << 20,
         1 => (1u64 << 31) - 3..(1u64 << 31) + 3,
         1 => (1u64 << 32) - 3..(1u64 << 32) + 3,
-        1 => any::<u64>(),
+        1 => 12u64..,
     ]
 }
 
@@ -84,7 +85,7 @@ prop_compose! {
             }
             for (p, pack) in packs.iter_mut().enumerate() {
                 if mask & (1 << p) != 0 {
-                    let off = if large { offs[p] } else { offs[p] & 0x7fff_ffff };
+                    let off = if large { offs[p] } else { (offs[p] & 0x7fff_ffff).max(12) };
                     pack.entries.push((id, off));
                 }
             }
@@ -284,7 +285,7 @@ proptest! {
     }
 
     #[test]
-    fn bad_pack_ids_and_large_offset_refs_are_rejected(
+    fn bad_pack_ids_and_large_offset_refs_are_errors_when_used(
         case in case(),
         pick in any::<prop::sample::Index>(),
         extra in prop_oneof![Just(0u32), 0u32..1000],
@@ -294,16 +295,31 @@ proptest! {
         prop_assume!(!m.is_empty());
         let c = chunks(&b);
         let (ooff, _) = c[b"OOFF"];
+        let (oidl, _) = c[b"OIDL"];
         let object = pick.index(m.len() as usize);
+        let h = case.kind.len();
+        let id = b[oidl + h * object..][..h].to_vec();
         let at = ooff + 8 * object;
+        // Opens (nothing scans the entries), answers the damaged object with the error, and verify reports it.
+        let check = |v: Vec<u8>, want: &dyn Fn(&MidxProblem) -> bool| -> Result<(), TestCaseError> {
+            let m = open(v, case.kind).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let got = m.find(&id);
+            prop_assert!(got.as_ref().is_err_and(want), "find: {:?}", got);
+            prop_assert_eq!(m.lookup(&id), None);
+            match m.verify() {
+                Err(Error::CorruptMultiPackIndex { problem, .. }) => prop_assert!(want(&problem), "{}", problem),
+                other => prop_assert!(false, "verify: {:?}", other),
+            }
+            Ok(())
+        };
         // A pack id >= the number of packs.
         let mut v = b.clone();
         let packs = m.pack_names().len() as u32;
         v[at..at + 4].copy_from_slice(&packs.saturating_add(extra).to_be_bytes());
         reseal(&mut v, case.kind);
-        expect_problem(v, case.kind, |p| matches!(
+        check(v, &|p| matches!(
             p, MidxProblem::PackIdOutOfRange { object: o, .. } if *o as usize == object
-        ));
+        ))?;
         // A LOFF row past its end (only meaningful when there is a LOFF chunk).
         if let Some(&(ls, le)) = c.get(b"LOFF") {
             let rows = ((le - ls) / 8) as u32;
@@ -311,9 +327,9 @@ proptest! {
             let r = (rows + extra) | 0x8000_0000;
             v[at + 4..at + 8].copy_from_slice(&r.to_be_bytes());
             reseal(&mut v, case.kind);
-            expect_problem(v, case.kind, |p| matches!(
+            check(v, &|p| matches!(
                 p, MidxProblem::LargeOffsetOutOfRange { object: o, .. } if *o as usize == object
-            ));
+            ))?;
         }
     }
 

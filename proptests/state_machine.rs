@@ -245,7 +245,13 @@ impl System {
         let idx = self.pack_dir().join(format!("pack-{pack_sum}.idx"));
         let bytes = write_idx(2, KIND, &entries, &pack_sum).unwrap();
         // As git does: the pack first, then the index under a temporary name, renamed into place.
-        std::fs::write(idx.with_extension("pack"), b"PACK\0\0\0\x02").unwrap();
+        let len = entries.iter().map(|e| e.offset).max().unwrap_or(12) + 1 + KIND.len() as u64;
+        odb_index_testkit::write_stub_pack(
+            &idx.with_extension("pack"),
+            entries.len() as u32,
+            len,
+            pack_sum.as_bytes(),
+        );
         write_then_rename(&idx, &bytes);
         self.serial_of.insert(idx.with_extension("pack"), serial);
         self.on_disk.insert(serial, idx);

@@ -1,6 +1,31 @@
-//! The bytes of an index file: a read-only memory map (default) or a heap copy.
+//! The bytes of an index file (a read-only memory map, or a heap copy), and opening files safely.
+//!
+//! Every file the crate reads (index files, `config`, `info/alternates`, `commondir`, `.git` files, the tail of
+//! a `.pack`) is opened with [`open_regular`]: it is checked to be a regular file before it is opened, opened
+//! without blocking (`O_NONBLOCK`: a FIFO renamed into place between the check and the open cannot make the
+//! open wait for a writer), and checked again on the open descriptor. A FIFO, socket, device or directory is an
+//! error carrying a [`FileProblem`], never a hang. Files of the configuration kind are read with a bound
+//! ([`read_bounded`]).
+//!
+//! ```
+//! use odb_index::data::{FileProblem, file_problem, read_bounded};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let config = dir.path().join("config");
+//! std::fs::write(&config, "[core]\n")?;
+//! assert_eq!(read_bounded(&config, 1024)?, b"[core]\n");
+//! // Too long for the bound: an error, not all of memory.
+//! let e = read_bounded(&config, 4).unwrap_err();
+//! assert!(matches!(file_problem(&e), Some(FileProblem::TooLarge { .. })));
+//! // A directory where a file should be.
+//! let e = read_bounded(dir.path(), 1024).unwrap_err();
+//! assert!(matches!(file_problem(&e), Some(FileProblem::NotRegular { .. })));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+use std::fmt;
 use std::fs::File;
+use std::io;
 use std::path::Path;
 
 /// How index files are brought into memory.
@@ -14,8 +39,250 @@ pub enum LoadMode {
     #[default]
     Mmap,
     /// Read the whole file into memory. Slower to load and uses heap memory, but immune to files truncated or
-    /// rewritten in place (for filesystems or tools that do that).
+    /// rewritten in place (for filesystems or tools that do that). A sparse file (one that allocates less than
+    /// half of its length on disk, above 1 MiB) is refused with [`FileProblem::Sparse`] instead of being read:
+    /// git never writes one, and reading it would take as much memory as it claims.
     Read,
+}
+
+/// What a file's type is, when it is not a regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A directory.
+    Directory,
+    /// A named pipe (FIFO).
+    Fifo,
+    /// A Unix domain socket.
+    Socket,
+    /// A character device (`/dev/zero`, a terminal).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// Anything else the system reports.
+    Other,
+}
+
+impl fmt::Display for FileKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::Socket => "a socket",
+            FileKind::CharDevice => "a character device",
+            FileKind::BlockDevice => "a block device",
+            FileKind::Other => "not a regular file",
+        })
+    }
+}
+
+/// Why a file that should be read cannot be: carried inside the [`io::Error`] that [`open_regular`],
+/// [`read_bounded`], [`read_tail`] and [`Data::open`] return (see [`file_problem`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileProblem {
+    /// The path names something other than a regular file (after following symbolic links).
+    NotRegular {
+        /// What it is.
+        kind: FileKind,
+    },
+    /// The file is longer than the bound for files of its kind.
+    TooLarge {
+        /// Its length.
+        len: u64,
+        /// The bound.
+        limit: u64,
+    },
+    /// Under [`LoadMode::Read`]: the file is sparse (allocates far less than its length), so reading it would
+    /// take as much memory as it claims to hold.
+    Sparse {
+        /// Its length.
+        len: u64,
+        /// The bytes it allocates on disk.
+        allocated: u64,
+    },
+    /// The file is shorter than the bytes asked for at its end ([`read_tail`]).
+    TooShort {
+        /// Its length.
+        len: u64,
+        /// The bytes asked for.
+        need: u64,
+    },
+}
+
+impl fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileProblem::NotRegular { kind } => write!(f, "not a regular file: {kind}"),
+            FileProblem::TooLarge { len, limit } => {
+                write!(f, "file is too large ({len} bytes, at most {limit} read)")
+            }
+            FileProblem::Sparse { len, allocated } => write!(
+                f,
+                "sparse file ({len} bytes long, {allocated} allocated): not read into memory"
+            ),
+            FileProblem::TooShort { len, need } => {
+                write!(f, "file is too short ({len} bytes, at least {need} needed)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FileProblem {}
+
+impl From<FileProblem> for io::Error {
+    fn from(p: FileProblem) -> io::Error {
+        let kind = match p {
+            FileProblem::NotRegular {
+                kind: FileKind::Directory,
+            } => io::ErrorKind::IsADirectory,
+            FileProblem::NotRegular { .. } => io::ErrorKind::InvalidInput,
+            FileProblem::TooLarge { .. } => io::ErrorKind::FileTooLarge,
+            FileProblem::Sparse { .. } | FileProblem::TooShort { .. } => io::ErrorKind::InvalidData,
+        };
+        io::Error::new(kind, p)
+    }
+}
+
+/// The [`FileProblem`] an I/O error from this module carries, if it carries one.
+pub fn file_problem(e: &io::Error) -> Option<&FileProblem> {
+    e.get_ref()?.downcast_ref::<FileProblem>()
+}
+
+fn kind_of(ft: std::fs::FileType) -> FileKind {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if ft.is_fifo() {
+            return FileKind::Fifo;
+        }
+        if ft.is_socket() {
+            return FileKind::Socket;
+        }
+        if ft.is_char_device() {
+            return FileKind::CharDevice;
+        }
+        if ft.is_block_device() {
+            return FileKind::BlockDevice;
+        }
+    }
+    if ft.is_dir() {
+        FileKind::Directory
+    } else {
+        FileKind::Other
+    }
+}
+
+/// `Ok` if `md` is a regular file's; otherwise an error carrying [`FileProblem::NotRegular`] saying what it is.
+pub fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
+    if md.is_file() {
+        Ok(())
+    } else {
+        Err(FileProblem::NotRegular {
+            kind: kind_of(md.file_type()),
+        }
+        .into())
+    }
+}
+
+/// Open `path` for reading if it is a regular file (symbolic links followed), without ever blocking.
+///
+/// The path is `stat`ed first, so that nothing that is not a regular file is opened at all (opening some
+/// devices has effects); it is then opened with `O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (a FIFO renamed into place
+/// after the `stat` opens at once instead of waiting for a writer), and the open descriptor is checked again.
+/// Returns the file and its metadata (from the descriptor). A file that is not regular is an error of kind
+/// [`io::ErrorKind::InvalidInput`] (or [`io::ErrorKind::IsADirectory`]) carrying [`FileProblem::NotRegular`].
+pub fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
+    check_regular(&std::fs::metadata(path)?)?;
+    #[cfg(unix)]
+    let file = {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        File::from(fd)
+    };
+    #[cfg(not(unix))]
+    let file = File::open(path)?;
+    let md = file.metadata()?;
+    check_regular(&md)?;
+    Ok((file, md))
+}
+
+/// Read `file` (of length `len` when it was checked) into memory, reading at most `limit` bytes; more is
+/// [`FileProblem::TooLarge`] (also when the file grew past the bound after it was checked).
+fn read_all(file: &File, len: u64, limit: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    if len > limit {
+        return Err(FileProblem::TooLarge { len, limit }.into());
+    }
+    // `len <= limit`, and the limit is what the caller accepts to hold in memory.
+    let mut v = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    let read = file.take(limit.saturating_add(1)).read_to_end(&mut v)?;
+    if read as u64 > limit {
+        return Err(FileProblem::TooLarge {
+            len: read as u64,
+            limit,
+        }
+        .into());
+    }
+    Ok(v)
+}
+
+/// Read the regular file `path` whole, if it holds at most `limit` bytes (for `config`, `info/alternates`,
+/// `commondir` and `.git` files). Opened with [`open_regular`]; a longer file is an error carrying
+/// [`FileProblem::TooLarge`] (a file that grows while it is read is cut at `limit + 1` bytes, never read on).
+pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let (file, md) = open_regular(path)?;
+    read_all(&file, md.len(), limit)
+}
+
+/// The length of the regular file `path` and its last `n` bytes, read with one positioned read (for a
+/// `.pack`'s trailing checksum: the pack itself is never read or hashed). A file shorter than `n` bytes is an
+/// error carrying [`FileProblem::TooShort`].
+pub fn read_tail(path: &Path, n: usize) -> io::Result<(u64, Vec<u8>)> {
+    let (file, md) = open_regular(path)?;
+    let len = md.len();
+    let need = n as u64;
+    if len < need {
+        return Err(FileProblem::TooShort { len, need }.into());
+    }
+    let mut buf = vec![0u8; n];
+    read_exact_at(&file, &mut buf, len - need)?;
+    Ok((len, buf))
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(mut file: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    use std::io::{Read as _, Seek as _};
+    file.seek(io::SeekFrom::Start(at))?;
+    file.read_exact(buf)
+}
+
+/// Under [`LoadMode::Read`], a file longer than this that allocates less than half its length is sparse.
+const SPARSE_MIN_LEN: u64 = 1 << 20;
+
+fn check_not_sparse(md: &std::fs::Metadata) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let len = md.len();
+        let allocated = md.blocks().saturating_mul(512);
+        // Index files are mostly hashes, which no filesystem compresses to half; tiny files may live inline.
+        if len > SPARSE_MIN_LEN && allocated < len / 2 {
+            return Err(FileProblem::Sparse { len, allocated }.into());
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = md;
+    Ok(())
 }
 
 /// The bytes of one index file.
@@ -29,28 +296,31 @@ pub enum Data {
 
 impl Data {
     /// Bring `path` into memory as `mode` says. The file descriptor is closed before this returns.
-    pub fn open(path: &Path, mode: LoadMode) -> std::io::Result<Data> {
-        let file = File::open(path)?;
+    ///
+    /// The file is opened with [`open_regular`] (never blocks; a FIFO, socket, device or directory is an error
+    /// carrying [`FileProblem::NotRegular`]); under [`LoadMode::Read`] a sparse file is refused with
+    /// [`FileProblem::Sparse`] before anything is read.
+    pub fn open(path: &Path, mode: LoadMode) -> io::Result<Data> {
+        let (file, md) = open_regular(path)?;
+        let len = md.len();
         match mode {
             LoadMode::Mmap => {
-                let len = file.metadata()?.len();
                 if len == 0 {
                     // Zero-length mappings are not portable; an empty file is simply empty.
                     return Ok(Data::Vec(Vec::new()));
                 }
-                // SAFETY: the mapping is read-only and private to this process. Its contents can still change if
-                // another process truncates or rewrites the file in place; git never does that (it writes a
-                // temporary file and renames it over the old name, which leaves this mapping on the old inode),
-                // and `LoadMode::Read` exists for setups where that discipline does not hold. Every read of the
-                // mapping is bounds-checked against its length as it was when mapped.
+                // SAFETY: the mapping is read-only and private to this process, of a regular file (checked on
+                // the descriptor above). Its contents can still change if another process truncates or rewrites
+                // the file in place; git never does that (it writes a temporary file and renames it over the old
+                // name, which leaves this mapping on the old inode), and `LoadMode::Read` exists for setups where
+                // that discipline does not hold. Every read of the mapping is bounds-checked against its length
+                // as it was when mapped.
                 let map = unsafe { memmap2::Mmap::map(&file)? };
                 Ok(Data::Mmap(map))
             }
             LoadMode::Read => {
-                use std::io::Read as _;
-                let mut v = Vec::new();
-                (&file).read_to_end(&mut v)?;
-                Ok(Data::Vec(v))
+                check_not_sparse(&md)?;
+                Ok(Data::Vec(read_all(&file, len, u64::MAX)?))
             }
         }
     }
@@ -70,5 +340,143 @@ impl std::ops::Deref for Data {
 impl From<Vec<u8>> for Data {
     fn from(v: Vec<u8>) -> Self {
         Data::Vec(v)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn mkfifo(path: &Path) {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn fifos_sockets_devices_and_directories_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        mkfifo(&fifo);
+        let sock = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        for (path, kind) in [
+            (fifo.as_path(), FileKind::Fifo),
+            (sock.as_path(), FileKind::Socket),
+            (Path::new("/dev/zero"), FileKind::CharDevice),
+            (dir.path(), FileKind::Directory),
+        ] {
+            for e in [
+                open_regular(path).map(|_| ()).unwrap_err(),
+                read_bounded(path, 100).map(|_| ()).unwrap_err(),
+                read_tail(path, 20).map(|_| ()).unwrap_err(),
+                Data::open(path, LoadMode::Mmap).map(|_| ()).unwrap_err(),
+                Data::open(path, LoadMode::Read).map(|_| ()).unwrap_err(),
+            ] {
+                assert_eq!(
+                    file_problem(&e),
+                    Some(&FileProblem::NotRegular { kind }),
+                    "{}: {e}",
+                    path.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_symlink_to_a_fifo_is_refused_and_to_a_file_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        mkfifo(&fifo);
+        let to_fifo = dir.path().join("to-fifo");
+        std::os::unix::fs::symlink(&fifo, &to_fifo).unwrap();
+        let e = read_bounded(&to_fifo, 10).unwrap_err();
+        assert!(matches!(
+            file_problem(&e),
+            Some(FileProblem::NotRegular {
+                kind: FileKind::Fifo
+            })
+        ));
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"abc").unwrap();
+        let to_file = dir.path().join("to-file");
+        std::os::unix::fs::symlink(&file, &to_file).unwrap();
+        assert_eq!(read_bounded(&to_file, 10).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn bounded_reads_and_tails() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"0123456789").unwrap();
+        assert_eq!(read_bounded(&file, 10).unwrap(), b"0123456789");
+        let e = read_bounded(&file, 9).unwrap_err();
+        assert_eq!(
+            file_problem(&e),
+            Some(&FileProblem::TooLarge { len: 10, limit: 9 })
+        );
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert_eq!(read_tail(&file, 3).unwrap(), (10, b"789".to_vec()));
+        assert_eq!(read_tail(&file, 10).unwrap(), (10, b"0123456789".to_vec()));
+        let e = read_tail(&file, 11).unwrap_err();
+        assert_eq!(
+            file_problem(&e),
+            Some(&FileProblem::TooShort { len: 10, need: 11 })
+        );
+        let missing = dir.path().join("missing");
+        assert_eq!(
+            read_bounded(&missing, 10).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            read_tail(&missing, 1).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn sparse_files_are_mapped_but_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sparse");
+        let f = File::create(&file).unwrap();
+        f.set_len(1 << 30).unwrap();
+        drop(f);
+        let e = Data::open(&file, LoadMode::Read).unwrap_err();
+        match file_problem(&e) {
+            Some(FileProblem::Sparse { len, allocated }) => {
+                assert_eq!(*len, 1 << 30);
+                assert!(*allocated < 1 << 29, "{allocated}");
+            }
+            other => panic!("{other:?}: {e}"),
+        }
+        let map = Data::open(&file, LoadMode::Mmap).unwrap();
+        assert_eq!(map.len(), 1 << 30);
+        // A small file, or a dense one, is read.
+        std::fs::write(&file, vec![7u8; 3 << 20]).unwrap();
+        assert_eq!(Data::open(&file, LoadMode::Read).unwrap().len(), 3 << 20);
+    }
+
+    #[test]
+    fn problems_display() {
+        for p in [
+            FileProblem::NotRegular {
+                kind: FileKind::Fifo,
+            },
+            FileProblem::TooLarge { len: 2, limit: 1 },
+            FileProblem::Sparse {
+                len: 2,
+                allocated: 1,
+            },
+            FileProblem::TooShort { len: 1, need: 2 },
+        ] {
+            let e: io::Error = p.clone().into();
+            assert_eq!(e.to_string(), p.to_string());
+            assert_eq!(file_problem(&e), Some(&p));
+        }
     }
 }

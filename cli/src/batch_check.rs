@@ -1,9 +1,10 @@
 //! `batch-check`: git's `cat-file --batch-check[=<format>]` output on odb-index (through odb-index-gix).
 
 use std::io::Write;
+use std::ops::ControlFlow;
 
-use odb_index::ObjectId;
-use odb_index_gix::{Objects, Place, Prefix};
+use odb_index::{ObjectId, PrefixLookup};
+use odb_index_gix::{Objects, Place};
 
 /// git's default format.
 pub const DEFAULT_FORMAT: &str = "%(objectname) %(objecttype) %(objectsize)";
@@ -96,17 +97,17 @@ pub fn answer_line(objects: &Objects, line: &[u8], format: &Format, out: &mut Ve
         (line, &b""[..])
     };
     let resolved = match std::str::from_utf8(name) {
-        Ok(hex) => objects.lookup_prefix(hex),
-        Err(_) => Ok(Prefix::None),
+        Ok(hex) => objects.resolve(hex),
+        Err(_) => Ok(PrefixLookup::NotFound),
     };
     match resolved {
-        Ok(Prefix::Unique(id)) => match objects.place(&id) {
+        Ok(PrefixLookup::Unique(id)) => match objects.place(&id) {
             Ok(Some(place)) => write_object(objects, &id, &place, rest, format, Some(name), out),
             Ok(None) => status(name, b"missing", out),
             Err(e) => error(name, &e, out),
         },
-        Ok(Prefix::Ambiguous) => status(name, b"ambiguous", out),
-        Ok(Prefix::None) => status(name, b"missing", out),
+        Ok(PrefixLookup::Ambiguous) => status(name, b"ambiguous", out),
+        Ok(PrefixLookup::NotFound) => status(name, b"missing", out),
         Err(e) => error(name, &e, out),
     }
 }
@@ -195,8 +196,9 @@ fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) {
     status(name, msg.as_bytes(), out)
 }
 
-/// `--batch-all-objects`: every object, sorted by id without repeats (looked up again, as git does), or with
-/// `unordered` in the order [`Objects::for_each_object`] visits them, each reported where it was visited.
+/// `--batch-all-objects`: every object, sorted by id without repeats ([`odb_index::Handle::objects_sorted`]; each
+/// looked up again, as git does), or with `unordered` once each in the order
+/// [`odb_index::Handle::for_each_object`] visits them, each reported where it was first visited.
 pub fn all_objects(
     objects: &Objects,
     format: &Format,
@@ -212,16 +214,24 @@ pub fn all_objects(
     };
     if unordered {
         let mut visited = Vec::new();
-        objects.for_each_object(|id, place| visited.push((id, place)))?;
+        // The handle is borrowed during the visit: the objects are read after it.
+        objects.handle().for_each_object(|id, loc| {
+            visited.push((*id, loc));
+            ControlFlow::Continue(())
+        })?;
         let mut seen = std::collections::HashSet::with_capacity(visited.len());
-        for (id, place) in visited {
+        for (id, loc) in visited {
             if seen.insert(id) {
-                write_object(objects, &id, &place, b"", format, None, &mut buf);
+                match objects.place_at(&id, loc) {
+                    Ok(place) => write_object(objects, &id, &place, b"", format, None, &mut buf),
+                    Err(e) => error(id.to_string().as_bytes(), &e, &mut buf),
+                }
                 emit(&mut buf)?;
             }
         }
     } else {
-        for id in objects.all_ids()? {
+        let all = objects.handle().objects_sorted()?;
+        for (id, _) in all {
             match objects.place(&id) {
                 Ok(Some(place)) => write_object(objects, &id, &place, b"", format, None, &mut buf),
                 Ok(None) => status(id.to_string().as_bytes(), b"missing", &mut buf),
@@ -237,13 +247,13 @@ pub fn all_objects(
 #[derive(Debug)]
 pub enum AllError {
     /// Listing the objects failed.
-    List(odb_index_gix::Error),
+    List(odb_index::Error),
     /// Writing the output failed.
     Write(std::io::Error),
 }
 
-impl From<odb_index_gix::Error> for AllError {
-    fn from(e: odb_index_gix::Error) -> Self {
+impl From<odb_index::Error> for AllError {
+    fn from(e: odb_index::Error) -> Self {
         AllError::List(e)
     }
 }

@@ -5,7 +5,11 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use odb_index::{Error, LooseMode, Options, RefreshMode, Store};
+use odb_index::idx::PackIndex;
+use odb_index::midx::MultiPackIndex;
+use odb_index::{
+    Error, HashKind, IncompleteMode, LoadMode, LooseMode, Options, RefreshMode, Store,
+};
 use odb_index_gix::Objects;
 
 mod batch_check;
@@ -13,7 +17,7 @@ use batch_check::Format;
 
 const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
-                        [--threads N] [--no-refresh] [--loose probe|cached|none] PATH
+                        [--threads N] [--no-refresh] [--loose probe|cached|none] [--load mmap|read] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
@@ -22,36 +26,71 @@ const USAGE: &str = "usage:
       %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
       --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
-      or with --unordered in storage order (loose first, then each pack), each where it was found.
-  odb-index verify PATH
-      Check every pack index and multi-pack-index fully; print `ok <file> <n> objects` or
-      `error <file>: <reason>` for each; exit 1 if any failed.
+      or with --unordered in storage order (packs, then loose objects), each where it was found. An index
+      file or directory that cannot be read is reported once on stderr (`odb-index: warning: ...`) and its
+      objects are `missing`, as git does.
+  odb-index verify [--load mmap|read] PATH
+      Check every pack index (against its pack's trailer and length) and multi-pack-index (against the
+      indices of its packs, as `git multi-pack-index verify` does) fully; print `ok <file> <n> objects`
+      or `error <file>: <reason>` for each; exit 1 if any failed.
+--load read reads index files into memory instead of mapping them (for files rewritten in place).
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
+
+/// Why the command stops with exit status 2.
+enum Failure {
+    /// A command-line mistake: one line, with a pointer to `--help`.
+    Usage(String),
+    /// Anything else (the repository cannot be opened, input or output failed): one line.
+    Fatal(String),
+}
+
+fn usage(msg: impl Into<String>) -> Failure {
+    Failure::Usage(msg.into())
+}
+
+fn fatal(msg: impl Into<String>) -> Failure {
+    Failure::Fatal(msg.into())
+}
+
+impl From<lexopt::Error> for Failure {
+    fn from(e: lexopt::Error) -> Failure {
+        usage(e.to_string())
+    }
+}
 
 fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
-        Err(msg) => {
-            eprintln!("odb-index: {msg}");
+        Err(Failure::Usage(msg)) => {
+            eprintln!("odb-index: {} (try `odb-index --help`)", one_line_str(&msg));
+            ExitCode::from(2)
+        }
+        Err(Failure::Fatal(msg)) => {
+            eprintln!("odb-index: {}", one_line_str(&msg));
             ExitCode::from(2)
         }
     }
 }
 
-fn run() -> Result<ExitCode, String> {
+fn one_line_str(s: &str) -> String {
+    s.replace('\n', " ")
+}
+
+fn run() -> Result<ExitCode, Failure> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_env();
-    let cmd = match parser.next().map_err(|e| e.to_string())? {
-        Some(Value(v)) => v
-            .into_string()
-            .map_err(|_| "command is not UTF-8".to_owned())?,
+    let cmd = match parser.next()? {
+        Some(Value(v)) => v.into_string().map_err(|_| usage("command is not UTF-8"))?,
         Some(Long("help")) | Some(Short('h')) => {
             println!("{USAGE}");
             return Ok(ExitCode::SUCCESS);
         }
-        Some(other) => return Err(format!("{}\n{USAGE}", other.unexpected())),
-        None => return Err(format!("no command given\n{USAGE}")),
+        Some(other) => return Err(usage(other.unexpected().to_string())),
+        None => return Err(usage("no command given")),
     };
+    if cmd != "batch-check" && cmd != "verify" {
+        return Err(usage(format!("unknown command {cmd:?}")));
+    }
     let mut path: Option<PathBuf> = None;
     let mut buffer = false;
     let mut threads = 1usize;
@@ -59,14 +98,14 @@ fn run() -> Result<ExitCode, String> {
     let mut all = false;
     let mut unordered = false;
     let mut options = Options::default();
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+    while let Some(arg) = parser.next()? {
         match arg {
             Long("buffer") if cmd == "batch-check" => buffer = true,
             Long("batch-check") if cmd == "batch-check" => {
                 if let Some(v) = parser.optional_value() {
                     format = v
                         .into_string()
-                        .map_err(|v| format!("--batch-check format is not UTF-8: {v:?}"))?;
+                        .map_err(|v| usage(format!("--batch-check format is not UTF-8: {v:?}")))?;
                 }
             }
             Long("batch-all-objects") if cmd == "batch-check" => all = true,
@@ -75,62 +114,92 @@ fn run() -> Result<ExitCode, String> {
                 options = options.refresh(RefreshMode::Never)
             }
             Long("threads") if cmd == "batch-check" => {
-                let v = parser.value().map_err(|e| e.to_string())?;
+                let v = parser.value()?;
                 threads = v
                     .to_str()
                     .and_then(|s| s.parse().ok())
                     .filter(|&n: &usize| (1..=1024).contains(&n))
-                    .ok_or_else(|| format!("--threads takes a number from 1 to 1024, not {v:?}"))?;
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "--threads takes a number from 1 to 1024, not {v:?}"
+                        ))
+                    })?;
             }
             Long("loose") if cmd == "batch-check" => {
-                let v = parser.value().map_err(|e| e.to_string())?;
+                let v = parser.value()?;
                 let mode = match v.to_str() {
                     Some("probe") => LooseMode::Probe,
                     Some("cached") => LooseMode::Cached,
                     Some("none") => LooseMode::None,
-                    _ => return Err(format!("--loose takes probe, cached or none, not {v:?}")),
+                    _ => {
+                        return Err(usage(format!(
+                            "--loose takes probe, cached or none, not {v:?}"
+                        )));
+                    }
                 };
                 options = options.loose(mode);
+            }
+            Long("load") => {
+                let v = parser.value()?;
+                let mode = match v.to_str() {
+                    Some("mmap") => LoadMode::Mmap,
+                    Some("read") => LoadMode::Read,
+                    _ => return Err(usage(format!("--load takes mmap or read, not {v:?}"))),
+                };
+                options = options.load(mode);
             }
             Value(v) if path.is_none() => path = Some(PathBuf::from(v)),
             Long("help") | Short('h') => {
                 println!("{USAGE}");
                 return Ok(ExitCode::SUCCESS);
             }
-            other => return Err(format!("{}\n{USAGE}", other.unexpected())),
+            other => return Err(usage(other.unexpected().to_string())),
         }
     }
-    match cmd.as_str() {
-        "batch-check" => {
-            let path = path.ok_or_else(|| format!("batch-check needs a PATH\n{USAGE}"))?;
-            let format = Format::parse(&format)?;
-            let store = Store::open(&path, options).map_err(|e| e.to_string())?;
-            let objects = || Objects::new(store.handle());
-            let result = if all {
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
-                match batch_check::all_objects(&objects(), &format, unordered, true, &mut out) {
-                    Ok(()) => out.flush(),
-                    Err(batch_check::AllError::Write(e)) => Err(e),
-                    Err(batch_check::AllError::List(e)) => return Err(e.to_string()),
-                }
-            } else {
-                batch_check(objects, &format, buffer, threads)
-            };
-            match result {
-                Ok(()) => Ok(ExitCode::SUCCESS),
-                // The reader went away (`| head`): stop quietly, like git.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-                Err(e) => Err(format!("writing output: {e}")),
-            }
-        }
-        "verify" => {
-            let path = path.ok_or_else(|| format!("verify needs a PATH\n{USAGE}"))?;
-            verify(&path)
-        }
-        other => Err(format!("unknown command {other:?}\n{USAGE}")),
+    let path = path.ok_or_else(|| usage(format!("{cmd} needs a PATH")))?;
+    if cmd == "verify" {
+        return verify(&path, options.load);
     }
+    let format = Format::parse(&format).map_err(usage)?;
+    // As git: an index file that cannot be read is warned about once, and the objects only it lists are missing.
+    let options = options.incomplete(IncompleteMode::Miss);
+    let store = Store::open(&path, options).map_err(|e| fatal(e.to_string()))?;
+    let mut warnings = Warnings::default();
+    warnings.report(&store);
+    let objects = || Objects::new(store.handle());
+    let result = if all {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
+        let listed = batch_check::all_objects(&objects(), &format, unordered, true, &mut out);
+        warnings.report(&store);
+        match listed {
+            Ok(()) => out.flush().map_err(Stream::Output),
+            Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
+            Err(batch_check::AllError::List(e)) => return Err(fatal(e.to_string())),
+        }
+    } else {
+        let answered = batch_check(&store, objects, &format, buffer, threads, &mut warnings);
+        warnings.report(&store);
+        answered
+    };
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // The reader went away (`| head`): stop quietly, like git.
+        Err(Stream::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(Stream::Output(e)) => Err(fatal(format!("writing output: {e}"))),
+        Err(Stream::Input(e)) => Err(fatal(format!("reading standard input: {e}"))),
+    }
+}
+
+/// An I/O error of `batch-check`, on the side it happened.
+enum Stream {
+    /// Reading standard input.
+    Input(std::io::Error),
+    /// Writing standard output.
+    Output(std::io::Error),
 }
 
 fn one_line(e: &Error) -> String {
@@ -152,12 +221,41 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(line))
 }
 
+/// The store's [`problems`](Store::problems) (an index that cannot be read, a missing alternate), each written to
+/// stderr once.
+#[derive(Default)]
+struct Warnings {
+    reported: std::collections::HashSet<String>,
+    /// (`index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    seen: Option<(u64, u64)>,
+}
+
+impl Warnings {
+    fn report(&mut self, store: &Store) {
+        let now = (store.index_loads(), store.listing_version());
+        if self.seen == Some(now) {
+            return;
+        }
+        self.seen = Some(now);
+        for p in store.problems() {
+            let text = p.to_string().replace('\n', " ");
+            if self.reported.insert(text.clone()) {
+                eprintln!("odb-index: warning: {text}");
+            }
+        }
+    }
+}
+
 fn batch_check(
+    store: &Store,
     objects: impl Fn() -> Objects,
     format: &Format,
     buffer: bool,
     threads: usize,
-) -> std::io::Result<()> {
+    warnings: &mut Warnings,
+) -> Result<(), Stream> {
+    let read = Stream::Input;
+    let write = Stream::Output;
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
@@ -165,15 +263,16 @@ fn batch_check(
     if threads <= 1 {
         let objects = objects();
         let mut buf = Vec::new();
-        while let Some(line) = next_line(&mut input)? {
+        while let Some(line) = next_line(&mut input).map_err(read)? {
             buf.clear();
             batch_check::answer_line(&objects, &line, format, &mut buf);
-            out.write_all(&buf)?;
+            out.write_all(&buf).map_err(write)?;
             if !buffer {
-                out.flush()?;
+                out.flush().map_err(write)?;
+                warnings.report(store);
             }
         }
-        return out.flush();
+        return out.flush().map_err(write);
     }
     // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
     // the answers in input order.
@@ -181,7 +280,7 @@ fn batch_check(
     loop {
         let mut batch = Vec::with_capacity(4096);
         while batch.len() < 4096 {
-            match next_line(&mut input)? {
+            match next_line(&mut input).map_err(read)? {
                 Some(l) => batch.push(l),
                 None => break,
             }
@@ -210,69 +309,106 @@ fn batch_check(
                 .collect()
         });
         for r in &results {
-            out.write_all(r)?;
+            out.write_all(r).map_err(write)?;
         }
         if !buffer {
-            out.flush()?;
+            out.flush().map_err(write)?;
         }
+        warnings.report(store);
     }
-    out.flush()
+    out.flush().map_err(write)
 }
 
-fn verify(path: &std::path::Path) -> Result<ExitCode, String> {
+/// Open and fully check the `.idx` at `f`: its own checks, then against its `.pack` (trailer and length) when
+/// the pack is there (an index without its pack is ignored by git and by the store: only its own checks).
+fn verify_idx(f: &std::path::Path, kind: HashKind, load: LoadMode) -> Result<PackIndex, Error> {
+    let idx = PackIndex::open_with(f, kind, load)?;
+    let pack = f.with_extension("pack");
+    let idx = match idx.check_pack(&pack) {
+        Ok(len) => idx.with_pack_len(len),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => idx,
+        Err(e) => return Err(e),
+    };
+    idx.verify()?;
+    Ok(idx)
+}
+
+/// Open and fully check the multi-pack-index at `f`, and every entry against the `.idx` of its pack (each
+/// opened and checked against its pack), as `git multi-pack-index verify` does.
+fn verify_midx(f: &std::path::Path, kind: HashKind, load: LoadMode) -> Result<u64, Error> {
+    let midx = MultiPackIndex::open_with(f, kind, load)?;
+    let dir = f.parent().unwrap_or(std::path::Path::new("."));
+    let indices: Vec<Option<PackIndex>> = midx
+        .pack_names()
+        .iter()
+        .map(|name| {
+            let stem = name.strip_suffix(".pack").unwrap_or(name);
+            let idx = dir.join(stem).with_extension("idx");
+            let index = PackIndex::open_with(&idx, kind, load).ok()?;
+            let len = index.check_pack(&idx.with_extension("pack")).ok()?;
+            Some(index.with_pack_len(len))
+        })
+        .collect();
+    let refs: Vec<Option<&PackIndex>> = indices.iter().map(Option::as_ref).collect();
+    midx.verify_with_packs(&refs)?;
+    Ok(u64::from(midx.len()))
+}
+
+fn verify(path: &std::path::Path, load: LoadMode) -> Result<ExitCode, Failure> {
     let store = Store::open(
         path,
         Options::default()
             .refresh(RefreshMode::Never)
-            .loose(LooseMode::None),
+            .loose(LooseMode::None)
+            .load(load),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| fatal(e.to_string()))?;
     let kind = store.hash_kind();
     let mut failed = false;
     let mut any = false;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let mut emit = |line: String, failed_line: bool| -> Result<bool, Failure> {
+        failed |= failed_line;
+        match writeln!(out, "{line}") {
+            Ok(()) => Ok(true),
+            // The reader went away (`verify . | head`): stop quietly.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+            Err(e) => Err(fatal(format!("writing output: {e}"))),
+        }
+    };
 
     for dir in store.objects_dirs() {
         let pack_dir = dir.join("pack");
         let mut files: Vec<PathBuf> = match std::fs::read_dir(&pack_dir) {
             Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("{}: {e}", pack_dir.display())),
+            Err(e) => {
+                // An unreadable pack directory is a failure, not the end of the check.
+                if !emit(format!("error {}: {e}", pack_dir.display()), true)? {
+                    return Ok(exit_code(failed));
+                }
+                continue;
+            }
         };
         files.sort();
         for f in files {
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let result = if name.ends_with(".idx") && f.is_file() {
-                odb_index::idx::PackIndex::open(&f, kind)
-                    .and_then(|i| i.verify().map(|()| i.len() as u64))
+                verify_idx(&f, kind, load).map(|i| u64::from(i.len()))
             } else if name == "multi-pack-index" {
-                odb_index::midx::MultiPackIndex::open(&f, kind)
-                    .and_then(|m| m.verify().map(|()| m.len() as u64))
+                verify_midx(&f, kind, load)
             } else {
                 continue;
             };
             any = true;
-            let written = match result {
-                Ok(n) => writeln!(out, "ok {} {n} objects", f.display()),
-                Err(e) => {
-                    failed = true;
-                    // The error names the file already.
-                    writeln!(
-                        out,
-                        "error {}: {}",
-                        f.display(),
-                        strip_path(&one_line(&e), &f)
-                    )
-                }
+            let line = match &result {
+                Ok(n) => format!("ok {} {n} objects", f.display()),
+                // The error names the file already.
+                Err(e) => format!("error {}: {}", f.display(), strip_path(&one_line(e), &f)),
             };
-            match written {
-                Ok(()) => {}
-                // The reader went away (`verify . | head`): stop quietly.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                    return Ok(exit_code(failed));
-                }
-                Err(e) => return Err(format!("writing output: {e}")),
+            if !emit(line, result.is_err())? {
+                return Ok(exit_code(failed));
             }
         }
     }

@@ -4,7 +4,7 @@
 //! `cargo run -p odb-index-gix --example batch_check -- <repository> < names`
 use std::io::{BufRead, Write};
 
-use odb_index_gix::{Objects, Prefix};
+use odb_index_gix::{Objects, PrefixLookup};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repo = std::env::args_os()
@@ -15,13 +15,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for line in std::io::stdin().lock().lines() {
         let line = line?;
         let name = line.trim_end_matches('\r');
-        match objects.lookup_prefix(name)? {
-            Prefix::Unique(id) => match objects.info(&id)? {
+        match objects.resolve(name)? {
+            PrefixLookup::Unique(id) => match objects.info(&id)? {
                 Some(info) => writeln!(out, "{id} {} {}", info.kind, info.size)?,
                 None => writeln!(out, "{name} missing")?,
             },
-            Prefix::Ambiguous => writeln!(out, "{name} ambiguous")?,
-            Prefix::None => writeln!(out, "{name} missing")?,
+            PrefixLookup::Ambiguous => writeln!(out, "{name} ambiguous")?,
+            PrefixLookup::NotFound => writeln!(out, "{name} missing")?,
         }
     }
     Ok(out.flush()?)

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gix_object::FindHeader;
-use odb_index_gix::{Objects, Prefix};
+use odb_index_gix::{Objects, PrefixLookup};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -138,13 +138,13 @@ fn miss(repo: &Path, cmd: &Path, n: usize) -> Res<()> {
             let objects = Objects::open(repo)?;
             let mut out = Vec::new();
             for name in &ids {
-                match objects.lookup_prefix(name)? {
-                    Prefix::Unique(id) => match objects.info(&id)? {
+                match objects.resolve(name)? {
+                    PrefixLookup::Unique(id) => match objects.info(&id)? {
                         Some(i) => writeln!(out, "{id} {} {}", i.kind, i.size)?,
                         None => writeln!(out, "{name} missing")?,
                     },
-                    Prefix::Ambiguous => writeln!(out, "{name} ambiguous")?,
-                    Prefix::None => writeln!(out, "{name} missing")?,
+                    PrefixLookup::Ambiguous => writeln!(out, "{name} ambiguous")?,
+                    PrefixLookup::NotFound => writeln!(out, "{name} missing")?,
                 }
             }
             std::hint::black_box(out);

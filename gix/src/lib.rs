@@ -11,14 +11,15 @@
 //! [`Place`] (the `.pack` path and offset, or the loose file's path), [`Objects::header_at`] and
 //! [`Objects::read_at`] read what is there.
 //!
-//! Until the store offers them, abbreviated ids ([`Objects::lookup_prefix`]) and iteration over every object
-//! ([`Objects::for_each_object`], [`Objects::all_ids`]) are built here on the public per-file APIs.
+//! Abbreviated ids, iteration and counts are the store's own ([`Handle::lookup_prefix`](odb_index::Handle::lookup_prefix),
+//! [`Handle::objects_sorted`](odb_index::Handle::objects_sorted), ...), through [`Objects::handle`];
+//! [`Objects::resolve`] reads a hex object name as `git cat-file` does.
 //!
 //! ```
 //! # let repo = odb_index_testkit::init_repo("sha256", false);
 //! # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
 //! # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main:f0/0"]);
-//! use odb_index_gix::{Objects, Prefix};
+//! use odb_index_gix::{Objects, PrefixLookup};
 //!
 //! let objects = Objects::open(repo.path())?;
 //! let id: odb_index::ObjectId = id.trim().parse()?;
@@ -28,7 +29,8 @@
 //! assert_eq!(objects.read_at(&info.place, &mut data)?, gix_object::Kind::Blob);
 //! assert_eq!(data, b"blob 1 0\n");
 //! assert!(info.place.pack_name().unwrap().starts_with("pack-"));
-//! assert_eq!(objects.lookup_prefix(&id.to_string()[..8])?, Prefix::Unique(id));
+//! assert_eq!(objects.resolve(&id.to_string()[..8])?, PrefixLookup::Unique(id));
+//! assert_eq!(objects.handle().objects_sorted()?.len(), odb_index_testkit::all_objects(repo.path()).len());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![warn(missing_docs)]
@@ -37,8 +39,8 @@ pub mod convert;
 mod error;
 mod objects;
 mod rev;
-mod scan;
 
 pub use error::Error;
-pub use objects::{Info, Objects, Place, loose_path};
-pub use scan::Prefix;
+pub use objects::{Info, Objects, Place};
+/// What [`Objects::resolve`] answers (the store's type).
+pub use odb_index::PrefixLookup;

@@ -1,6 +1,6 @@
 //! [`Objects`]: an odb-index [`Handle`] with the data behind each location, for gix's traits.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell, RefMut};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,7 +12,9 @@ use gix_pack::data::decode::{
 };
 use gix_pack::data::entry::Header as EntryHeader;
 use odb_index::idx::PackIndex;
-use odb_index::{Handle, HashKind, Location, ObjectId, Options, PackId, Store};
+use odb_index::{
+    Handle, HashKind, Location, ObjectId, Options, PackId, Prefix, PrefixLookup, Store,
+};
 
 use crate::Error;
 use crate::convert::{kind_to_gix, oid_from_gix};
@@ -59,8 +61,10 @@ pub struct Info {
 }
 
 /// An opened pack: gix-pack's view of the data, and the index and reverse index, opened when first needed.
-pub(crate) struct Pack {
-    pub(crate) path: Arc<Path>,
+struct Pack {
+    id: PackId,
+    path: Arc<Path>,
+    idx_path: PathBuf,
     kind: HashKind,
     data: OnceLock<gix_pack::data::File>,
     idx: OnceLock<Arc<PackIndex>>,
@@ -68,16 +72,12 @@ pub(crate) struct Pack {
 }
 
 impl Pack {
-    fn idx_path(&self) -> PathBuf {
-        self.path.with_extension("idx")
-    }
-
-    /// The pack's `.idx` (opened again here: the store keeps its own copy private).
-    pub(crate) fn index(&self, kind: HashKind) -> Result<Arc<PackIndex>, Error> {
+    /// The pack's `.idx`, for the reverse index only (opened again here: the store keeps its own copy private).
+    fn index(&self, kind: HashKind) -> Result<Arc<PackIndex>, Error> {
         if let Some(i) = self.idx.get() {
             return Ok(Arc::clone(i));
         }
-        let idx = Arc::new(PackIndex::open(&self.idx_path(), kind)?);
+        let idx = Arc::new(PackIndex::open(&self.idx_path, kind)?);
         Ok(Arc::clone(self.idx.get_or_init(|| idx)))
     }
 
@@ -119,19 +119,6 @@ impl Pack {
             })
     }
 
-    /// The entry of `base` if it is in this pack (git's `find_pack_entry_one`: a REF_DELTA's base must be in the
-    /// same pack).
-    fn base_in_pack(
-        &self,
-        base: &gix_hash::oid,
-        kind: HashKind,
-    ) -> Result<Option<gix_pack::data::Entry>, Error> {
-        match self.index(kind)?.lookup(base.as_bytes()) {
-            Some(offset) => self.entry(offset).map(Some),
-            None => Ok(None),
-        }
-    }
-
     fn decode_error(&self, offset: u64) -> impl FnOnce(gix_error::Error) -> Error + '_ {
         move |source| Error::PackEntry {
             path: self.path.to_path_buf(),
@@ -144,8 +131,8 @@ impl Pack {
 /// gix-object's [`Find`](gix_object::Find) and [`FindHeader`](gix_object::FindHeader) on an odb-index [`Handle`].
 ///
 /// Lookups go through the handle; packed data is decoded by gix-pack (each `.pack` opened on first use and kept
-/// while this value lives; pack ids are never reused, so a cached pack is never mistaken for another), loose
-/// objects are inflated with gix-zlib. Not `Sync` (the handle is one thread's); make one per thread from
+/// until the store no longer lists it; pack ids are never reused, so a cached pack is never mistaken for another),
+/// loose objects are inflated with gix-zlib. Not `Sync` (the handle is one thread's); make one per thread from
 /// [`Store::handle`].
 ///
 /// ```
@@ -168,15 +155,18 @@ impl Pack {
 /// ```
 pub struct Objects {
     handle: RefCell<Handle>,
+    store: Arc<Store>,
     kind: HashKind,
     packs: RefCell<HashMap<PackId, Arc<Pack>>>,
+    /// [`Store::listing_version`] when the cached packs were last checked with [`Store::is_pack_live`].
+    listing_seen: Cell<u64>,
     inflate: RefCell<gix_zlib::Inflate>,
 }
 
 impl std::fmt::Debug for Objects {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Objects")
-            .field("store", self.handle.borrow().store())
+            .field("store", &self.store)
             .finish_non_exhaustive()
     }
 }
@@ -184,8 +174,11 @@ impl std::fmt::Debug for Objects {
 impl Objects {
     /// Read objects through `handle`.
     pub fn new(handle: Handle) -> Objects {
+        let store = Arc::clone(handle.store());
         Objects {
-            kind: handle.store().hash_kind(),
+            kind: store.hash_kind(),
+            listing_seen: Cell::new(store.listing_version()),
+            store,
             handle: RefCell::new(handle),
             packs: RefCell::new(HashMap::new()),
             inflate: RefCell::new(gix_zlib::Inflate::default()),
@@ -200,13 +193,53 @@ impl Objects {
     }
 
     /// The store this reads.
-    pub fn store(&self) -> Arc<Store> {
-        Arc::clone(self.handle.borrow().store())
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The handle, for the store's own API: prefixes ([`Handle::lookup_prefix`],
+    /// [`Handle::shortest_unique_len`]), iteration ([`Handle::objects_sorted`], [`Handle::for_each_object`]),
+    /// counts. Every method of `Objects` borrows it too: use the guard for one call and drop it (as
+    /// `objects.handle().objects_sorted()?` does) before reading anything, or the `RefCell` panics.
+    pub fn handle(&self) -> RefMut<'_, Handle> {
+        self.handle.borrow_mut()
     }
 
     /// The repository's object format.
     pub fn hash_kind(&self) -> HashKind {
         self.kind
+    }
+
+    /// What an object name given as hex means, as `git cat-file` reads it: a full-length id names itself if the
+    /// repository has it; 4 or more digits (any case) are a prefix ([`Handle::lookup_prefix`]: the one object
+    /// whose id starts with them, or [`PrefixLookup::Ambiguous`]); anything else (fewer digits, not hex, an id
+    /// of the other length) is [`PrefixLookup::NotFound`] (git's `missing`).
+    ///
+    /// ```
+    /// # let repo = odb_index_testkit::init_repo("sha1", false);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 7, "main");
+    /// # let commit = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);
+    /// use odb_index::PrefixLookup;
+    /// use odb_index_gix::Objects;
+    ///
+    /// let objects = Objects::open(repo.path())?;
+    /// let commit = commit.trim();
+    /// assert_eq!(objects.resolve(&commit[..12])?, PrefixLookup::Unique(commit.parse()?));
+    /// assert_eq!(objects.resolve(commit)?, PrefixLookup::Unique(commit.parse()?));
+    /// assert_eq!(objects.resolve("123")?, PrefixLookup::NotFound); // too short
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve(&self, hex: &str) -> Result<PrefixLookup, Error> {
+        if hex.len() == self.kind.hex_len() {
+            return Ok(match ObjectId::from_hex_kind(hex.as_bytes(), self.kind) {
+                Ok(id) if self.handle.borrow_mut().contains(&id)? => PrefixLookup::Unique(id),
+                _ => PrefixLookup::NotFound,
+            });
+        }
+        match Prefix::from_hex(hex, self.kind) {
+            Ok(prefix) => Ok(self.handle.borrow_mut().lookup_prefix(&prefix)?),
+            Err(_) => Ok(PrefixLookup::NotFound),
+        }
     }
 
     /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
@@ -216,43 +249,62 @@ impl Objects {
         if id.kind() != self.kind {
             return Ok(None);
         }
+        self.forget_dead_packs();
         let mut retried = false;
         loop {
             // The borrow ends here, before anything below can re-enter.
             let loc = self.handle.borrow_mut().locate(id)?;
-            let gone = match loc {
-                None => return Ok(None),
-                Some(Location::Packed { pack, offset }) => match self.pack(pack).and_then(|p| {
-                    p.data()?;
-                    Ok(p)
-                }) {
-                    Ok(p) => {
-                        return Ok(Some(Place::Packed {
-                            pack,
-                            path: Arc::clone(&p.path),
-                            offset,
-                        }));
-                    }
+            let Some(loc) = loc else { return Ok(None) };
+            let gone = match self.place_at(id, loc) {
+                // The `.pack` file is opened now, so that a repack that removed it is noticed here.
+                Ok(place @ Place::Packed { pack, .. }) => match self.pack(pack)?.data() {
+                    Ok(_) => return Ok(Some(place)),
                     Err(e) => e,
                 },
-                Some(Location::Loose { dir }) => {
-                    let dirs = self.handle.borrow().store().objects_dirs();
-                    if let Some(d) = dirs.get(dir) {
-                        return Ok(Some(Place::Loose {
-                            path: loose_path(d, id),
-                        }));
-                    }
-                    Error::Io {
-                        path: PathBuf::new(),
-                        source: std::io::ErrorKind::NotFound.into(),
-                    }
-                }
+                Ok(place) => return Ok(Some(place)),
+                Err(e) => e,
             };
             if retried {
                 return Err(gone);
             }
             retried = true;
-            self.store().refresh()?;
+            self.store.refresh()?;
+        }
+    }
+
+    /// The [`Place`] of a [`Location`] the store gave for `id` (from [`Handle::locate`] or the iteration of
+    /// [`Handle::for_each_object`]): the `.pack` file's path ([`Handle::pack`]) or the loose file's
+    /// ([`Handle::loose_path`]). Nothing is opened; [`odb_index::Error::StalePack`] if the pack is gone.
+    pub fn place_at(&self, id: &ObjectId, loc: Location) -> Result<Place, Error> {
+        match loc {
+            Location::Packed { pack, offset } => Ok(Place::Packed {
+                pack,
+                path: Arc::clone(&self.pack(pack)?.path),
+                offset,
+            }),
+            Location::Loose { dir } => match self.handle.borrow().loose_path(dir, id) {
+                Some(path) => Ok(Place::Loose { path }),
+                // Not a number this store gave (it never renumbers): a bug, reported as a missing file.
+                None => Err(Error::Io {
+                    path: self.store.objects_dir().to_owned(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!("no objects directory numbered {dir}"),
+                    ),
+                }),
+            },
+        }
+    }
+
+    /// Drop the packs a refresh removed from the listing (their files are closed once no [`Place`] read uses
+    /// them): checked with [`Store::is_pack_live`] only when [`Store::listing_version`] has moved.
+    fn forget_dead_packs(&self) {
+        let version = self.store.listing_version();
+        if version != self.listing_seen.get() {
+            self.listing_seen.set(version);
+            self.packs
+                .borrow_mut()
+                .retain(|&id, _| self.store.is_pack_live(id));
         }
     }
 
@@ -272,11 +324,8 @@ impl Objects {
             Place::Packed { pack, offset, .. } => {
                 let p = self.pack(*pack)?;
                 let entry = p.entry(*offset)?;
-                let kind = self.kind;
                 let resolve = |base: &gix_hash::oid| -> gix_error::Result<Option<HeaderBase>> {
-                    Ok(p.base_in_pack(base, kind)
-                        .map_err(gix_error::Error::from_error)?
-                        .map(HeaderBase::InPack))
+                    Ok(self.base_in(&p, base)?.map(HeaderBase::InPack))
                 };
                 let mut inflate = self.inflate.borrow_mut();
                 let out = p
@@ -315,7 +364,7 @@ impl Objects {
                 let end = (p.data()?.data_len().saturating_sub(self.kind.len())) as u64;
                 rev.disk_size(&idx, *offset, end)
                     .ok_or_else(|| Error::Index {
-                        path: p.idx_path(),
+                        path: p.idx_path.clone(),
                         reason: format!("no entry at pack offset {offset}"),
                     })
             }
@@ -342,7 +391,7 @@ impl Objects {
             EntryHeader::RefDelta { base_id } => Ok(Some(oid_from_gix(&base_id))),
             EntryHeader::OfsDelta { base_distance } => {
                 let bad = || Error::Index {
-                    path: p.idx_path(),
+                    path: p.idx_path.clone(),
                     reason: format!("the OFS_DELTA at offset {offset} points to no entry"),
                 };
                 let base = entry
@@ -363,13 +412,10 @@ impl Objects {
             Place::Packed { pack, offset, .. } => {
                 let p = self.pack(*pack)?;
                 let entry = p.entry(*offset)?;
-                let kind = self.kind;
                 let resolve = |base: &gix_hash::oid,
                                _: &mut Vec<u8>|
                  -> gix_error::Result<Option<EntryBase>> {
-                    Ok(p.base_in_pack(base, kind)
-                        .map_err(gix_error::Error::from_error)?
-                        .map(EntryBase::InPack))
+                    Ok(self.base_in(&p, base)?.map(EntryBase::InPack))
                 };
                 let mut inflate = self.inflate.borrow_mut();
                 let outcome = p
@@ -424,13 +470,15 @@ impl Objects {
     }
 
     /// The pack `id` (its files are opened when first needed).
-    pub(crate) fn pack(&self, id: PackId) -> Result<Arc<Pack>, Error> {
+    fn pack(&self, id: PackId) -> Result<Arc<Pack>, Error> {
         if let Some(p) = self.packs.borrow().get(&id) {
             return Ok(Arc::clone(p));
         }
-        let path: Arc<Path> = self.handle.borrow().pack_path(id)?.into();
+        let info = self.handle.borrow().pack(id)?;
         let pack = Arc::new(Pack {
-            path,
+            id,
+            path: info.pack_path.into(),
+            idx_path: info.idx_path,
             kind: self.kind,
             data: OnceLock::new(),
             idx: OnceLock::new(),
@@ -440,16 +488,24 @@ impl Objects {
         Ok(pack)
     }
 
-    /// The pack's `.idx` (see [`Pack::index`]), for the stopgaps in [`crate::scan`].
-    pub(crate) fn pack_index(&self, id: PackId) -> Result<Arc<PackIndex>, Error> {
-        self.pack(id)?.index(self.kind)
+    /// The entry of a REF_DELTA's `base` if it is in the same pack (git's `find_pack_entry_one`), for gix-pack's
+    /// resolver: the handle is borrowed for the lookup only, released before gix-pack decodes (and may call
+    /// back).
+    fn base_in(
+        &self,
+        pack: &Pack,
+        base: &gix_hash::oid,
+    ) -> gix_error::Result<Option<gix_pack::data::Entry>> {
+        let offset = self
+            .handle
+            .borrow_mut()
+            .locate_in_pack(pack.id, &oid_from_gix(base))
+            .map_err(|e| gix_error::Error::from_error(Error::from(e)))?;
+        offset
+            .map(|o| pack.entry(o))
+            .transpose()
+            .map_err(gix_error::Error::from_error)
     }
-}
-
-/// `<dir>/xx/yyyy...`, the loose file of `id` in objects directory `dir`.
-pub fn loose_path(dir: &Path, id: &ObjectId) -> PathBuf {
-    let hex = id.to_string();
-    dir.join(&hex[..2]).join(&hex[2..])
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, Error> {

@@ -343,3 +343,38 @@ fn a_pack_removed_by_a_repack_between_lookup_and_read_is_looked_up_again() {
     assert_ne!(&**path, old_pack.as_path());
     assert!(path.exists());
 }
+
+#[test]
+fn packs_a_refresh_removed_are_dropped_once_the_listing_moves() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    history(r, 10, 7);
+    git(r, &["repack", "-adq"]);
+    let blob: odb_index::ObjectId = git(r, &["rev-parse", "b7:d0/f0"]).trim().parse().unwrap();
+    let objects = Objects::open(r).unwrap();
+    // Placed (and its .pack mapped) before the repack.
+    let old = objects.place(&blob).unwrap().unwrap();
+    let Place::Packed { pack: old_pack, .. } = old else {
+        panic!("packed expected")
+    };
+    assert!(objects.read_at(&old, &mut Vec::new()).is_ok());
+    git_stdin(r, &["hash-object", "-w", "--stdin"], b"newer\n");
+    git(r, &["repack", "-adq"]);
+    let seen = objects.store().listing_version();
+    assert!(objects.store().refresh().unwrap());
+    assert!(objects.store().listing_version() > seen);
+    assert!(!objects.store().is_pack_live(old_pack));
+    // The next lookup notices the listing moved and drops the old pack: its place is stale from then on.
+    let new = objects.place(&blob).unwrap().unwrap();
+    assert!(matches!(new, Place::Packed { pack, .. } if pack != old_pack));
+    let err = objects.read_at(&old, &mut Vec::new()).unwrap_err();
+    assert!(
+        matches!(err, Error::Lookup(odb_index::Error::StalePack { pack }) if pack == old_pack),
+        "{err}"
+    );
+    let mut data = Vec::new();
+    assert_eq!(
+        objects.read_at(&new, &mut data).unwrap(),
+        gix_object::Kind::Blob
+    );
+}

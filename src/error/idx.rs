@@ -4,6 +4,7 @@
 //! returns it.
 
 use std::fmt;
+use std::path::PathBuf;
 
 use crate::oid::ObjectId;
 
@@ -60,6 +61,43 @@ pub enum IdxProblem {
         index: u32,
         /// How many 64-bit offsets the file holds.
         count: u64,
+    },
+    /// An entry's offset lies inside the 12-byte pack header, where no object can start (found when the entry
+    /// is used, and by `verify`).
+    OffsetInPackHeader {
+        /// The entry (position in sorted order).
+        entry: u32,
+        /// Its offset.
+        offset: u64,
+    },
+    /// An entry's offset lies at or past the start of the pack's trailing checksum (found when the entry is
+    /// used, and by `verify`, once the pack's length is known: git's "offset beyond end of packfile").
+    OffsetPastPackEnd {
+        /// The entry (position in sorted order).
+        entry: u32,
+        /// Its offset.
+        offset: u64,
+        /// The pack's length.
+        pack_len: u64,
+    },
+    /// The `.pack` is shorter than a pack header and its trailing checksum.
+    PackTooSmall {
+        /// The `.pack` file.
+        pack: PathBuf,
+        /// Its length.
+        len: u64,
+        /// The smallest valid length (12 + the hash length).
+        min: u64,
+    },
+    /// The `.pack` does not end with the pack checksum this index records: the index describes another pack
+    /// (git: "packfile ... does not match index").
+    PackMismatch {
+        /// The `.pack` file.
+        pack: PathBuf,
+        /// The checksum the index records.
+        recorded: ObjectId,
+        /// The last hash-length bytes of the `.pack`.
+        found: ObjectId,
     },
     /// (Found by `verify`.) The id at this position is not greater than the one before it.
     UnsortedIds {
@@ -121,6 +159,33 @@ impl fmt::Display for IdxProblem {
             } => write!(
                 f,
                 "entry {entry} refers to 64-bit offset {index}, but the file holds only {count}"
+            ),
+            IdxProblem::OffsetInPackHeader { entry, offset } => write!(
+                f,
+                "entry {entry} has offset {offset}, inside the 12-byte pack header"
+            ),
+            IdxProblem::OffsetPastPackEnd {
+                entry,
+                offset,
+                pack_len,
+            } => write!(
+                f,
+                "entry {entry} has offset {offset}, beyond the end of the {pack_len}-byte packfile"
+            ),
+            IdxProblem::PackTooSmall { pack, len, min } => write!(
+                f,
+                "packfile {} is too small ({len} bytes, at least {min} needed)",
+                pack.display()
+            ),
+            IdxProblem::PackMismatch {
+                pack,
+                recorded,
+                found,
+            } => write!(
+                f,
+                "packfile {} does not match index: the index records pack checksum {recorded}, the pack ends \
+                 with {found}",
+                pack.display()
             ),
             IdxProblem::UnsortedIds { at } => {
                 write!(

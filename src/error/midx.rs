@@ -147,7 +147,8 @@ pub enum MidxProblem {
         /// The name.
         name: String,
     },
-    /// An object's pack int id is not less than the number of packs.
+    /// An object's pack int id is not less than the number of packs (found when the entry is used, and by
+    /// `verify`).
     PackIdOutOfRange {
         /// The object's position in the file.
         object: u32,
@@ -156,7 +157,8 @@ pub enum MidxProblem {
         /// The number of packs.
         packs: u32,
     },
-    /// An object's offset refers to a row of `LOFF` that does not exist.
+    /// An object's offset refers to a row of `LOFF` that does not exist (found when the entry is used, and by
+    /// `verify`).
     LargeOffsetOutOfRange {
         /// The object's position in the file.
         object: u32,
@@ -164,6 +166,59 @@ pub enum MidxProblem {
         row: u32,
         /// The number of rows in `LOFF`.
         rows: u64,
+    },
+    /// An object's offset lies inside the 12-byte pack header, where no object can start (found when the entry
+    /// is used, and by `verify`).
+    OffsetInPackHeader {
+        /// The object's position in the file.
+        object: u32,
+        /// Its pack int id.
+        pack: u32,
+        /// Its offset.
+        offset: u64,
+    },
+    /// An object's offset lies at or past its pack's trailing checksum (found when the entry is used with the
+    /// packs' lengths, and by `verify_with_packs`).
+    OffsetPastPackEnd {
+        /// The object's position in the file.
+        object: u32,
+        /// Its pack int id.
+        pack: u32,
+        /// Its offset.
+        offset: u64,
+        /// The pack's length.
+        pack_len: u64,
+    },
+    /// (verify with packs) A pack the file names is not in the pack directory, or its `.idx` could not be
+    /// loaded (git: "failed to load pack in position").
+    PackMissing {
+        /// The pack int id.
+        pack: u32,
+        /// Its name in the file.
+        name: String,
+    },
+    /// (verify with packs) The `.idx` of the object's pack does not list it (git: "failed to load pack entry").
+    ObjectNotInPack {
+        /// The object's position in the file.
+        object: u32,
+        /// Its id.
+        id: ObjectId,
+        /// The pack int id the file gives.
+        pack: u32,
+    },
+    /// (verify with packs) The `.idx` of the object's pack gives another offset (git: "incorrect object
+    /// offset").
+    OffsetMismatch {
+        /// The object's position in the file.
+        object: u32,
+        /// Its id.
+        id: ObjectId,
+        /// The pack int id the file gives.
+        pack: u32,
+        /// The offset this file gives.
+        offset: u64,
+        /// The offset the pack's `.idx` gives.
+        idx_offset: u64,
     },
     /// (verify) The trailer is not the checksum of the file's contents.
     ChecksumMismatch {
@@ -282,6 +337,42 @@ impl fmt::Display for MidxProblem {
             P::LargeOffsetOutOfRange { object, row, rows } => write!(
                 f,
                 "object {object} refers to large offset {row}, but the LOFF chunk has {rows} rows"
+            ),
+            P::OffsetInPackHeader {
+                object,
+                pack,
+                offset,
+            } => write!(
+                f,
+                "object {object} is at offset {offset} of pack {pack}, inside the 12-byte pack header"
+            ),
+            P::OffsetPastPackEnd {
+                object,
+                pack,
+                offset,
+                pack_len,
+            } => write!(
+                f,
+                "object {object} is at offset {offset} of pack {pack}, beyond the end of that {pack_len}-byte \
+                 packfile"
+            ),
+            P::PackMissing { pack, name } => {
+                write!(f, "failed to load pack {pack} ({name:?})")
+            }
+            P::ObjectNotInPack { object, id, pack } => write!(
+                f,
+                "object {object} ({id}) is said to be in pack {pack}, whose index does not list it"
+            ),
+            P::OffsetMismatch {
+                object,
+                id,
+                pack,
+                offset,
+                idx_offset,
+            } => write!(
+                f,
+                "incorrect offset for object {object} ({id}) in pack {pack}: {offset} != {idx_offset} (the \
+                 pack's index)"
             ),
             P::ChecksumMismatch { stored, computed } => {
                 write!(

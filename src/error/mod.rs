@@ -136,10 +136,13 @@ pub enum Error {
         #[source]
         problem: ChainProblem,
     },
-    /// The object was not found, and some index could not be loaded, so "missing" cannot be claimed.
+    /// The object was not found, and some index could not be loaded (or some directory or file that could hold
+    /// it could not be read: a pack directory, an alternate, a loose directory), so "missing" cannot be
+    /// claimed.
     #[error(fmt = fmt_incomplete)]
     Incomplete {
-        /// The index files that failed to load, with why.
+        /// The index files that failed to load, then the directories and files that could not be read, each
+        /// with why.
         failed: Vec<(PathBuf, Arc<Error>)>,
     },
     /// A [`PackId`] that names a pack which is no longer in the repository (removed by repack or gc).
@@ -163,7 +166,7 @@ pub enum Error {
 fn fmt_incomplete(failed: &[(PathBuf, Arc<Error>)], f: &mut fmt::Formatter<'_>) -> fmt::Result {
     write!(
         f,
-        "object not found, and {} index file(s) could not be loaded:",
+        "object not found, and {} index file(s) or directories could not be read:",
         failed.len()
     )?;
     for (i, (_, e)) in failed.iter().enumerate() {

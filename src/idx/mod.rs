@@ -1,10 +1,18 @@
 //! Pack index (`.idx`) files, versions 1 and 2, SHA-1 and SHA-256.
 //!
-//! A [`PackIndex`] maps object ids to offsets in the pack beside it. Opening validates everything a lookup
-//! relies on (at least what git's `check_packed_git_idx` checks, plus every reference into the 64-bit offset
-//! table), so that [`PackIndex::lookup`] can never read out of bounds, panic or allocate, whatever the file
-//! holds. What opening does not check (that ids are sorted and the trailer checksum) is checked by
-//! [`PackIndex::verify`]; a file that is not sorted can make lookups miss, never misreport an offset.
+//! A [`PackIndex`] maps object ids to offsets in the pack beside it. Opening validates, in constant time, what
+//! git's `check_packed_git_idx` checks: the header and version, a monotonic fan-out table, and a file size
+//! that fits the object count (so an index claiming 2^31 objects in a sparse file opens without reading its
+//! tables). Whatever the file holds, no lookup reads out of bounds, panics or allocates.
+//!
+//! What a lookup uses is checked when it is used: [`PackIndex::find`] answers a typed [`IdxProblem`] for an
+//! entry whose 64-bit offset reference lies outside the file's 64-bit offset table, or whose offset lies inside
+//! the 12-byte pack header or (once the pack's length is known, [`PackIndex::with_pack_len`]) at or past the
+//! pack's trailing checksum, as git's `use_pack` does; it never answers such an offset.
+//! [`PackIndex::check_pack`] reads only the last hash-length bytes of the `.pack` and compares them with the
+//! pack checksum the index records, as git does when it opens a pack. [`PackIndex::verify`] checks the whole
+//! file: every offset as above, ids sorted and in their buckets, and the trailer checksum; a file whose ids are
+//! not sorted can make lookups miss, never misreport an offset.
 //!
 //! Lookups find the id's fan-out bucket, then predict its position inside the bucket from its next bytes
 //! (object ids are uniformly distributed), correct the prediction once from the id found there, and confirm
@@ -25,6 +33,15 @@
 //! assert_eq!(idx.lookup_id(&entries[7].id), Some(712));
 //! assert_eq!(idx.lookup(kind.digest(b"absent").as_bytes()), None);
 //! idx.verify().unwrap();
+//!
+//! // Knowing the pack's length, offsets at or past its trailing checksum are errors, never answers.
+//! let idx = idx.with_pack_len(500);
+//! assert_eq!(idx.find(entries[4].id.as_bytes()), Ok(Some(412)));
+//! assert!(matches!(
+//!     idx.find(entries[7].id.as_bytes()),
+//!     Err(odb_index::idx::IdxProblem::OffsetPastPackEnd { offset: 712, pack_len: 500, .. })
+//! ));
+//! assert!(idx.verify().is_err());
 //! ```
 
 mod prefix;
@@ -33,7 +50,7 @@ pub mod write;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-use crate::data::{Data, LoadMode};
+use crate::data::{Data, FileProblem, LoadMode};
 use crate::error::Error;
 pub use crate::error::IdxProblem;
 use crate::oid::{HashKind, ObjectId};
@@ -42,6 +59,27 @@ use crate::oid::{HashKind, ObjectId};
 const SIGNATURE: [u8; 4] = *b"\xfftOc";
 /// Bytes in the fan-out table.
 const FANOUT_LEN: u64 = 256 * 4;
+/// Bytes in a pack's header (`PACK`, version, object count): no object starts before them.
+pub const PACK_HEADER_LEN: u64 = 12;
+
+/// Whether `offset` can be where an object starts in a pack of `pack_len` bytes whose trailing checksum is
+/// `hash_len` bytes: `12 <= offset < pack_len - hash_len` (git's `use_pack` bounds).
+#[inline]
+pub fn offset_in_pack(offset: u64, pack_len: u64, hash_len: usize) -> bool {
+    offset >= PACK_HEADER_LEN && offset < pack_len.saturating_sub(hash_len as u64)
+}
+
+/// What [`PackIndex::find_entry`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// The index does not list the id.
+    Missing,
+    /// The object starts at this offset of the pack (checked as [`PackIndex::find`] checks it).
+    At(u64),
+    /// The index lists the id at this position, with an offset that cannot be right
+    /// ([`PackIndex::checked_offset_at`] says why).
+    Bad(u32),
+}
 
 /// A validated pack index file, mapped or read into memory.
 ///
@@ -66,6 +104,13 @@ pub struct PackIndex {
     offsets_at: usize,
     /// v2: byte offset of the 64-bit offset table.
     large_at: usize,
+    /// v2: how many 64-bit offsets the file holds.
+    large_count: u64,
+    /// Offsets must be below this: the pack's length minus its trailing checksum, or `u64::MAX` while the
+    /// pack's length is not known.
+    offset_end: u64,
+    /// The pack's length, once known ([`PackIndex::with_pack_len`]).
+    pack_len: Option<u64>,
     /// Byte offset of the trailer (pack checksum, then index checksum).
     trailer_at: usize,
 }
@@ -183,6 +228,9 @@ impl PackIndex {
                 crc_at: 0,
                 offsets_at: FANOUT_LEN as usize,
                 large_at: trailer_at,
+                large_count: 0,
+                offset_end: u64::MAX,
+                pack_len: None,
                 trailer_at,
             });
         }
@@ -213,18 +261,6 @@ impl PackIndex {
         let offsets_at = to_usize(8 + FANOUT_LEN + n * (h + 4), len)?;
         let large_at = to_usize(8 + FANOUT_LEN + n * (h + 8), len)?;
         let trailer_at = to_usize(len - trailer, len)?;
-        let table = d.get(offsets_at..large_at).unwrap_or(&[]);
-        // Every 64-bit offset reference must be in range, so that lookups cannot fail.
-        for (entry, word) in table.chunks_exact(4).enumerate() {
-            let w = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
-            if w & 0x8000_0000 != 0 && u64::from(w & 0x7fff_ffff) >= large_count {
-                return Err(IdxProblem::LargeOffsetOutOfRange {
-                    entry: entry as u32,
-                    index: w & 0x7fff_ffff,
-                    count: large_count,
-                });
-            }
-        }
         Ok(PackIndex {
             data: Data::Vec(Vec::new()),
             path: PathBuf::new(),
@@ -237,6 +273,9 @@ impl PackIndex {
             crc_at,
             offsets_at,
             large_at,
+            large_count,
+            offset_end: u64::MAX,
+            pack_len: None,
             trailer_at,
         })
     }
@@ -278,9 +317,42 @@ impl PackIndex {
         self.data.get(s..s.checked_add(self.kind.len())?)
     }
 
-    /// The pack offset of entry `i` (in sorted order), if `i < len()`.
+    /// The pack offset of entry `i` (in sorted order) as the file records it, if `i < len()` and, for a
+    /// 64-bit offset, the reference is inside the file's 64-bit offset table. Not checked against the pack (see
+    /// [`checked_offset_at`](Self::checked_offset_at)).
     #[inline]
     pub fn offset_at(&self, i: u32) -> Option<u64> {
+        self.raw_offset_at(i)?.ok()
+    }
+
+    /// The pack offset of entry `i`, checked as a lookup uses it: the 64-bit offset reference is inside the
+    /// file's table, and the offset is past the 12-byte pack header and (once
+    /// [`with_pack_len`](Self::with_pack_len) gave the pack's length) before the pack's trailing checksum.
+    /// `None` if `i >= len()`.
+    #[inline]
+    pub fn checked_offset_at(&self, i: u32) -> Option<Result<u64, IdxProblem>> {
+        Some(self.raw_offset_at(i)?.and_then(|offset| {
+            if offset < PACK_HEADER_LEN {
+                return Err(IdxProblem::OffsetInPackHeader { entry: i, offset });
+            }
+            // `offset_end` is u64::MAX while the pack's length is unknown: then nothing is past the end.
+            if offset >= self.offset_end
+                && let Some(pack_len) = self.pack_len
+            {
+                return Err(IdxProblem::OffsetPastPackEnd {
+                    entry: i,
+                    offset,
+                    pack_len,
+                });
+            }
+            Ok(offset)
+        }))
+    }
+
+    /// Entry `i`'s offset as recorded; `Err` for a 64-bit reference outside the 64-bit offset table; `None`
+    /// if `i >= len()`.
+    #[inline]
+    fn raw_offset_at(&self, i: u32) -> Option<Result<u64, IdxProblem>> {
         if i >= self.count {
             return None;
         }
@@ -289,20 +361,92 @@ impl PackIndex {
             let at = self
                 .offsets_at
                 .checked_add((i as usize).checked_mul(self.stride)?)?;
-            return be32(d, at).map(u64::from);
+            return be32(d, at).map(|o| Ok(u64::from(o)));
         }
         let w = be32(
             d,
             self.offsets_at.checked_add((i as usize).checked_mul(4)?)?,
         )?;
         if w & 0x8000_0000 == 0 {
-            return Some(u64::from(w));
+            return Some(Ok(u64::from(w)));
         }
-        // In range: every reference was checked at open.
+        // Checked here, not at open (a scan of the whole offset table): a reference past the table would read
+        // the trailer or another entry's bytes as an offset.
+        let index = w & 0x7fff_ffff;
+        if u64::from(index) >= self.large_count {
+            return Some(Err(IdxProblem::LargeOffsetOutOfRange {
+                entry: i,
+                index,
+                count: self.large_count,
+            }));
+        }
         let at = self
             .large_at
-            .checked_add(((w & 0x7fff_ffff) as usize).checked_mul(8)?)?;
-        be64(d, at)
+            .checked_add((index as usize).checked_mul(8)?)?;
+        be64(d, at).map(Ok)
+    }
+
+    /// This index with the length of its `.pack` known: from now on an offset at or past the pack's trailing
+    /// checksum (`pack_len - hash length`) is [`IdxProblem::OffsetPastPackEnd`] in [`find`](Self::find),
+    /// [`checked_offset_at`](Self::checked_offset_at) and [`verify`](Self::verify), and is never answered by
+    /// [`lookup`](Self::lookup).
+    pub fn with_pack_len(mut self, pack_len: u64) -> Self {
+        self.pack_len = Some(pack_len);
+        self.offset_end = pack_len.saturating_sub(self.kind.len() as u64);
+        self
+    }
+
+    /// The pack's length, if [`with_pack_len`](Self::with_pack_len) gave it.
+    pub fn pack_len(&self) -> Option<u64> {
+        self.pack_len
+    }
+
+    /// Check that the `.pack` at `pack` is the one this index describes, as git does when it opens a pack: read
+    /// only its last hash-length bytes (one positioned read; the pack is never hashed) and compare them with
+    /// [`pack_checksum`](Self::pack_checksum). Returns the pack's length (give it to
+    /// [`with_pack_len`](Self::with_pack_len)).
+    ///
+    /// The pack is opened without blocking and must be a regular file. Errors: [`Error::Io`] naming the pack
+    /// (not found: the pack was removed; not a regular file: carries a [`FileProblem`]);
+    /// [`Error::CorruptIndex`] naming this index with [`IdxProblem::PackTooSmall`] or
+    /// [`IdxProblem::PackMismatch`] (which names the pack).
+    pub fn check_pack(&self, pack: &Path) -> Result<u64, Error> {
+        let h = self.kind.len();
+        let corrupt = |problem| Error::CorruptIndex {
+            path: self.path.clone(),
+            problem,
+        };
+        let min = PACK_HEADER_LEN + h as u64;
+        let (len, tail) = match crate::data::read_tail(pack, h) {
+            Ok(t) => t,
+            Err(e) => {
+                return Err(match crate::data::file_problem(&e) {
+                    Some(FileProblem::TooShort { len, .. }) => corrupt(IdxProblem::PackTooSmall {
+                        pack: pack.to_owned(),
+                        len: *len,
+                        min,
+                    }),
+                    _ => Error::io(pack, e),
+                });
+            }
+        };
+        if len < min {
+            return Err(corrupt(IdxProblem::PackTooSmall {
+                pack: pack.to_owned(),
+                len,
+                min,
+            }));
+        }
+        let found = ObjectId::from_bytes(&tail).unwrap_or(ObjectId::null(self.kind));
+        let recorded = self.pack_checksum();
+        if found != recorded {
+            return Err(corrupt(IdxProblem::PackMismatch {
+                pack: pack.to_owned(),
+                recorded,
+                found,
+            }));
+        }
+        Ok(len)
     }
 
     /// The CRC-32 of entry `i`'s packed bytes: version 2 only (`None` for version 1 or `i >= len()`).
@@ -342,11 +486,72 @@ impl PackIndex {
         })
     }
 
+    /// Where the object `id` (raw bytes of this index's hash kind) starts in the pack: `Ok(None)` if the index
+    /// does not list it (or `id` has the wrong length), `Err` if it lists it with an offset that cannot be
+    /// right (see [`checked_offset_at`](Self::checked_offset_at)): never a wrong offset.
+    #[inline]
+    pub fn find(&self, id: &[u8]) -> Result<Option<u64>, IdxProblem> {
+        match self.find_entry(id) {
+            Found::At(offset) => Ok(Some(offset)),
+            Found::Missing => Ok(None),
+            Found::Bad(i) => match self.checked_offset_at(i) {
+                Some(Err(problem)) => Err(problem),
+                // `find_entry` and `checked_offset_at` make the same checks.
+                other => Ok(other.and_then(Result::ok)),
+            },
+        }
+    }
+
+    /// [`find`](Self::find) in the shape of the hot path: the same checks, but a bad entry is only its position
+    /// ([`checked_offset_at`](Self::checked_offset_at) says what is wrong with it), so nothing large is built
+    /// or returned on a hit.
+    #[inline]
+    pub fn find_entry(&self, id: &[u8]) -> Found {
+        let Some(i) = self.position(id) else {
+            return Found::Missing;
+        };
+        match self.usable_offset(i) {
+            Some(offset) => Found::At(offset),
+            None => Found::Bad(i),
+        }
+    }
+
+    /// Entry `i`'s offset if [`checked_offset_at`](Self::checked_offset_at) would accept it, without building
+    /// a problem otherwise.
+    #[inline(always)]
+    fn usable_offset(&self, i: u32) -> Option<u64> {
+        let d: &[u8] = &self.data;
+        let offset = if self.version == 1 {
+            u64::from(be32(
+                d,
+                self.offsets_at
+                    .wrapping_add((i as usize).wrapping_mul(self.stride)),
+            )?)
+        } else {
+            let w = be32(
+                d,
+                self.offsets_at.wrapping_add((i as usize).wrapping_mul(4)),
+            )?;
+            if w & 0x8000_0000 == 0 {
+                u64::from(w)
+            } else {
+                let index = w & 0x7fff_ffff;
+                if u64::from(index) >= self.large_count {
+                    return None;
+                }
+                be64(d, self.large_at.wrapping_add(index as usize * 8))?
+            }
+        };
+        (offset >= PACK_HEADER_LEN && (offset < self.offset_end || self.pack_len.is_none()))
+            .then_some(offset)
+    }
+
     /// The pack offset of the object `id` (raw bytes of this index's hash kind), or `None` if the index does not
-    /// list it or `id` has the wrong length.
+    /// list it, `id` has the wrong length, or its entry's offset cannot be right ([`find`](Self::find) says
+    /// why).
     #[inline]
     pub fn lookup(&self, id: &[u8]) -> Option<u64> {
-        self.offset_at(self.position(id)?)
+        self.find(id).ok().flatten()
     }
 
     /// [`lookup`](Self::lookup) for an [`ObjectId`]; `None` if it is of another hash kind.
@@ -368,7 +573,7 @@ impl PackIndex {
     /// For comparisons and benchmarks.
     #[doc(hidden)]
     pub fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
-        self.offset_at(self.position_binary(id)?)
+        self.checked_offset_at(self.position_binary(id)?)?.ok()
     }
 
     /// Like [`position`](Self::position), with git's plain binary search inside the fan-out bucket.
@@ -558,8 +763,10 @@ impl PackIndex {
         None
     }
 
-    /// Check the whole file: ids strictly increasing and each in the fan-out bucket of its first byte, and the
-    /// trailer checksum equal to the hash of everything before it. Reads every byte; not for the hot path.
+    /// Check the whole file: every entry's offset as [`checked_offset_at`](Self::checked_offset_at) does (64-bit
+    /// references inside the table, past the pack header, and before the pack's end when its length is known),
+    /// ids strictly increasing and each in the fan-out bucket of its first byte, and the trailer checksum equal
+    /// to the hash of everything before it. Reads every byte; not for the hot path.
     pub fn verify(&self) -> Result<(), Error> {
         self.verify_problem()
             .map_err(|problem| Error::CorruptIndex {
@@ -569,6 +776,11 @@ impl PackIndex {
     }
 
     fn verify_problem(&self) -> Result<(), IdxProblem> {
+        for i in 0..self.count {
+            if let Some(Err(problem)) = self.checked_offset_at(i) {
+                return Err(problem);
+            }
+        }
         let mut prev: Option<&[u8]> = None;
         for b in 0..256usize {
             for at in self.fanout[b]..self.fanout[b + 1] {

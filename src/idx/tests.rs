@@ -161,10 +161,10 @@ fn empty_index() {
 fn opens_files_and_names_them_in_io_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("pack-a.idx");
-    std::fs::write(&p, sample(2, HashKind::Sha1, 5)).unwrap();
+    std::fs::write(&p, sample(2, HashKind::Sha1, 500)).unwrap();
     for mode in [LoadMode::Mmap, LoadMode::Read] {
         let idx = PackIndex::open_with(&p, HashKind::Sha1, mode).unwrap();
-        assert_eq!(idx.lookup_id(&id(HashKind::Sha1, 0x30, 1)), Some(5));
+        assert_eq!(idx.lookup_id(&id(HashKind::Sha1, 0x30, 1)), Some(500));
     }
     assert_eq!(PackIndex::open(&p, HashKind::Sha1).unwrap().path(), p);
     let missing = dir.path().join("missing.idx");
@@ -236,7 +236,7 @@ fn unsupported_version() {
 fn non_monotonic_fanout() {
     let k = HashKind::Sha1;
     for (version, base) in [(1, 0), (2, 8)] {
-        let mut v = sample(version, k, 1);
+        let mut v = sample(version, k, 200);
         // Bucket 5 claims 2 objects, bucket 6 (cumulative) 0.
         v[base + 5 * 4..base + 6 * 4].copy_from_slice(&2u32.to_be_bytes());
         assert_eq!(
@@ -333,28 +333,53 @@ fn misaligned_large_offsets() {
     );
 }
 
+/// The problem `find` reports for `target` (and `checked_offset_at` for its entry), after `open` succeeded;
+/// `lookup` misses it and `verify` reports the same problem (the first bad entry is the only one).
+fn find_problem(idx: &PackIndex, target: &ObjectId) -> IdxProblem {
+    let p = idx
+        .find(target.as_bytes())
+        .expect_err("a bad entry was answered");
+    let i = idx.position(target.as_bytes()).unwrap();
+    assert_eq!(idx.checked_offset_at(i), Some(Err(p.clone())));
+    assert_eq!(idx.lookup_id(target), None);
+    assert_eq!(idx.lookup_binary(target.as_bytes()), None);
+    match idx.verify() {
+        Err(Error::CorruptIndex { problem, .. }) => assert_eq!(problem, p),
+        other => panic!("verify: {other:?}"),
+    }
+    p
+}
+
 #[test]
-fn large_offset_out_of_range() {
+fn large_offset_out_of_range_is_found_when_used() {
     let k = HashKind::Sha1;
     let offsets = 8 + 1024 + 3 * 24;
     // No 64-bit table at all.
-    let mut v = sample(2, k, 1);
+    let mut v = sample(2, k, 300);
     v[offsets + 4..offsets + 8].copy_from_slice(&0x8000_0000u32.to_be_bytes());
     reseal(&mut v, k);
+    // Opening does not scan the offset table; the other entries answer.
+    let idx = open(v, k).unwrap();
+    assert_eq!(idx.find(id(k, 0x10, 1).as_bytes()), Ok(Some(12)));
+    assert_eq!(idx.find(id(k, 0x30, 1).as_bytes()), Ok(Some(300)));
     assert_eq!(
-        open_problem(v, k),
+        find_problem(&idx, &id(k, 0x20, 1)),
         IdxProblem::LargeOffsetOutOfRange {
             entry: 1,
             index: 0,
             count: 0
         }
     );
-    // One 64-bit offset (the third entry's); the first entry refers past it.
+    assert_eq!(idx.offset_at(1), None);
+    assert_eq!(idx.iter().count(), 2);
+    // One 64-bit offset (the third entry's); the first entry refers past it (into the trailer).
     let mut v = sample(2, k, 1 << 33);
     assert_eq!(&v[offsets + 8..offsets + 12], &0x8000_0000u32.to_be_bytes());
     v[offsets..offsets + 4].copy_from_slice(&0x8000_0001u32.to_be_bytes());
+    let idx = open(v, k).unwrap();
+    assert_eq!(idx.find(id(k, 0x30, 1).as_bytes()), Ok(Some(1 << 33)));
     assert_eq!(
-        open_problem(v, k),
+        find_problem(&idx, &id(k, 0x10, 1)),
         IdxProblem::LargeOffsetOutOfRange {
             entry: 0,
             index: 1,
@@ -363,14 +388,137 @@ fn large_offset_out_of_range() {
     );
     let mut v = sample(2, k, 1 << 33);
     v[offsets..offsets + 4].copy_from_slice(&0xffff_ffffu32.to_be_bytes());
+    let idx = open(v, k).unwrap();
     assert_eq!(
-        open_problem(v, k),
+        find_problem(&idx, &id(k, 0x10, 1)),
         IdxProblem::LargeOffsetOutOfRange {
             entry: 0,
             index: 0x7fff_ffff,
             count: 1
         }
     );
+}
+
+#[test]
+fn offsets_in_the_pack_header_or_past_its_end_are_errors_never_answers() {
+    for kind in [HashKind::Sha1, HashKind::Sha256] {
+        for version in [1, 2] {
+            for bad in [0, 3, 11] {
+                let idx = open(sample(version, kind, bad), kind).unwrap();
+                assert_eq!(
+                    find_problem(&idx, &id(kind, 0x30, 1)),
+                    IdxProblem::OffsetInPackHeader {
+                        entry: 2,
+                        offset: bad
+                    }
+                );
+                assert_eq!(idx.find(id(kind, 0x10, 1).as_bytes()), Ok(Some(12)));
+            }
+            // Without the pack's length any offset past the header is answered; with it, only those before the
+            // pack's trailing checksum.
+            let h = kind.len() as u64;
+            let idx = open(sample(version, kind, 1000), kind).unwrap();
+            assert_eq!(idx.pack_len(), None);
+            assert_eq!(idx.find(id(kind, 0x30, 1).as_bytes()), Ok(Some(1000)));
+            let idx = idx.with_pack_len(1000 + h + 1);
+            assert_eq!(idx.pack_len(), Some(1000 + h + 1));
+            assert_eq!(idx.find(id(kind, 0x30, 1).as_bytes()), Ok(Some(1000)));
+            idx.verify().unwrap();
+            for pack_len in [1000 + h, 1000, 101 + h] {
+                let idx = open(sample(version, kind, 1000), kind)
+                    .unwrap()
+                    .with_pack_len(pack_len);
+                assert_eq!(
+                    find_problem(&idx, &id(kind, 0x30, 1)),
+                    IdxProblem::OffsetPastPackEnd {
+                        entry: 2,
+                        offset: 1000,
+                        pack_len
+                    }
+                );
+                // Absent ids are still plain misses.
+                assert_eq!(idx.find(id(kind, 0x40, 1).as_bytes()), Ok(None));
+            }
+        }
+    }
+    assert!(offset_in_pack(12, 33, 20));
+    assert!(!offset_in_pack(13, 33, 20));
+    assert!(!offset_in_pack(11, 1000, 20));
+    assert!(!offset_in_pack(12, 0, 20));
+}
+
+#[test]
+fn check_pack_compares_the_pack_trailer_with_the_recorded_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in [HashKind::Sha1, HashKind::Sha256] {
+        let h = kind.len();
+        let idx = open(sample(2, kind, 100), kind).unwrap();
+        let pack = dir.path().join("pack-1234.pack");
+        // A pack whose trailer is the checksum the index records (`sample` records 0xee..0xee).
+        let mut bytes = b"PACK\0\0\0\x02\0\0\0\x03".to_vec();
+        bytes.resize(200, 0);
+        bytes.extend_from_slice(id(kind, 0xee, 0xee).as_bytes());
+        std::fs::write(&pack, &bytes).unwrap();
+        assert_eq!(idx.check_pack(&pack).unwrap(), 200 + h as u64);
+        // Another pack's trailer.
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&pack, &bytes).unwrap();
+        match idx.check_pack(&pack) {
+            Err(e @ Error::CorruptIndex { .. }) => {
+                let shown = e.to_string();
+                assert!(shown.starts_with(PATH), "{shown}");
+                assert!(shown.contains("pack-1234.pack"), "{shown}");
+                assert!(shown.contains("does not match index"), "{shown}");
+                let Error::CorruptIndex {
+                    problem:
+                        IdxProblem::PackMismatch {
+                            pack: p,
+                            recorded,
+                            found,
+                        },
+                    ..
+                } = e
+                else {
+                    panic!("{e}")
+                };
+                assert_eq!(p, pack);
+                assert_eq!(recorded, id(kind, 0xee, 0xee));
+                assert_eq!(found.as_bytes(), &bytes[bytes.len() - h..]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Too small to hold a header and a trailer, however short.
+        for len in [0, h - 1, h, h + 11] {
+            std::fs::write(&pack, &bytes[bytes.len() - len..]).unwrap();
+            match idx.check_pack(&pack) {
+                Err(Error::CorruptIndex {
+                    problem: IdxProblem::PackTooSmall { len: l, min, .. },
+                    ..
+                }) => assert_eq!((l, min), (len as u64, 12 + h as u64)),
+                other => panic!("{len}: {other:?}"),
+            }
+        }
+        // Gone: an I/O error naming the pack (the store treats it as a vanished pack).
+        std::fs::remove_file(&pack).unwrap();
+        match idx.check_pack(&pack) {
+            Err(Error::Io { path, source }) => {
+                assert_eq!(path, pack);
+                assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A directory where the pack should be.
+        std::fs::create_dir(&pack).unwrap();
+        match idx.check_pack(&pack) {
+            Err(Error::Io { path, source }) => {
+                assert_eq!(path, pack);
+                assert!(crate::data::file_problem(&source).is_some(), "{source}");
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_dir(&pack).unwrap();
+    }
 }
 
 #[test]
@@ -381,12 +529,12 @@ fn unsorted_ids() {
             let entries = [
                 Entry {
                     id: id(kind, 0x10, 1),
-                    offset: 1,
+                    offset: 12,
                     crc32: 0,
                 },
                 Entry {
                     id: id(kind, 0x10, 2),
-                    offset: 2,
+                    offset: 13,
                     crc32: 0,
                 },
             ];
@@ -416,7 +564,7 @@ fn unsorted_ids() {
 fn id_outside_bucket() {
     let k = HashKind::Sha1;
     for (version, base) in [(1, 0), (2, 8)] {
-        let mut v = sample(version, k, 1);
+        let mut v = sample(version, k, 200);
         // Buckets 0x10..=0x1f say 0 objects so far: the 0x10 id falls into bucket 0x20.
         for b in 0x10..=0x1f {
             v[base + 4 * b..base + 4 * b + 4].copy_from_slice(&0u32.to_be_bytes());
@@ -437,7 +585,7 @@ fn id_outside_bucket() {
 fn checksum_mismatch() {
     for kind in [HashKind::Sha1, HashKind::Sha256] {
         for version in [1, 2] {
-            let good = sample(version, kind, 1);
+            let good = sample(version, kind, 200);
             let n = good.len();
             // The pack checksum, then the index checksum itself.
             for at in [n - 2 * kind.len(), n - 1] {
@@ -474,6 +622,26 @@ fn problems_display_their_fields() {
     assert!(s.contains("0xab"), "{s}");
     let s = IdxProblem::UnsupportedVersion(3).to_string();
     assert!(s.contains('3'), "{s}");
+    let s = IdxProblem::OffsetInPackHeader {
+        entry: 4,
+        offset: 3,
+    }
+    .to_string();
+    assert!(s.contains("offset 3") && s.contains("header"), "{s}");
+    let s = IdxProblem::OffsetPastPackEnd {
+        entry: 4,
+        offset: 99,
+        pack_len: 50,
+    }
+    .to_string();
+    assert!(s.contains("99") && s.contains("50-byte"), "{s}");
+    let s = IdxProblem::PackTooSmall {
+        pack: "x.pack".into(),
+        len: 3,
+        min: 32,
+    }
+    .to_string();
+    assert!(s.contains("x.pack") && s.contains("32"), "{s}");
 }
 
 #[test]

@@ -20,12 +20,15 @@
 //! version 2; a repeated name can only be corruption). Names must also be plain file names (no `/`, `\`, `.`,
 //! `..`, not empty), since the store joins them to the pack directory.
 //!
-//! [`MultiPackIndex::open`] checks everything a lookup relies on, in O(objects + packs): after it succeeds,
-//! [`MultiPackIndex::lookup`] and [`MultiPackIndex::iter`] read only inside the file and every pack int id they
-//! return names a pack of [`MultiPackIndex::pack_names`]. The order of the ids and the trailer checksum are
-//! checked by [`MultiPackIndex::verify`] (as git does, which checks them only in `git multi-pack-index verify`):
-//! on a file whose ids are out of order, a lookup may miss an object, but it never reports a location for an id
-//! that is not the one asked for.
+//! [`MultiPackIndex::open`] checks the header, the chunk table, the chunk sizes, the fanout and the pack names,
+//! in O(packs) whatever the number of objects: after it succeeds, no lookup reads outside the file. What one
+//! object's entry holds is checked when it is used: [`MultiPackIndex::find`] answers a typed [`MidxProblem`] for
+//! a pack int id that names no pack, a large-offset reference past the `LOFF` chunk, an offset inside the pack
+//! header, or ([`MultiPackIndex::find_in`], given the packs' lengths) an offset at or past its pack's trailing
+//! checksum; it never answers such a location. The order of the ids, the trailer checksum and every entry are
+//! checked by [`MultiPackIndex::verify`]; [`MultiPackIndex::verify_with_packs`] also checks every entry against
+//! the `.idx` of its pack, as `git multi-pack-index verify` does. On a file whose ids are out of order, a lookup
+//! may miss an object, but it never reports a location for an id that is not the one asked for.
 //!
 //! ```
 //! use odb_index::midx::write::{write_midx, PackEntries};
@@ -55,6 +58,7 @@ use crate::data::{Data, LoadMode};
 use crate::error::Error;
 pub use crate::error::MidxProblem;
 pub use crate::ids::ChunkId;
+use crate::idx::{PACK_HEADER_LEN, PackIndex};
 use crate::oid::{HashKind, ObjectId};
 
 pub mod chain;
@@ -319,6 +323,27 @@ pub struct MultiPackIndex {
     loff: Option<(usize, usize)>,
 }
 
+/// What [`MultiPackIndex::find_entry_in`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MidxFound {
+    /// The file does not list the id.
+    Missing,
+    /// The object is in the pack of this pack int id, at this offset (checked as [`MultiPackIndex::find_in`]
+    /// checks it).
+    At(u32, u64),
+    /// The file lists the id at this position, with an entry that cannot be right
+    /// ([`MultiPackIndex::entry_problem`] says why).
+    Bad(u32),
+}
+
+/// One object's entry as the file records it: its pack int id and its offset field (a 32-bit offset, or a
+/// reference into `LOFF`).
+#[derive(Clone, Copy)]
+struct RawEntry {
+    pack: u32,
+    off: u32,
+}
+
 impl MultiPackIndex {
     /// Map `path` and check it (see [`MultiPackIndex::from_data`]).
     pub fn open(path: &Path, kind: HashKind) -> Result<Self, Error> {
@@ -334,9 +359,9 @@ impl MultiPackIndex {
     /// Check `data`, the contents of the multi-pack-index at `path` (used in errors), for a repository using
     /// `kind`.
     ///
-    /// Checks the header, the chunk table, the chunk sizes, the fanout, the pack names and every object's pack
-    /// int id and large-offset reference: O(objects + packs). Not checked: the order of the ids and the checksum
-    /// (see [`MultiPackIndex::verify`]).
+    /// Checks the header, the chunk table, the chunk sizes, the fanout and the pack names: O(packs), whatever
+    /// the number of objects. Not checked here: each object's pack int id and offset (checked when used, see
+    /// [`MultiPackIndex::find`]), the order of the ids and the checksum (see [`MultiPackIndex::verify`]).
     pub fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<Self, Error> {
         match Self::check(&data, kind) {
             Ok(c) => Ok(MultiPackIndex {
@@ -401,47 +426,20 @@ impl MultiPackIndex {
             }
             .into());
         }
-        let loff_rows = match l.loff {
-            Some(r) => {
-                if size(r) % LOFF_ROW_LEN as u64 != 0 {
-                    return Err(MidxProblem::WrongChunkSize {
-                        id: CHUNK_LOFF,
-                        size: size(r),
-                        expected: size(r) / LOFF_ROW_LEN as u64 * LOFF_ROW_LEN as u64,
-                    }
-                    .into());
-                }
-                Some(size(r) / LOFF_ROW_LEN as u64)
+        if let Some(r) = l.loff
+            && size(r) % LOFF_ROW_LEN as u64 != 0
+        {
+            return Err(MidxProblem::WrongChunkSize {
+                id: CHUNK_LOFF,
+                size: size(r),
+                expected: size(r) / LOFF_ROW_LEN as u64 * LOFF_ROW_LEN as u64,
             }
-            None => None,
-        };
-
-        // Pack names, then every object's pack id and large-offset reference.
-        let pack_names = parse_pack_names(chunk(l.pnam), l.num_packs, l.version)?;
-        for (object, row) in chunk(l.ooff).chunks_exact(OOFF_ROW_LEN).enumerate() {
-            let object = object as u32; // fewer than 2^32 rows
-            let pack = u32::from_be_bytes([row[0], row[1], row[2], row[3]]);
-            if pack >= l.num_packs {
-                return Err(MidxProblem::PackIdOutOfRange {
-                    object,
-                    pack,
-                    packs: l.num_packs,
-                }
-                .into());
-            }
-            let off = u32::from_be_bytes([row[4], row[5], row[6], row[7]]);
-            if let Some(rows) = loff_rows
-                && off & LARGE_OFFSET_BIT != 0
-                && u64::from(off & !LARGE_OFFSET_BIT) >= rows
-            {
-                return Err(MidxProblem::LargeOffsetOutOfRange {
-                    object,
-                    row: off & !LARGE_OFFSET_BIT,
-                    rows,
-                }
-                .into());
-            }
+            .into());
         }
+
+        // Pack names. Each object's pack int id and large-offset reference are checked when it is used (a scan
+        // here would make opening a file that claims 2^32 objects read all of them).
+        let pack_names = parse_pack_names(chunk(l.pnam), l.num_packs, l.version)?;
         Ok(Checked {
             version: l.version,
             pack_names,
@@ -487,9 +485,9 @@ impl MultiPackIndex {
         self.data.get(self.oidl.0..self.oidl.1).unwrap_or(&[])
     }
 
-    /// The pack int id and offset of the object at position `i`, if `i < len()`.
+    /// The raw entry of the object at position `i`, if `i < len()`.
     #[inline]
-    fn entry(&self, i: u32) -> Option<(u32, u64)> {
+    fn raw_entry(&self, i: u32) -> Option<RawEntry> {
         let at = self
             .ooff
             .0
@@ -497,26 +495,145 @@ impl MultiPackIndex {
         if at >= self.ooff.1 {
             return None;
         }
-        let pack = be32(&self.data, at)?;
-        let off = be32(&self.data, at.checked_add(4)?)?;
-        match self.loff {
+        Some(RawEntry {
+            pack: be32(&self.data, at)?,
+            off: be32(&self.data, at.checked_add(4)?)?,
+        })
+    }
+
+    /// The pack int id and offset of the object at position `i`, checked (pack int id in range, `LOFF`
+    /// reference in range, offset past the pack header, and before `pack_lens[pack] - hash length` when
+    /// `pack_lens` has an entry for the pack). `None` if `i >= len()`.
+    #[inline]
+    fn entry(&self, i: u32, pack_lens: &[u64]) -> Option<Result<(u32, u64), MidxProblem>> {
+        let RawEntry { pack, off } = self.raw_entry(i)?;
+        let packs = self.pack_names.len() as u32; // at most the u32 of the header
+        if pack >= packs {
+            return Some(Err(MidxProblem::PackIdOutOfRange {
+                object: i,
+                pack,
+                packs,
+            }));
+        }
+        let offset = match self.loff {
+            // git's `nth_midxed_offset`: without a LOFF chunk, the 32-bit value is the offset, flag and all.
+            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
+                let row = off & !LARGE_OFFSET_BIT;
+                let rows = ((end - start) / LOFF_ROW_LEN) as u64;
+                if u64::from(row) >= rows {
+                    return Some(Err(MidxProblem::LargeOffsetOutOfRange {
+                        object: i,
+                        row,
+                        rows,
+                    }));
+                }
+                be64(&self.data, start + row as usize * LOFF_ROW_LEN)?
+            }
+            _ => u64::from(off),
+        };
+        if offset < PACK_HEADER_LEN {
+            return Some(Err(MidxProblem::OffsetInPackHeader {
+                object: i,
+                pack,
+                offset,
+            }));
+        }
+        if let Some(&pack_len) = pack_lens.get(pack as usize)
+            && offset >= pack_len.saturating_sub(self.kind.len() as u64)
+        {
+            return Some(Err(MidxProblem::OffsetPastPackEnd {
+                object: i,
+                pack,
+                offset,
+                pack_len,
+            }));
+        }
+        Some(Ok((pack, offset)))
+    }
+
+    /// Find `id` (its raw bytes, [`HashKind::len`] of them): the pack int id (an index into
+    /// [`pack_names`](Self::pack_names)) and the offset of the object in that pack; `Ok(None)` if the file does
+    /// not list it; `Err` if it lists it with a pack int id or an offset that cannot be right (never a wrong
+    /// location). Like [`find_in`](Self::find_in) without the packs' lengths.
+    #[inline]
+    pub fn find(&self, id: &[u8]) -> Result<Option<(u32, u64)>, MidxProblem> {
+        self.find_in(id, &[])
+    }
+
+    /// Like [`find`](Self::find), and the offset must also lie before the trailing checksum of its pack,
+    /// whose length is `pack_lens[pack int id]` (packs beyond the slice are not bounded above):
+    /// [`MidxProblem::OffsetPastPackEnd`] otherwise, as git's `use_pack` says "offset beyond end of packfile".
+    ///
+    /// Ids of another length are never found. Does not allocate.
+    #[inline]
+    pub fn find_in(&self, id: &[u8], pack_lens: &[u64]) -> Result<Option<(u32, u64)>, MidxProblem> {
+        match self.find_entry_in(id, pack_lens) {
+            MidxFound::At(pack, offset) => Ok(Some((pack, offset))),
+            MidxFound::Missing => Ok(None),
+            MidxFound::Bad(i) => match self.entry(i, pack_lens) {
+                Some(Err(problem)) => Err(problem),
+                // `find_entry_in` and `entry` make the same checks.
+                other => Ok(other.and_then(Result::ok)),
+            },
+        }
+    }
+
+    /// [`find_in`](Self::find_in) in the shape of the hot path: the same checks, but a bad entry is only its
+    /// position ([`entry_problem`](Self::entry_problem) says what is wrong with it), so nothing large is built
+    /// or returned on a hit.
+    #[inline]
+    pub fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
+        let Some(i) = self.position(id) else {
+            return MidxFound::Missing;
+        };
+        match self.usable_entry(i, pack_lens) {
+            Some((pack, offset)) => MidxFound::At(pack, offset),
+            None => MidxFound::Bad(i),
+        }
+    }
+
+    /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
+    /// [`find_in`](Self::find_in) takes them), if anything.
+    pub fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {
+        self.entry(i, pack_lens)?.err()
+    }
+
+    /// The entry of position `i` if [`entry`](Self::entry) would accept it, without building a problem
+    /// otherwise.
+    #[inline(always)]
+    fn usable_entry(&self, i: u32, pack_lens: &[u64]) -> Option<(u32, u64)> {
+        let RawEntry { pack, off } = self.raw_entry(i)?;
+        if pack as usize >= self.pack_names.len() {
+            return None;
+        }
+        let offset = match self.loff {
             Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
                 let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
                 if at >= end {
                     return None;
                 }
-                Some((pack, be64(&self.data, at)?))
+                be64(&self.data, at)?
             }
-            _ => Some((pack, u64::from(off))),
+            _ => u64::from(off),
+        };
+        if offset < PACK_HEADER_LEN {
+            return None;
+        }
+        match pack_lens.get(pack as usize) {
+            Some(&len) if offset >= len.saturating_sub(self.kind.len() as u64) => None,
+            _ => Some((pack, offset)),
         }
     }
 
-    /// Find `id` (its raw bytes, [`HashKind::len`] of them): the pack int id (an index into
-    /// [`pack_names`](Self::pack_names)) and the offset of the object in that pack.
-    ///
-    /// Ids of another length are never found. Does not allocate.
+    /// [`find`](Self::find), with `None` for an entry that cannot be right.
     #[inline]
     pub fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
+        self.find(id).ok().flatten()
+    }
+
+    /// The position of `id` in the file, if it lists it.
+    #[inline]
+    fn position(&self, id: &[u8]) -> Option<u32> {
         let h = self.kind.len();
         if id.len() != h {
             return None;
@@ -541,13 +658,14 @@ impl MultiPackIndex {
             match ord {
                 std::cmp::Ordering::Less => hi = mid,
                 std::cmp::Ordering::Greater => lo = mid + 1,
-                std::cmp::Ordering::Equal => return self.entry(mid as u32),
+                std::cmp::Ordering::Equal => return Some(mid as u32),
             }
         }
         None
     }
 
-    /// Every object in file order (which is id order in a valid file): id, pack int id, offset.
+    /// Every object in file order (which is id order in a valid file): id, pack int id, offset. Entries that
+    /// [`find`](Self::find) would reject are skipped.
     pub fn iter(&self) -> impl Iterator<Item = (ObjectId, u32, u64)> + '_ {
         let h = self.kind.len();
         self.ids()
@@ -555,13 +673,14 @@ impl MultiPackIndex {
             .zip(0..self.len())
             .filter_map(|(raw, i)| {
                 let id = ObjectId::from_bytes(raw)?;
-                let (pack, off) = self.entry(i)?;
+                let (pack, off) = self.entry(i, &[]).and_then(Result::ok)?;
                 Some((id, pack, off))
             })
     }
 
     /// Check what opening does not: the trailer checksum, that the ids are strictly increasing and that each is
-    /// in its fanout bucket. Reads the whole file.
+    /// in its fanout bucket, and every object's entry as [`find`](Self::find) checks it (pack int id, large
+    /// offset reference, offset past the pack header). Reads the whole file.
     pub fn verify(&self) -> Result<(), Error> {
         let corrupt = |problem| Error::CorruptMultiPackIndex {
             path: self.path.clone(),
@@ -592,6 +711,87 @@ impl MultiPackIndex {
             }
             if usize::from(id[0]) != bucket {
                 return Err(corrupt(MidxProblem::IdNotInFanoutBucket { object }));
+            }
+        }
+        for i in 0..self.len() {
+            if let Some(Err(problem)) = self.entry(i, &[]) {
+                return Err(corrupt(problem));
+            }
+        }
+        Ok(())
+    }
+
+    /// Everything [`verify`](Self::verify) checks, then what `git multi-pack-index verify` checks against the
+    /// packs: every pack the file names is present (`packs[i]` is the loaded `.idx` of pack int id `i`, `None`
+    /// if the pack is missing or its index could not be loaded), and every object is listed by the `.idx` of
+    /// its pack at the same offset, which lies before the pack's trailing checksum when the index knows the
+    /// pack's length ([`PackIndex::with_pack_len`]). Reports the first problem found.
+    ///
+    /// ```
+    /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
+    /// use odb_index::midx::{MultiPackIndex, MidxProblem, write::{write_midx, PackEntries}};
+    /// use odb_index::{Error, HashKind};
+    ///
+    /// let kind = HashKind::Sha1;
+    /// let (a, b) = (kind.digest(b"a"), kind.digest(b"b"));
+    /// let idx_bytes = write_idx(2, kind, &[Entry { id: a, offset: 12, crc32: 0 }], &kind.digest(b"pack")).unwrap();
+    /// let idx = PackIndex::from_data(idx_bytes.into(), "pack-x.idx".into(), kind).unwrap();
+    /// // The multi-pack-index says `a` is at 13, and lists `b`, which the pack's index does not.
+    /// let packs = [PackEntries { name: "pack-x.idx".into(), entries: vec![(a, 13), (b, 40)] }];
+    /// let bytes = write_midx(1, kind, &packs).unwrap();
+    /// let midx = MultiPackIndex::from_data(bytes.into(), "multi-pack-index".into(), kind).unwrap();
+    /// midx.verify().unwrap(); // consistent in itself
+    /// let e = midx.verify_with_packs(&[Some(&idx)]).unwrap_err();
+    /// assert!(e.to_string().contains("incorrect offset"), "{e}");
+    /// let e = midx.verify_with_packs(&[None]).unwrap_err();
+    /// assert!(matches!(e, Error::CorruptMultiPackIndex { problem: MidxProblem::PackMissing { pack: 0, .. }, .. }));
+    /// ```
+    pub fn verify_with_packs(&self, packs: &[Option<&PackIndex>]) -> Result<(), Error> {
+        self.verify()?;
+        self.verify_packs_problem(packs)
+            .map_err(|problem| Error::CorruptMultiPackIndex {
+                path: self.path.clone(),
+                problem,
+            })
+    }
+
+    fn verify_packs_problem(&self, packs: &[Option<&PackIndex>]) -> Result<(), MidxProblem> {
+        for (pack, name) in self.pack_names.iter().enumerate() {
+            if packs.get(pack).copied().flatten().is_none() {
+                return Err(MidxProblem::PackMissing {
+                    pack: pack as u32,
+                    name: name.clone(),
+                });
+            }
+        }
+        let lens: Vec<u64> = packs
+            .iter()
+            .map(|p| p.and_then(PackIndex::pack_len).unwrap_or(u64::MAX))
+            .collect();
+        let h = self.kind.len();
+        for (i, raw) in self.ids().chunks_exact(h).enumerate() {
+            let object = i as u32;
+            let Some(entry) = self.entry(object, &lens) else {
+                break;
+            };
+            let (pack, offset) = entry?;
+            let id = ObjectId::from_bytes(raw).unwrap_or(ObjectId::null(self.kind));
+            // Present: every pack int id below the number of names has an index (checked above).
+            let Some(index) = packs.get(pack as usize).copied().flatten() else {
+                continue;
+            };
+            let Some(at) = index.position(raw) else {
+                return Err(MidxProblem::ObjectNotInPack { object, id, pack });
+            };
+            let idx_offset = index.offset_at(at).unwrap_or(u64::MAX);
+            if idx_offset != offset {
+                return Err(MidxProblem::OffsetMismatch {
+                    object,
+                    id,
+                    pack,
+                    offset,
+                    idx_offset,
+                });
             }
         }
         Ok(())

@@ -411,13 +411,32 @@ fn duplicate_pack_name() {
     ));
 }
 
+/// What `find` says of object `object` (id `target`), which `open` accepted: an error that `lookup` turns
+/// into a miss, `iter` skips, and `verify` reports (it is the only bad entry).
+#[track_caller]
+fn find_problem(m: &MultiPackIndex, target: &[u8]) -> MidxProblem {
+    let p = m.find(target).expect_err("a bad entry was answered");
+    assert_eq!(m.find_in(target, &[u64::MAX; 4]), Err(p.clone()));
+    assert_eq!(m.lookup(target), None);
+    assert!(m.iter().all(|(id, _, _)| id.as_bytes() != target));
+    match m.verify() {
+        Err(Error::CorruptMultiPackIndex { problem, .. }) => assert_eq!(problem, p),
+        other => panic!("verify: {other:?}"),
+    }
+    p
+}
+
 #[test]
-fn pack_id_out_of_range() {
+fn pack_id_out_of_range_is_found_when_used() {
     let mut rows = basic_rows();
     rows[2].1 = 1;
     let c = with_pnam(b"a\0\0\0", &rows);
+    // Opening does not scan the entries; the good ones answer.
+    let m = open(file(1, HashKind::Sha1, 1, &c)).unwrap();
+    assert_eq!(m.find(&id(1, 0)), Ok(Some((0, 12))));
+    assert_eq!(m.iter().count(), 2);
     assert_eq!(
-        problem(file(1, HashKind::Sha1, 1, &c)),
+        find_problem(&m, &id(0xfe, 0)),
         MidxProblem::PackIdOutOfRange {
             object: 2,
             pack: 1,
@@ -426,23 +445,36 @@ fn pack_id_out_of_range() {
     );
     // No packs, some objects.
     let c = with_pnam(b"", &basic_rows());
+    let m = open(file(1, HashKind::Sha1, 0, &c)).unwrap();
     assert_eq!(
-        problem(file(1, HashKind::Sha1, 0, &c)),
-        MidxProblem::PackIdOutOfRange {
+        m.find(&id(1, 0)),
+        Err(MidxProblem::PackIdOutOfRange {
             object: 0,
             pack: 0,
             packs: 0
-        }
+        })
     );
+    assert_eq!(m.iter().count(), 0);
 }
 
 #[test]
 fn large_offsets() {
     let mut rows = basic_rows();
     rows[1].2 = 0x8000_0001;
-    // Without LOFF the 32-bit value is the offset.
+    // Without LOFF the 32-bit value is the offset (git's `nth_midxed_offset`).
     let m = open(file(1, HashKind::Sha1, 1, &with_pnam(b"a\0\0\0", &rows))).unwrap();
     assert_eq!(m.lookup(&id(1, 1)), Some((0, 0x8000_0001)));
+    // ... which a pack shorter than that does not hold.
+    assert_eq!(
+        m.find_in(&id(1, 1), &[1000]),
+        Err(MidxProblem::OffsetPastPackEnd {
+            object: 1,
+            pack: 0,
+            offset: 0x8000_0001,
+            pack_len: 1000
+        })
+    );
+    assert_eq!(m.find_in(&id(1, 0), &[1000]), Ok(Some((0, 12))));
     // With LOFF it is row 1 of it.
     let mut c = with_pnam(b"a\0\0\0", &rows);
     c.push((
@@ -451,15 +483,179 @@ fn large_offsets() {
     ));
     let m = open(file(1, HashKind::Sha1, 1, &c)).unwrap();
     assert_eq!(m.lookup(&id(1, 1)), Some((0, 1 << 40)));
-    // A reference past the end of LOFF.
-    c.last_mut().unwrap().1.truncate(8);
     assert_eq!(
-        problem(file(1, HashKind::Sha1, 1, &c)),
+        m.find_in(&id(1, 1), &[(1 << 40) + 21]),
+        Ok(Some((0, 1 << 40)))
+    );
+    assert_eq!(
+        m.find_in(&id(1, 1), &[(1 << 40) + 20]),
+        Err(MidxProblem::OffsetPastPackEnd {
+            object: 1,
+            pack: 0,
+            offset: 1 << 40,
+            pack_len: (1 << 40) + 20
+        })
+    );
+    // A reference past the end of LOFF: found when used.
+    c.last_mut().unwrap().1.truncate(8);
+    let m = open(file(1, HashKind::Sha1, 1, &c)).unwrap();
+    assert_eq!(
+        find_problem(&m, &id(1, 1)),
         MidxProblem::LargeOffsetOutOfRange {
             object: 1,
             row: 1,
             rows: 1
         }
+    );
+}
+
+#[test]
+fn offsets_inside_the_pack_header_are_errors() {
+    for bad in [0, 3, 11] {
+        let mut rows = basic_rows();
+        rows[1].2 = bad;
+        let m = open(file(1, HashKind::Sha1, 1, &with_pnam(b"a\0\0\0", &rows))).unwrap();
+        assert_eq!(
+            find_problem(&m, &id(1, 1)),
+            MidxProblem::OffsetInPackHeader {
+                object: 1,
+                pack: 0,
+                offset: u64::from(bad)
+            }
+        );
+    }
+}
+
+/// Two packs as git would index them (`a` and `b`), their `.idx` files with pack lengths, and a
+/// multi-pack-index that `edit` has tampered with.
+fn packs_and_midx(
+    edit: impl FnOnce(&mut Vec<(Vec<u8>, u32, u32)>, &mut Vec<(&'static [u8; 4], Vec<u8>)>),
+) -> (MultiPackIndex, [PackIndex; 2]) {
+    use crate::idx::write::{Entry, write_idx};
+    let k = HashKind::Sha1;
+    let oid = |v: &[u8]| ObjectId::from_bytes(v).unwrap();
+    // Pack a: 1/0 at 12, fe/0 at 100; pack b: 1/1 at 12, 2/0 at 60. Each pack is 200 bytes long.
+    let a = [(id(1, 0), 12u64), (id(0xfe, 0), 100)];
+    let b = [(id(1, 1), 12u64), (id(2, 0), 60)];
+    let idx = |entries: &[(Vec<u8>, u64)], name: &str| {
+        let e: Vec<Entry> = entries
+            .iter()
+            .map(|(i, o)| Entry {
+                id: oid(i),
+                offset: *o,
+                crc32: 0,
+            })
+            .collect();
+        let bytes = write_idx(2, k, &e, &oid(&[9; 20])).unwrap();
+        PackIndex::from_data(bytes.into(), name.into(), k)
+            .unwrap()
+            .with_pack_len(200)
+    };
+    let mut rows = vec![
+        (id(1, 0), 0, 12),
+        (id(1, 1), 1, 12),
+        (id(2, 0), 1, 60),
+        (id(0xfe, 0), 0, 100),
+    ];
+    let mut extra = Vec::new();
+    edit(&mut rows, &mut extra);
+    let mut c = with_pnam(b"pack-a.idx\0pack-b.idx\0\0\0", &rows);
+    c.extend(extra);
+    let m = open(file(1, k, 2, &c)).unwrap();
+    (m, [idx(&a, "pack-a.idx"), idx(&b, "pack-b.idx")])
+}
+
+#[track_caller]
+fn verify_packs_problem(m: &MultiPackIndex, packs: &[Option<&PackIndex>]) -> MidxProblem {
+    match m.verify_with_packs(packs) {
+        Err(e @ Error::CorruptMultiPackIndex { .. }) => {
+            assert!(e.to_string().starts_with("test/multi-pack-index: "), "{e}");
+            let Error::CorruptMultiPackIndex { problem, .. } = e else {
+                unreachable!()
+            };
+            problem
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn verify_with_packs_checks_every_entry_against_the_packs_indices() {
+    let oid = |v: &[u8]| ObjectId::from_bytes(v).unwrap();
+    let (m, [a, b]) = packs_and_midx(|_, _| {});
+    m.verify_with_packs(&[Some(&a), Some(&b)]).unwrap();
+    // A pack name with no such pack.
+    assert_eq!(
+        verify_packs_problem(&m, &[Some(&a), None]),
+        MidxProblem::PackMissing {
+            pack: 1,
+            name: "pack-b.idx".into()
+        }
+    );
+    assert!(matches!(
+        verify_packs_problem(&m, &[Some(&a)]),
+        MidxProblem::PackMissing { pack: 1, .. }
+    ));
+    // An offset off by one: consistent in itself, wrong against the pack's index.
+    let (m, [a, b]) = packs_and_midx(|rows, _| rows[2].2 += 1);
+    m.verify().unwrap();
+    assert_eq!(
+        verify_packs_problem(&m, &[Some(&a), Some(&b)]),
+        MidxProblem::OffsetMismatch {
+            object: 2,
+            id: oid(&id(2, 0)),
+            pack: 1,
+            offset: 61,
+            idx_offset: 60
+        }
+    );
+    // Two packs' ids swapped.
+    let (m, [a, b]) = packs_and_midx(|rows, _| {
+        for r in rows.iter_mut() {
+            r.1 = 1 - r.1;
+        }
+    });
+    m.verify().unwrap();
+    assert_eq!(
+        verify_packs_problem(&m, &[Some(&a), Some(&b)]),
+        MidxProblem::ObjectNotInPack {
+            object: 0,
+            id: oid(&id(1, 0)),
+            pack: 1
+        }
+    );
+    // A large-offset flag with no LOFF chunk: a 32-bit offset past the 200-byte pack.
+    let (m, [a, b]) = packs_and_midx(|rows, _| rows[3].2 = 0x8000_0000);
+    m.verify().unwrap();
+    assert_eq!(
+        verify_packs_problem(&m, &[Some(&a), Some(&b)]),
+        MidxProblem::OffsetPastPackEnd {
+            object: 3,
+            pack: 0,
+            offset: 0x8000_0000,
+            pack_len: 200
+        }
+    );
+    // A large offset past its pack.
+    let (m, [a, b]) = packs_and_midx(|rows, extra| {
+        rows[3].2 = 0x8000_0000;
+        extra.push((b"LOFF", (1u64 << 33).to_be_bytes().to_vec()));
+    });
+    m.verify().unwrap();
+    assert_eq!(
+        verify_packs_problem(&m, &[Some(&a), Some(&b)]),
+        MidxProblem::OffsetPastPackEnd {
+            object: 3,
+            pack: 0,
+            offset: 1 << 33,
+            pack_len: 200
+        }
+    );
+    // Out-of-order ids: found before the packs are consulted.
+    let (m, [a, b]) = packs_and_midx(|rows, _| rows.swap(0, 1));
+    assert_eq!(
+        verify_packs_problem(&m, &[Some(&a), Some(&b)]),
+        MidxProblem::IdsOutOfOrder { object: 1 }
     );
 }
 
@@ -583,6 +779,33 @@ fn display_of_every_problem_is_nonempty() {
             row: 0,
             rows: 0,
         },
+        MidxProblem::OffsetInPackHeader {
+            object: 0,
+            pack: 0,
+            offset: 3,
+        },
+        MidxProblem::OffsetPastPackEnd {
+            object: 0,
+            pack: 0,
+            offset: 3,
+            pack_len: 1,
+        },
+        MidxProblem::PackMissing {
+            pack: 0,
+            name: "p".into(),
+        },
+        MidxProblem::ObjectNotInPack {
+            object: 0,
+            id: oid,
+            pack: 0,
+        },
+        MidxProblem::OffsetMismatch {
+            object: 0,
+            id: oid,
+            pack: 0,
+            offset: 1,
+            idx_offset: 2,
+        },
         MidxProblem::ChecksumMismatch {
             stored: oid,
             computed: oid,
@@ -600,7 +823,7 @@ fn display_of_every_problem_is_nonempty() {
 fn read_pack_names_reads_only_names() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("multi-pack-index");
-    // OOFF names a pack that does not exist: opening fails, reading the names does not.
+    // OOFF names a pack that does not exist: the entry is an error when used; the names read fine.
     let mut rows = basic_rows();
     rows[0].1 = 5;
     std::fs::write(
@@ -617,7 +840,12 @@ fn read_pack_names_reads_only_names() {
         read_pack_names(&path, HashKind::Sha1).unwrap(),
         ["pack-a.idx", "pack-b.idx"]
     );
-    assert!(MultiPackIndex::open(&path, HashKind::Sha1).is_err());
+    let m = MultiPackIndex::open(&path, HashKind::Sha1).unwrap();
+    assert!(matches!(
+        m.find(&id(1, 0)),
+        Err(MidxProblem::PackIdOutOfRange { pack: 5, .. })
+    ));
+    assert!(m.verify().is_err());
     match read_pack_names(&dir.path().join("missing"), HashKind::Sha1) {
         Err(Error::Io { path, .. }) => assert!(path.ends_with("missing")),
         other => panic!("{other:?}"),
@@ -683,7 +911,7 @@ fn writer_v2_keeps_pack_order_and_uses_loff_only_when_needed() {
         },
         PackEntries {
             name: "a.idx".into(),
-            entries: vec![(a, 7), (b, 0xffff_ffff)],
+            entries: vec![(a, 17), (b, 0xffff_ffff)],
         },
     ];
     let m = open(write_midx(2, k, &packs).unwrap()).unwrap();
@@ -693,7 +921,7 @@ fn writer_v2_keeps_pack_order_and_uses_loff_only_when_needed() {
     assert_eq!(m.lookup(b.as_bytes()), Some((1, 0xffff_ffff)));
     let m = open(write_midx(1, k, &packs).unwrap()).unwrap();
     assert_eq!(m.pack_names(), ["a.idx", "z.idx"]);
-    assert_eq!(m.lookup(a.as_bytes()), Some((0, 7)));
+    assert_eq!(m.lookup(a.as_bytes()), Some((0, 17)));
     let mut packs = packs;
     packs[1]
         .entries

@@ -113,7 +113,8 @@ impl fmt::Display for AlternateProblem {
 ///   canonicalization; git compares `realpath`s too), recorded as [`AlternateProblem::Cycle`] or
 ///   [`AlternateProblem::Duplicate`].
 /// - An entry that names no directory is [`AlternateProblem::Missing`]; an `info/alternates` file that
-///   exists but cannot be read is [`AlternateProblem::Unreadable`]. Neither is fatal.
+///   exists but cannot be read (or is not a regular file, or is longer than
+///   [`MAX_ALTERNATES_LEN`](super::MAX_ALTERNATES_LEN)) is [`AlternateProblem::Unreadable`]. Neither is fatal.
 ///
 /// - Before those, the entries of the environment variable `GIT_ALTERNATE_OBJECT_DIRECTORIES` (as git's
 ///   `prepare_alt_odb` does): separated by `:` (`;` on Windows), each possibly C-quoted like an alternates
@@ -232,7 +233,7 @@ fn add_alternate(
 /// The entries of `objects_dir/info/alternates` (none if the file does not exist).
 fn read_alternates_file(objects_dir: &Path, problems: &mut Vec<AlternateProblem>) -> Vec<PathBuf> {
     let file = objects_dir.join("info").join("alternates");
-    match std::fs::read(&file) {
+    match crate::data::read_bounded(&file, super::MAX_ALTERNATES_LEN) {
         Ok(data) => parse_alternates(&data)
             .into_iter()
             .map(|b| bytes_to_path(&b))

@@ -10,14 +10,15 @@ use crate::oid::HashKind;
 /// Section and key names are case-insensitive; values may be quoted; `;` and `#` start comments outside
 /// quotes; a key may follow the section header on the same line; the last assignment wins, as in git. A
 /// missing `config` or a missing key means SHA-1. An unknown value is [`Error::UnknownObjectFormat`] naming the
-/// config file.
+/// config file; a `config` that is not a regular file (a FIFO, `/dev/zero`) or is longer than
+/// [`MAX_CONFIG_LEN`](super::MAX_CONFIG_LEN) is [`Error::Io`] naming it.
 ///
 /// Deviations from git: `core.repositoryFormatVersion` is not checked (git refuses `objectFormat` in a
 /// version-0 repository; this reads it anyway), includes are not followed, and lines this parser cannot
 /// understand are skipped rather than rejected.
 pub fn object_format(git_dir: &Path) -> Result<HashKind, Error> {
     let path = git_dir.join("config");
-    let data = match std::fs::read(&path) {
+    let data = match crate::data::read_bounded(&path, super::MAX_CONFIG_LEN) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashKind::Sha1),
         Err(e) => return Err(Error::io(&path, e)),

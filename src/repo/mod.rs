@@ -6,14 +6,28 @@
 //! - [`alternates`] follows `objects/info/alternates` the way git does (`odb.c`: `parse_alternates`,
 //!   `odb_add_alternate_recursively`, `odb_is_source_usable`).
 //!
+//! Every file read here (`.git` files, `commondir`, `config`, `info/alternates`) is opened without blocking,
+//! must be a regular file, and is read with a bound ([`crate::data::read_bounded`]): a FIFO, socket, device or
+//! directory in its place is an [`Error::Io`] naming it (its source carries a [`crate::data::FileProblem`]),
+//! never a hang, and a `config` that is `/dev/zero` or a huge file is an error, not all of memory.
+//!
 //! Not supported (deviations from git, by design of a lookup library): the environment variables
 //! `GIT_DIR`, `GIT_OBJECT_DIRECTORY`, `GIT_ALTERNATE_OBJECT_DIRECTORIES` and `GIT_COMMON_DIR` are ignored;
 //! discovery does not walk up to parent directories; config `include`/`includeIf` are not followed.
 
 use std::path::{Path, PathBuf};
 
+use crate::data::read_bounded;
 use crate::error::Error;
 use crate::oid::HashKind;
+
+/// The most bytes read from a `.git` file or a `commondir` file (git refuses `.git` files longer than
+/// `4 * PATH_MAX`).
+pub const MAX_PATH_FILE_LEN: u64 = 4 * 4096;
+/// The most bytes read from a `config` file.
+pub const MAX_CONFIG_LEN: u64 = 16 << 20;
+/// The most bytes read from an `info/alternates` file.
+pub const MAX_ALTERNATES_LEN: u64 = 16 << 20;
 
 mod alternates;
 mod config;
@@ -108,7 +122,8 @@ fn is_file(p: &Path) -> bool {
 
 /// Does `dir` look like a git directory (bare, `.git`, or a linked worktree's private git directory)?
 fn looks_like_git_dir(dir: &Path) -> bool {
-    is_file(&dir.join("HEAD")) && (is_dir(&dir.join("objects")) || is_file(&dir.join("commondir")))
+    // A `commondir` that is not a regular file still marks a linked worktree: reading it then says what it is.
+    is_file(&dir.join("HEAD")) && (is_dir(&dir.join("objects")) || dir.join("commondir").exists())
 }
 
 /// Does `dir` look like an objects directory?
@@ -136,7 +151,8 @@ fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Reposit
         }
         Err(e) => return Err(Error::io(path, e)),
     };
-    let git_dir = if md.is_file() {
+    let git_dir = if !md.is_dir() {
+        // A `.git` file given directly (or a FIFO, socket or device: an error naming it).
         // A `.git` file given directly.
         read_gitfile(path)?
     } else {
@@ -149,7 +165,8 @@ fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Reposit
                 ));
             }
             dot_git
-        } else if is_file(&dot_git) {
+        } else if std::fs::metadata(&dot_git).is_ok() {
+            // A `.git` file (or a FIFO, socket or device in its place: an error naming it, never a hang).
             read_gitfile(&dot_git)?
         } else if looks_like_git_dir(path) {
             path.to_path_buf()
@@ -207,7 +224,7 @@ fn read_gitfile(file: &Path) -> Result<PathBuf, Error> {
         path: file.to_path_buf(),
         reason,
     };
-    let data = std::fs::read(file).map_err(|e| Error::io(file, e))?;
+    let data = read_bounded(file, MAX_PATH_FILE_LEN).map_err(|e| Error::io(file, e))?;
     let Some(rest) = data.strip_prefix(b"gitdir: ") else {
         return Err(bad(
             "not a .git file: expected it to start with \"gitdir: \"".into(),
@@ -239,7 +256,7 @@ fn read_gitfile(file: &Path) -> Result<PathBuf, Error> {
 /// The common directory of `git_dir`: what its `commondir` file names (relative to `git_dir`), else `git_dir`.
 fn common_dir(git_dir: &Path) -> Result<PathBuf, Error> {
     let file = git_dir.join("commondir");
-    match std::fs::read(&file) {
+    match read_bounded(&file, MAX_PATH_FILE_LEN) {
         Ok(data) => {
             let target = data.trim_ascii_end();
             if target.is_empty() {
@@ -276,4 +293,145 @@ pub(super) fn bytes_to_path(b: &[u8]) -> PathBuf {
 #[cfg(not(unix))]
 pub(super) fn bytes_to_path(b: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    fn mkfifo(path: &Path) {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+    }
+
+    /// The `FileProblem` inside an `Error::Io` naming `path`.
+    #[cfg(unix)]
+    fn io_problem(e: &Error, path: &Path) -> crate::data::FileProblem {
+        match e {
+            Error::Io { path: p, source } if p == path => crate::data::file_problem(source)
+                .cloned()
+                .unwrap_or_else(|| panic!("no file problem in {e}")),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    /// A FIFO, a device or a directory where `config`, `commondir`, a `.git` file or `info/alternates` should be
+    /// is an error naming it (or, for alternates, a reported problem), never a hang; reads are bounded.
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_errors_never_hangs() {
+        use crate::data::{FileKind, FileProblem};
+        let fifo_problem = FileProblem::NotRegular {
+            kind: FileKind::Fifo,
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path().join("repo.git");
+        std::fs::create_dir_all(git.join("objects/info")).unwrap();
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        // config: a FIFO, /dev/zero (through a symbolic link), a directory, a file past the bound.
+        let config = git.join("config");
+        mkfifo(&config);
+        let e = discover(&git).unwrap_err();
+        assert_eq!(io_problem(&e, &config), fifo_problem);
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        std::fs::remove_file(&config).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &config).unwrap();
+        assert_eq!(
+            io_problem(&object_format(&git).unwrap_err(), &config),
+            FileProblem::NotRegular {
+                kind: FileKind::CharDevice
+            }
+        );
+        std::fs::remove_file(&config).unwrap();
+        std::fs::create_dir(&config).unwrap();
+        assert_eq!(
+            io_problem(&object_format(&git).unwrap_err(), &config),
+            FileProblem::NotRegular {
+                kind: FileKind::Directory
+            }
+        );
+        std::fs::remove_dir(&config).unwrap();
+        let f = std::fs::File::create(&config).unwrap();
+        f.set_len(MAX_CONFIG_LEN + 1).unwrap();
+        drop(f);
+        assert_eq!(
+            io_problem(&object_format(&git).unwrap_err(), &config),
+            FileProblem::TooLarge {
+                len: MAX_CONFIG_LEN + 1,
+                limit: MAX_CONFIG_LEN
+            }
+        );
+        std::fs::write(&config, "[core]\n").unwrap();
+        assert_eq!(discover(&git).unwrap().hash_kind, HashKind::Sha1);
+        // info/alternates: reported, not fatal.
+        let alternates_file = git.join("objects/info/alternates");
+        mkfifo(&alternates_file);
+        let alts = alternates(&git.join("objects")).unwrap();
+        assert!(alts.dirs.is_empty());
+        match &alts.problems[..] {
+            [AlternateProblem::Unreadable { path, error }] => {
+                assert_eq!(
+                    path,
+                    &git.join("objects")
+                        .canonicalize()
+                        .unwrap()
+                        .join("info/alternates")
+                );
+                assert_eq!(crate::data::file_problem(error), Some(&fifo_problem));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A .git file that is a FIFO, then one that is a file naming the repository.
+        let work = tmp.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let dot_git = work.join(".git");
+        mkfifo(&dot_git);
+        assert_eq!(
+            io_problem(&discover(&work).unwrap_err(), &dot_git),
+            fifo_problem
+        );
+        assert_eq!(
+            io_problem(&discover(&dot_git).unwrap_err(), &dot_git),
+            fifo_problem
+        );
+        std::fs::remove_file(&dot_git).unwrap();
+        std::fs::write(&dot_git, format!("gitdir: {}\n", git.display())).unwrap();
+        assert_eq!(
+            discover(&work).unwrap().objects_dir,
+            git.join("objects").canonicalize().unwrap()
+        );
+        // A .git file longer than git accepts.
+        std::fs::write(&dot_git, vec![b'x'; MAX_PATH_FILE_LEN as usize + 1]).unwrap();
+        assert!(matches!(
+            io_problem(&discover(&work).unwrap_err(), &dot_git),
+            FileProblem::TooLarge { .. }
+        ));
+        // A linked worktree's commondir that is a FIFO.
+        let wt = git.join("worktrees/w");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(
+            wt.join("HEAD"),
+            "0000000000000000000000000000000000000000\n",
+        )
+        .unwrap();
+        let commondir = wt.join("commondir");
+        mkfifo(&commondir);
+        assert_eq!(
+            io_problem(&discover(&wt).unwrap_err(), &commondir),
+            fifo_problem
+        );
+        std::fs::remove_file(&commondir).unwrap();
+        std::fs::write(&commondir, "../..\n").unwrap();
+        assert_eq!(
+            discover(&wt).unwrap().objects_dir,
+            git.join("objects").canonicalize().unwrap()
+        );
+    }
 }

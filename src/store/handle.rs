@@ -59,10 +59,18 @@ impl Handle {
 
     /// Where `id` is, or `None` if it is in no pack and no loose directory.
     ///
-    /// Errors: [`Error::Incomplete`] when the object was not found and some index file could not be loaded (so
-    /// "missing" cannot be claimed), unless the store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`;
-    /// [`Store::problems`] names the file either way); [`Error::WrongIdHashKind`] for an id of the other hash kind; I/O errors of
-    /// the loose probe other than "not found".
+    /// Every location is checked against its pack: the offset lies past the 12-byte pack header and before the
+    /// pack's trailing checksum (for a pack's own `.idx`, whose pack was found to end with the checksum the
+    /// index records when it was loaded; for a multi-pack-index, against the pack's length when it was listed).
+    ///
+    /// Errors: [`Error::CorruptIndex`] or [`Error::CorruptMultiPackIndex`] naming the file when an index lists
+    /// `id` with an offset that cannot be right (past its pack's end, inside its header, a 64-bit reference
+    /// outside the file, a pack int id that names no pack) and nothing else has it: never a wrong location
+    /// (whatever the [`IncompleteMode`]); [`Error::Incomplete`] when the object was not found and some index
+    /// file could not be loaded (a pack that does not match its index, for one), a pack directory or alternate
+    /// could not be read, or a loose directory could not be probed, so "missing" cannot be claimed, unless the
+    /// store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`; [`Store::problems`] names the file
+    /// either way); [`Error::WrongIdHashKind`] for an id of the other hash kind.
     #[inline]
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
         // The steady state (a hit in what this handle has seen, or a miss in a settled map) inline; everything
@@ -117,42 +125,72 @@ impl Handle {
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
             if self.loose_on {
                 let g = self.view.map().meta();
+                self.snap.loose_failed.clear();
                 for (i, l) in g.loose.iter().enumerate() {
-                    if l.contains(id)? {
-                        return Ok(Some(Location::Loose { dir: g.dir_ids[i] }));
+                    match l.contains(id) {
+                        Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
+                        Ok(false) => {}
+                        // Another directory may still have it; if none does, the miss is incomplete.
+                        Err(e) => self
+                            .snap
+                            .loose_failed
+                            .push((g.dirs[i].clone(), Arc::new(e))),
                     }
                 }
             }
-            // 3. Refresh: only if a pack directory changed (or was listed too recently to trust).
-            if !self.refresh_on_miss || !self.pack_dirs_changed() {
+            // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
+            //    or pack vanished since the listing.
+            if !self.refresh_on_miss || !(self.snap.vanished || self.pack_dirs_changed()) {
                 break;
             }
             let map = sync::Arc::clone(self.view.map());
             self.store.refresh_from(&map, false)?;
             refreshed = true;
+            // One refresh per vanished file: if the listing did not change, later misses do not list again.
+            self.snap.vanished = false;
             if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
                 self.move_to_current();
             }
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
         }
+        // Found nowhere. An entry for it whose offset cannot be right is the answer (a typed error naming the
+        // index, never a location); then indices that failed to load, directories that could not be read.
+        if self
+            .snap
+            .bad_entry
+            .as_ref()
+            .is_some_and(|(bad_id, _)| **bad_id == *bytes)
+            && let Some((_, e)) = self.snap.bad_entry.take()
+        {
+            return Err(e);
+        }
+        if !self.snap.loose_failed.is_empty()
+            && self.store.options.incomplete == IncompleteMode::Error
+        {
+            let mut failed = self.incomplete_list();
+            failed.append(&mut self.snap.loose_failed);
+            return Err(Error::Incomplete { failed });
+        }
         self.miss()
     }
 
     /// The answer for an object found nowhere: `Ok(None)`, or [`Error::Incomplete`] if some index failed to load
-    /// and the store was opened with [`IncompleteMode::Error`].
+    /// (or a directory could not be read) and the store was opened with [`IncompleteMode::Error`].
     pub(super) fn miss<T>(&self) -> Result<Option<T>, Error> {
         self.check_complete()?;
         Ok(None)
     }
 
-    /// [`Error::Incomplete`] if some index this handle has seen failed to load and the store was opened with
-    /// [`IncompleteMode::Error`].
+    /// [`Error::Incomplete`] if some index this handle has seen failed to load, or some pack directory or
+    /// alternate could not be read, and the store was opened with [`IncompleteMode::Error`].
     pub(super) fn check_complete(&self) -> Result<(), Error> {
-        if self.snap.failed.is_empty() || self.store.options.incomplete == IncompleteMode::Miss {
+        if (self.snap.failed.is_empty() && self.view.map().meta().unreadable.is_empty())
+            || self.store.options.incomplete == IncompleteMode::Miss
+        {
             Ok(())
         } else {
             Err(Error::Incomplete {
-                failed: self.snap.failed.clone(),
+                failed: self.incomplete_list(),
             })
         }
     }
@@ -212,17 +250,26 @@ impl Handle {
             }
             return Some(Ok(Some(loc)));
         }
-        if self.refresh_on_miss || !self.snap.failed.is_empty() || !self.view.is_settled() {
+        // Anything that can make a miss more than `Ok(None)` (a refresh check, a failed index, an entry with a
+        // bad offset, an unreadable directory, a loose probe that failed) is the general path's.
+        if self.refresh_on_miss
+            || !self.snap.failed.is_empty()
+            || self.snap.bad_entry.is_some()
+            || !self.view.is_settled()
+        {
             return None;
         }
         self.filter_tick();
+        let g = self.view.map().meta();
+        if !g.unreadable.is_empty() {
+            return None;
+        }
         if self.loose_on {
-            let g = self.view.map().meta();
             for (i, l) in g.loose.iter().enumerate() {
                 match l.contains(id) {
                     Ok(false) => {}
                     Ok(true) => return Some(Ok(Some(Location::Loose { dir: g.dir_ids[i] }))),
-                    Err(e) => return Some(Err(e)),
+                    Err(_) => return None,
                 }
             }
         }
@@ -284,6 +331,14 @@ impl Handle {
             expected: self.store.kind,
             found: id.kind(),
         }
+    }
+
+    /// The index files that failed to load (as this handle has seen them), then the directories and files of
+    /// the listing that could not be read.
+    fn incomplete_list(&self) -> Vec<(PathBuf, Arc<Error>)> {
+        let mut failed = self.snap.failed.clone();
+        failed.extend(self.view.map().meta().unreadable.iter().cloned());
+        failed
     }
 
     /// Load every index file of the repository now (lookups load them lazily, as needed), so that this handle's

@@ -132,6 +132,10 @@ pub(super) struct Generation {
     pub(super) alternate_problems: usize,
     /// The miss filter of the map built from this listing (see `filter.rs`).
     pub(super) filter: super::filter::FilterCell,
+    /// Directories and files that could not be read, so a miss cannot be claimed: unreadable alternates (and
+    /// `info/alternates` files), FIFOs, sockets or devices named like a pack's `.idx`, then unreadable pack
+    /// directories. A miss reports them in [`Error::Incomplete`].
+    pub(super) unreadable: Box<[(PathBuf, Arc<Error>)]>,
 }
 
 /// What survives refreshes: the pack ids handed out so far.
@@ -211,6 +215,24 @@ pub(super) fn list(
         None => open_objects_dirs(objects_dir, kind, options.loose)?,
     };
     let alternate_problems = problems.len();
+    // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
+    // searched, so a miss cannot be claimed.
+    let mut unreadable: Vec<(PathBuf, Arc<Error>)> = problems
+        .iter()
+        .filter_map(|p| match p {
+            Problem::Alternate(a) => match &**a {
+                crate::repo::AlternateProblem::Unreadable { path, error } => Some((
+                    path.clone(),
+                    Arc::new(Error::io(
+                        path,
+                        std::io::Error::new(error.kind(), error.to_string()),
+                    )),
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     let dir_ids: Arc<[usize]> = dirs.iter().map(|d| state.dir_id(d)).collect();
     let numbered_dirs: Arc<[PathBuf]> = state.numbered_dirs.clone().into();
 
@@ -233,9 +255,29 @@ pub(super) fn list(
                 untrusted = true;
             }
         }
-        let Some(scan) = scan_pack_dir(&pack_dir)? else {
-            continue;
+        let scan = match scan_pack_dir(&pack_dir) {
+            Ok(Some(scan)) => scan,
+            Ok(None) => continue,
+            // Unreadable (permissions, a loop of symbolic links, not a directory): like git, warn and answer
+            // from everything else; a miss cannot be claimed.
+            Err(e) => {
+                let error = Arc::new(e);
+                problems.push(Problem::PackDirUnreadable {
+                    dir: pack_dir.clone(),
+                    error: Arc::clone(&error),
+                });
+                unreadable.push((pack_dir, error));
+                continue;
+            }
         };
+        for (path, e) in scan.special {
+            let error = Arc::new(e);
+            problems.push(Problem::IndexNotLoaded {
+                path: path.clone(),
+                error: Arc::clone(&error),
+            });
+            unreadable.push((path, error));
+        }
         let first_pack = packs.len();
         for p in scan.packs {
             let id = state.assign_id(&p.idx_path, p.idx_stamp);
@@ -325,6 +367,7 @@ pub(super) fn list(
         problems: problems.into(),
         alternate_problems,
         filter: Default::default(),
+        unreadable: unreadable.into(),
     })
 }
 
@@ -381,10 +424,13 @@ struct PackDirScan {
     packs: Vec<ScannedPack>,
     /// Whether there is a `multi-pack-index`.
     has_midx: bool,
+    /// `.idx` names (with a `.pack` beside them) that are FIFOs, sockets or devices: never opened, each an
+    /// error naming it.
+    special: Vec<(PathBuf, Error)>,
 }
 
 /// Read `pack_dir`: its packs (those with both an `.idx` and a `.pack` file) and whether it has a
-/// multi-pack-index. `None` if the directory does not exist.
+/// multi-pack-index. `None` if the directory does not exist; an error naming it if it cannot be read.
 fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
     let entries = match std::fs::read_dir(pack_dir) {
         Ok(rd) => rd,
@@ -393,6 +439,7 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
     };
     let mut dir_packs: Vec<ScannedPack> = Vec::new();
     let mut has_midx = false;
+    let mut special = Vec::new();
     // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
     let mut keep: std::collections::HashSet<String> = Default::default();
     let mut promisor: std::collections::HashSet<String> = Default::default();
@@ -416,17 +463,25 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
             continue;
         }
         let idx_path = pack_dir.join(name);
-        // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped.
+        // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped, and
+        // FIFOs, sockets and devices are never opened (`stat` only).
         let Ok(idx_md) = std::fs::metadata(&idx_path) else {
             continue;
         };
-        if !idx_md.is_file() {
+        if idx_md.is_dir() {
             continue;
         }
         let Ok(pack_md) = std::fs::metadata(idx_path.with_extension("pack")) else {
             continue;
         };
         if !pack_md.is_file() {
+            continue;
+        }
+        if !idx_md.is_file() {
+            // A FIFO, socket or device where a pack's index should be: say what it is, without opening it.
+            if let Err(e) = crate::data::check_regular(&idx_md) {
+                special.push((idx_path.clone(), Error::io(&idx_path, e)));
+            }
             continue;
         }
         let mtime = pack_md.modified().unwrap_or(SystemTime::UNIX_EPOCH);
@@ -454,6 +509,7 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
     Ok(Some(PackDirScan {
         packs: dir_packs,
         has_midx,
+        special,
     }))
 }
 

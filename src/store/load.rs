@@ -23,11 +23,27 @@ pub(super) struct LoadedPack {
     pub(super) idx: PackIndex,
 }
 
-/// A loaded multi-pack-index with its pack-int-id → pack map.
+/// A loaded multi-pack-index with its pack-int-id → pack map, and each pack's length as listed (`u64::MAX`
+/// for a pack the listing does not have): every offset it answers is checked against its pack's length.
 #[derive(Debug)]
 pub(super) struct LoadedMidx {
     pub(super) midx: Arc<MultiPackIndex>,
     pub(super) packs: Box<[Option<PackId>]>,
+    pub(super) pack_lens: Box<[u64]>,
+}
+
+impl LoadedMidx {
+    /// `midx` with the packs of `g` that `packs` (pack int id → index in `g.packs`) names.
+    pub(super) fn new(midx: Arc<MultiPackIndex>, packs: &[Option<usize>], g: &Generation) -> Self {
+        LoadedMidx {
+            midx,
+            packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
+            pack_lens: packs
+                .iter()
+                .map(|p| p.map_or(u64::MAX, |p| g.packs[p].pack_size))
+                .collect(),
+        }
+    }
 }
 
 /// What a slot holds once loaded.
@@ -82,10 +98,7 @@ pub(super) fn load_slot(
                     error: Arc::new(Error::MultiPackIndexRewritten { path: path.clone() }),
                     midx: true,
                 },
-                Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx {
-                    midx: Arc::new(midx),
-                    packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
-                })),
+                Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx::new(Arc::new(midx), packs, g))),
                 Err(e) => Loaded::Failed {
                     error: Arc::new(e),
                     midx: true,
@@ -103,14 +116,26 @@ pub(super) fn load_slot(
             }
             let p = &g.packs[*pack];
             loads.fetch_add(1, Ordering::Relaxed);
-            match PackIndex::open_with(&p.idx_path, kind, mode) {
-                Ok(idx) => Loaded::Pack(Arc::new(LoadedPack {
+            let idx = match PackIndex::open_with(&p.idx_path, kind, mode) {
+                Ok(idx) => idx,
+                Err(e) => {
+                    return Loaded::Failed {
+                        error: Arc::new(name_wrong_hash_kind(e, &p.idx_path, kind, mode)),
+                        midx: false,
+                    };
+                }
+            };
+            // Like git when it opens a pack: its last hash-length bytes must be the pack checksum the index
+            // records (one positioned read; the pack is never hashed). A pack removed since the listing is an
+            // I/O error "not found": a vanished pack, which makes the lookup refresh and search again.
+            match idx.check_pack(&p.idx_path.with_extension("pack")) {
+                Ok(pack_len) => Loaded::Pack(Arc::new(LoadedPack {
                     id: p.id,
                     mtime: p.mtime,
-                    idx,
+                    idx: idx.with_pack_len(pack_len),
                 })),
                 Err(e) => Loaded::Failed {
-                    error: Arc::new(name_wrong_hash_kind(e, &p.idx_path, kind, mode)),
+                    error: Arc::new(e),
                     midx: false,
                 },
             }

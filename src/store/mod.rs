@@ -197,9 +197,11 @@ impl Store {
         self.current.get().meta().dirs.to_vec()
     }
 
-    /// Problems found while listing the repository (an unreadable multi-pack-index, a missing alternate) or
-    /// loading its index files so far (a multi-pack-index or `.idx` that failed to load): the store works
-    /// around them (or, for a `.idx`, reports [`Error::Incomplete`] on a miss) and lists them here.
+    /// Problems found while listing the repository (an unreadable multi-pack-index, a missing or unreadable
+    /// alternate, an unreadable pack directory, a FIFO, socket or device named like an `.idx`) or loading its
+    /// index files so far (a multi-pack-index or `.idx` that failed to load, a pack that does not match its
+    /// index): the store works around them (or, for what could hold objects it cannot search, reports
+    /// [`Error::Incomplete`] on a miss) and lists them here.
     pub fn problems(&self) -> Vec<Problem> {
         let map = self.current.get();
         let g = map.meta();

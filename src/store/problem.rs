@@ -56,7 +56,19 @@ pub enum Problem {
         #[source]
         error: Arc<Error>,
     },
-    /// A pack's `.idx` file failed to load (malformed, unreadable, written for the other hash function). A
+    /// A pack directory exists but cannot be listed (permissions, a loop of symbolic links, not a directory):
+    /// its packs are not searched, every other object is found, and a miss is [`Error::Incomplete`] naming it
+    /// (git warns "unable to open object pack directory" and answers from the rest).
+    #[error("pack directory not searched: {error}")]
+    PackDirUnreadable {
+        /// The `pack/` directory.
+        dir: PathBuf,
+        /// Why it could not be listed (names the directory).
+        #[source]
+        error: Arc<Error>,
+    },
+    /// A pack's `.idx` file failed to load (malformed, unreadable, not a regular file, written for the other hash
+    /// function, or its `.pack` does not end with the checksum it records). A
     /// lookup that misses reports it as [`Error::Incomplete`]; this says so without a lookup.
     #[error("pack index not used: {error}")]
     IndexNotLoaded {
@@ -90,7 +102,7 @@ impl Problem {
                 | AlternateProblem::TooDeep { listed_in, .. } => listed_in,
                 AlternateProblem::Unreadable { path, .. } => path,
             },
-            Problem::LooseNotSearched { dir, .. } => dir,
+            Problem::LooseNotSearched { dir, .. } | Problem::PackDirUnreadable { dir, .. } => dir,
             Problem::IndexNotLoaded { path, .. }
             | Problem::MultiPackIndexIgnored { path, .. }
             | Problem::MultiPackIndexNotLoaded { path, .. } => path,

@@ -7,6 +7,8 @@ use super::filter::MissFilter;
 use super::listing::{Generation, SlotSpec, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
 use crate::error::Error;
+use crate::idx::Found;
+use crate::midx::MidxFound;
 use crate::protocol::SlotRef;
 use crate::sync::plain::Arc;
 
@@ -29,6 +31,15 @@ pub(super) struct Snapshot {
     pub(super) filter_countdown: u32,
     /// The countdown was started (the next time it reaches zero, build).
     pub(super) filter_armed: bool,
+    /// The last entry found whose offset cannot be right, with the id it was found for (a typed error naming
+    /// the file): the search goes on in the other indices, and a lookup of that id reports it only if nothing
+    /// else has the object. Set only on that path, so a hit pays nothing for it.
+    pub(super) bad_entry: Option<(Box<[u8]>, Error)>,
+    /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
+    pub(super) vanished: bool,
+    /// Loose directories the current lookup could not probe (cleared when a lookup reaches the loose objects,
+    /// filled only on failure): a miss cannot be claimed.
+    pub(super) loose_failed: Vec<(PathBuf, Arc<Error>)>,
 }
 
 /// `filter_countdown` once the filter is installed (or none will be).
@@ -36,7 +47,7 @@ pub(super) const FILTER_DONE: u32 = u32::MAX;
 
 impl Snapshot {
     /// Search everything loaded so far (skipping the packs the miss filter covers when it says "absent"). No
-    /// allocation, no shared writes.
+    /// allocation, no shared writes (except on a bad entry, which records its error and goes on).
     #[inline]
     pub(super) fn search(&mut self, id: &[u8]) -> Option<Location> {
         if let Some(f) = &self.filter
@@ -49,7 +60,7 @@ impl Snapshot {
 
     /// Search what the filter does not cover: the packs outside it and the multi-pack-indices.
     #[inline]
-    fn search_outside(&self, id: &[u8]) -> Option<Location> {
+    fn search_outside(&mut self, id: &[u8]) -> Option<Location> {
         if self.outside.is_empty() && self.midx.is_empty() {
             return None;
         }
@@ -57,13 +68,18 @@ impl Snapshot {
     }
 
     #[inline(never)]
-    fn search_outside_slow(&self, id: &[u8]) -> Option<Location> {
+    fn search_outside_slow(&mut self, id: &[u8]) -> Option<Location> {
         for p in &self.outside {
-            if let Some(offset) = p.idx.lookup(id) {
-                return Some(Location::Packed { pack: p.id, offset });
+            if let Some(loc) = pack_lookup(p, id, &mut self.bad_entry) {
+                return Some(loc);
             }
         }
-        self.midx.iter().find_map(|m| m.lookup(id))
+        for m in &self.midx {
+            if let Some(loc) = m.lookup(id, &mut self.bad_entry) {
+                return Some(loc);
+            }
+        }
+        None
     }
 
     /// Use `f` from now on: this snapshot holds every slot of the settled map `f` was published in.
@@ -91,21 +107,21 @@ impl Snapshot {
     #[inline]
     fn search_all(&mut self, id: &[u8]) -> Option<Location> {
         if let Some(p) = self.packs.get(self.last_hit)
-            && let Some(offset) = p.idx.lookup(id)
+            && let Some(loc) = pack_lookup(p, id, &mut self.bad_entry)
         {
-            return Some(Location::Packed { pack: p.id, offset });
+            return Some(loc);
         }
         for (i, p) in self.packs.iter().enumerate() {
             if i == self.last_hit {
                 continue;
             }
-            if let Some(offset) = p.idx.lookup(id) {
+            if let Some(loc) = pack_lookup(p, id, &mut self.bad_entry) {
                 self.last_hit = i;
-                return Some(Location::Packed { pack: p.id, offset });
+                return Some(loc);
             }
         }
         for m in &self.midx {
-            if let Some(loc) = m.lookup(id) {
+            if let Some(loc) = m.lookup(id, &mut self.bad_entry) {
                 return Some(loc);
             }
         }
@@ -127,16 +143,18 @@ impl Snapshot {
                 if at <= self.last_hit && self.packs.len() > 1 {
                     self.last_hit += 1;
                 }
-                p.idx
-                    .lookup(id)
-                    .map(|offset| Location::Packed { pack: p.id, offset })
+                pack_lookup(p, id, &mut self.bad_entry)
             }
             SlotRef::Ready(Loaded::Midx(m)) => {
                 self.midx.push(Arc::clone(m));
-                m.lookup(id)
+                m.lookup(id, &mut self.bad_entry)
             }
             SlotRef::Ready(Loaded::Failed { error, midx }) => {
                 if !midx {
+                    self.vanished |= matches!(
+                        &**error,
+                        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound
+                    );
                     self.failed.push((slot_path(g, slot), Arc::clone(error)));
                 }
                 None
@@ -155,11 +173,64 @@ impl Snapshot {
     }
 }
 
+/// Look `id` up in one pack's index: its location, or `None` (a miss, or an entry whose offset cannot be
+/// right: then `bad` records why, naming the index).
+#[inline(always)]
+fn pack_lookup(
+    p: &LoadedPack,
+    id: &[u8],
+    bad: &mut Option<(Box<[u8]>, Error)>,
+) -> Option<Location> {
+    match p.idx.find_entry(id) {
+        Found::At(offset) => Some(Location::Packed { pack: p.id, offset }),
+        Found::Missing => None,
+        Found::Bad(i) => {
+            record_bad_idx_entry(p, id, i, bad);
+            None
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn record_bad_idx_entry(p: &LoadedPack, id: &[u8], i: u32, bad: &mut Option<(Box<[u8]>, Error)>) {
+    if let Some(Err(problem)) = p.idx.checked_offset_at(i) {
+        let e = Error::CorruptIndex {
+            path: p.idx.path().to_path_buf(),
+            problem,
+        };
+        *bad = Some((id.into(), e));
+    }
+}
+
 impl LoadedMidx {
+    /// Look `id` up: its location in a pack the listing has, or `None` (a miss, a pack the listing does not
+    /// have, or an entry that names no pack of the file or lies outside its pack: then `bad` records why,
+    /// naming the multi-pack-index).
     #[inline]
-    fn lookup(&self, id: &[u8]) -> Option<Location> {
-        let (pack, offset) = self.midx.lookup(id)?;
-        let pack = (*self.packs.get(pack as usize)?)?;
-        Some(Location::Packed { pack, offset })
+    fn lookup(&self, id: &[u8], bad: &mut Option<(Box<[u8]>, Error)>) -> Option<Location> {
+        match self.midx.find_entry_in(id, &self.pack_lens) {
+            MidxFound::At(pack, offset) => {
+                let pack = (*self.packs.get(pack as usize)?)?;
+                Some(Location::Packed { pack, offset })
+            }
+            MidxFound::Missing => None,
+            MidxFound::Bad(i) => {
+                self.record_bad_entry(id, i, bad);
+                None
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_bad_entry(&self, id: &[u8], i: u32, bad: &mut Option<(Box<[u8]>, Error)>) {
+        if let Some(problem) = self.midx.entry_problem(i, &self.pack_lens) {
+            let e = Error::CorruptMultiPackIndex {
+                path: self.midx.path().to_path_buf(),
+                problem,
+            };
+            *bad = Some((id.into(), e));
+        }
     }
 }

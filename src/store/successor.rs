@@ -70,14 +70,12 @@ pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
                 path, stamp, packs, ..
             } => {
                 carried_midx.get(&(path.clone(), *stamp)).map(|v| match v {
-                    // Pack ids may differ in the new generation: rebuild the int-id map.
-                    Loaded::Midx(m) => Loaded::Midx(Arc::new(LoadedMidx {
-                        midx: Arc::clone(&m.midx),
-                        packs: packs
-                            .iter()
-                            .map(|p| p.map(|p| generation.packs[p].id))
-                            .collect(),
-                    })),
+                    // Pack ids and lengths may differ in the new generation: rebuild the int-id map.
+                    Loaded::Midx(m) => Loaded::Midx(Arc::new(LoadedMidx::new(
+                        Arc::clone(&m.midx),
+                        packs,
+                        &generation,
+                    ))),
                     other => other.clone(),
                 })
             }

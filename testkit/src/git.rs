@@ -176,3 +176,21 @@ pub fn absent_ids(n: usize, hex_len: usize, seed: u64) -> Vec<String> {
         })
         .collect()
 }
+
+/// Write a stub `.pack` at `path` for an index a test wrote by hand: the 12-byte header (`PACK`, version 2,
+/// `objects`), zeros (a sparse hole) up to `len - checksum.len()`, then `checksum`, the pack checksum the index
+/// records. The store compares a pack's last bytes with that checksum and checks every offset against the
+/// pack's length (`12 <= offset < len - checksum.len()`), so `len` must exceed the largest offset the index
+/// gives by more than the checksum's length.
+pub fn write_stub_pack(path: &Path, objects: u32, len: u64, checksum: &[u8]) {
+    use std::io::{Seek as _, SeekFrom, Write as _};
+    let min = 12 + checksum.len() as u64;
+    assert!(len >= min, "a pack is at least {min} bytes");
+    let mut f = std::fs::File::create(path).expect("create stub pack");
+    f.write_all(b"PACK\0\0\0\x02").unwrap();
+    f.write_all(&objects.to_be_bytes()).unwrap();
+    f.set_len(len).unwrap();
+    f.seek(SeekFrom::Start(len - checksum.len() as u64))
+        .unwrap();
+    f.write_all(checksum).unwrap();
+}

@@ -5,6 +5,8 @@
 //! - `store`: the concurrent store on real repositories (cold-start races, refresh, repack underneath).
 //! - `real_repos`: end to end on mixed repositories, SHA-256, alternates.
 //! - `reliability`: hostile and odd repositories, corrupt and truncated files.
+//! - `hostile`: files that are consistent but lie, FIFOs and devices, a sparse 2^31-object index, unreadable
+//!   directories (issue 13), beside real git repositories.
 //! - `stress`: lookups under repack/gc/prune/push, descriptors and mappings, thousands of packs.
 //! - `prefix`, `iter`, `location`, `chain` (fixtures in `api_common`): abbreviated ids, iteration and counts,
 //!   lookup within one pack, pack information and stale packs, loose paths, environment alternates, the
@@ -20,6 +22,7 @@ static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc:
 
 mod api_common;
 mod chain;
+mod hostile;
 mod idx_git;
 mod iter;
 mod location;

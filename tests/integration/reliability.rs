@@ -501,7 +501,32 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
     fanout[oidf..oidf + 4].copy_from_slice(&u32::MAX.to_be_bytes());
     let mut pack_int = good.clone();
     pack_int[ooff..ooff + 4].copy_from_slice(&77u32.to_be_bytes());
-    for (what, bytes) in [("fanout", fanout), ("pack int id", pack_int)] {
+    // The fanout is checked when the file is opened; an object's pack int id only when that object is looked up
+    // (opening is O(packs), not O(objects)): that object is then a typed error naming the file, never a
+    // location, and every other object is served.
+    let first = {
+        let oidl = chunk_offset(&good, *b"OIDL");
+        ObjectId::from_bytes(&good[oidl..oidl + 20]).unwrap()
+    };
+    replace_by_rename(&midx, &pack_int);
+    for load in [LoadMode::Mmap, LoadMode::Read] {
+        let store = Store::open(f.path(), Options::default().load(load)).unwrap();
+        let mut h = store.handle();
+        match h.locate(&first) {
+            Err(e @ Error::CorruptMultiPackIndex { .. }) => {
+                assert!(e.to_string().contains("pack 77"), "{e}")
+            }
+            other => panic!("{other:?}"),
+        }
+        for id in f.all.iter().filter(|i| **i != first.to_string()) {
+            let loc = h.locate(&oid(id)).unwrap().expect("present");
+            check_location(&f, &store, id, loc);
+        }
+        for id in f.absent() {
+            assert_eq!(h.locate(&oid(&id)).unwrap(), None);
+        }
+    }
+    for (what, bytes) in [("fanout", fanout)] {
         replace_by_rename(&midx, &bytes);
         for load in [LoadMode::Mmap, LoadMode::Read] {
             let store = Store::open(f.path(), Options::default().load(load)).unwrap();
@@ -633,6 +658,7 @@ fn read_mode_survives_in_place_truncation_and_rereads_after_refresh() {
         let victim = f.idx(0);
         let lost = f.only_in(0);
         let idx_bytes = std::fs::read(&victim).unwrap();
+        let pack_bytes = std::fs::read(victim.with_extension("pack")).unwrap();
         let mut h = store.handle();
         // Truncate the idx and the pack in place, to several lengths: everything already loaded is served from
         // memory, exactly as before.
@@ -675,8 +701,10 @@ fn read_mode_survives_in_place_truncation_and_rereads_after_refresh() {
         for id in f.absent() {
             assert_incomplete_naming(&h.locate(&oid(&id)), &victim);
         }
-        // Rewritten in place with its full contents again: read once more after a refresh, all found again.
+        // Rewritten in place with its full contents again (and its pack): read once more after a refresh, all
+        // found again.
         rewrite_in_place(&victim, &idx_bytes);
+        rewrite_in_place(&victim.with_extension("pack"), &pack_bytes);
         bump_mtime(&victim, 10);
         assert!(store.refresh().unwrap());
         let mut h = store.handle();
@@ -700,8 +728,11 @@ fn read_mode_rewrite_in_place_with_new_contents_is_seen_after_refresh() {
     let before = snapshot_locations(&store, &f.all);
     let victim = f.idx(1);
     let listed = &f.packs[&victim];
-    // The same objects at shifted offsets, as a version 1 index.
-    let shift = 1000;
+    // The same objects at shifted offsets (still inside the pack), as a version 1 index of the same pack.
+    let shift = 1;
+    let pack_sum = odb_index::idx::PackIndex::open(&victim, HashKind::Sha1)
+        .unwrap()
+        .pack_checksum();
     let entries: Vec<Entry> = listed
         .iter()
         .map(|(id, off)| Entry {
@@ -710,7 +741,7 @@ fn read_mode_rewrite_in_place_with_new_contents_is_seen_after_refresh() {
             crc32: 0,
         })
         .collect();
-    let new = write_idx(1, HashKind::Sha1, &entries, &HashKind::Sha1.digest(b"p")).unwrap();
+    let new = write_idx(1, HashKind::Sha1, &entries, &pack_sum).unwrap();
     rewrite_in_place(&victim, &new);
     bump_mtime(&victim, 20);
     let mut h = store.handle();
@@ -859,7 +890,12 @@ fn write_named_pack(
         &HashKind::Sha1.digest(stem.as_bytes()),
     )
     .unwrap();
-    std::fs::write(pack_dir.join(format!("pack-{stem}.pack")), b"PACK").unwrap();
+    write_stub_pack(
+        &pack_dir.join(format!("pack-{stem}.pack")),
+        ids.len() as u32,
+        base + ids.len() as u64 + 20,
+        HashKind::Sha1.digest(stem.as_bytes()).as_bytes(),
+    );
     replace_by_rename(&pack_dir.join(&name), &bytes);
     odb_index::midx::write::PackEntries {
         name,

@@ -332,7 +332,13 @@ fn write_small_packs(objects: &Path, n: usize, per: usize) -> HashMap<ObjectId, 
         let bytes = write_idx(2, kind, &entries, &pack_sum).unwrap();
         let stem = pack_dir.join(format!("pack-{pack_sum}"));
         std::fs::write(stem.with_extension("idx"), bytes).unwrap();
-        std::fs::write(stem.with_extension("pack"), b"PACK\0\0\0\x02").unwrap();
+        let len = entries.iter().map(|e| e.offset).max().unwrap_or(12) + 1 + kind.len() as u64;
+        write_stub_pack(
+            &stem.with_extension("pack"),
+            per as u32,
+            len,
+            pack_sum.as_bytes(),
+        );
         for e in entries {
             expected.insert(e.id, (stem.with_extension("pack"), e.offset));
         }

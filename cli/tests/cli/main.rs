@@ -511,6 +511,36 @@ fn threads_buffer_and_modes_give_identical_output() {
     );
 }
 
+/// `--loose none` holds for abbreviated ids too: a prefix of a loose-only object is `missing`, of a packed one
+/// still found; `--batch-all-objects` lists no loose object.
+#[test]
+fn loose_none_applies_to_prefixes_and_listing() {
+    let repo = fixture("sha1", false);
+    let r = repo.path();
+    let truth = Truth::read(&objects_dir(r), "sha1");
+    let loose: Vec<String> = truth
+        .loose
+        .iter()
+        .filter(|id| !truth.packed.contains_key(*id))
+        .cloned()
+        .collect();
+    let packed = truth.packed.keys().next().unwrap().clone();
+    assert!(!loose.is_empty());
+    let input: Vec<String> = [&loose[0][..12], &packed[..12]].map(str::to_owned).to_vec();
+    let found = batch_check(r, &[], &input);
+    assert_eq!(
+        found.lines().next(),
+        Some(format!("{} loose", loose[0]).as_str())
+    );
+    let none = batch_check(r, &["--loose", "none"], &input);
+    let lines: Vec<&str> = none.lines().collect();
+    assert_eq!(lines[0], format!("{} missing", &loose[0][..12]));
+    assert!(lines[1].starts_with(&format!("{packed} pack-")), "{none}");
+    let all = batch_check(r, &["--loose", "none", "--batch-all-objects"], &[]);
+    assert_eq!(all.lines().count(), truth.packed.len());
+    assert!(!all.contains(" loose"), "{all}");
+}
+
 fn first_difference(a: &str, b: &str) -> Option<usize> {
     let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
     (0..a.len().max(b.len()))
@@ -741,11 +771,108 @@ fn verify_healthy_then_corrupted_and_truncated_indices() {
     );
 }
 
+/// Recompute the trailing SHA-1 checksum of an index file after an edit.
+fn reseal_sha1(bytes: &mut [u8]) {
+    let n = bytes.len() - 20;
+    let sum = odb_index::HashKind::Sha1.digest(&bytes[..n]);
+    bytes[n..].copy_from_slice(sum.as_bytes());
+}
+
+/// Files that are consistent in themselves but lie (issue 13): verify reports each one, like git
+/// (`git multi-pack-index verify`, `git verify-pack`), and passes again once it is restored.
+#[test]
+fn verify_reports_indices_that_lie_about_their_packs() {
+    let repo = fixture("sha1", false);
+    let r = repo.path();
+    let objects = objects_dir(r);
+    git(r, &["multi-pack-index", "write"]);
+    assert_eq!(verify(r).0, 0);
+    let idx = idx_files(&objects);
+    let victim = &idx[0];
+    let name = victim.file_name().unwrap().to_str().unwrap().to_owned();
+    let original = std::fs::read(victim).unwrap();
+    let pack_len = std::fs::metadata(victim.with_extension("pack"))
+        .unwrap()
+        .len();
+    // An .idx offset past the end of its pack (first entry's 32-bit offset).
+    let n = u32::from_be_bytes(original[8 + 1020..8 + 1024].try_into().unwrap()) as usize;
+    let table = 8 + 1024 + n * 24;
+    let mut bad = original.clone();
+    bad[table..table + 4].copy_from_slice(&(pack_len as u32 + 10).to_be_bytes());
+    reseal_sha1(&mut bad);
+    replace_file(victim, &bad);
+    let (code, files, _) = verify(r);
+    assert_eq!(code, 1, "{files:?}");
+    assert!(
+        matches!(files.get(&name), Some(Err(e)) if e.contains("beyond the end")),
+        "{files:?}"
+    );
+    // The multi-pack-index disagrees with that index now (its offset is the real one).
+    assert!(
+        matches!(files.get("multi-pack-index"), Some(Err(e)) if e.contains("incorrect offset")),
+        "{files:?}"
+    );
+    assert!(
+        !git_cmd_ok(r, &["multi-pack-index", "verify"]),
+        "git agrees"
+    );
+    replace_file(victim, &original);
+    assert_eq!(verify(r).0, 0);
+    // Another pack's index copied over this one: does not match its pack.
+    replace_file(victim, &std::fs::read(&idx[1]).unwrap());
+    let (code, files, _) = verify(r);
+    assert_eq!(code, 1, "{files:?}");
+    assert!(
+        matches!(files.get(&name), Some(Err(e)) if e.contains("does not match index")),
+        "{files:?}"
+    );
+    replace_file(victim, &original);
+    // A multi-pack-index entry off by one (its checksum resealed): only a check against the packs' indices
+    // finds it, as git's does.
+    let midx = objects.join("pack/multi-pack-index");
+    let good = std::fs::read(&midx).unwrap();
+    let chunks = usize::from(good[6]);
+    let ooff = (0..chunks)
+        .map(|i| 12 + 12 * i)
+        .find(|&at| &good[at..at + 4] == b"OOFF")
+        .map(|at| u64::from_be_bytes(good[at + 4..at + 12].try_into().unwrap()) as usize)
+        .unwrap();
+    let mut bad = good.clone();
+    let off = u32::from_be_bytes(bad[ooff + 4..ooff + 8].try_into().unwrap());
+    bad[ooff + 4..ooff + 8].copy_from_slice(&(off + 1).to_be_bytes());
+    reseal_sha1(&mut bad);
+    replace_file(&midx, &bad);
+    assert!(
+        !git_cmd_ok(r, &["multi-pack-index", "verify"]),
+        "git verify fails"
+    );
+    let (code, files, _) = verify(r);
+    assert_eq!(code, 1, "{files:?}");
+    assert!(
+        matches!(files.get("multi-pack-index"), Some(Err(e)) if e.contains("incorrect offset")),
+        "{files:?}"
+    );
+    for i in &idx {
+        let n = i.file_name().unwrap().to_str().unwrap();
+        assert!(matches!(files.get(n), Some(Ok(_))), "{n}: {files:?}");
+    }
+}
+
+/// Whether git succeeds in `dir` with `args`.
+fn git_cmd_ok(dir: &Path, args: &[&str]) -> bool {
+    odb_index_testkit::git_cmd(dir)
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // 7: a broken index at lookup time
 
 #[test]
-fn broken_index_at_lookup_time_gives_errors_not_missing() {
+fn broken_index_at_lookup_time_is_warned_about_once_and_its_objects_are_missing_as_git() {
     let repo = fixture("sha1", false);
     let r = repo.path();
     let objects = objects_dir(r);
@@ -758,14 +885,51 @@ fn broken_index_at_lookup_time_gives_errors_not_missing() {
         .into_iter()
         .map(|(id, _)| id)
         .collect();
+    // Listed before the index breaks (git would not list the objects only it holds).
+    let input = objects_and_absent(r, 40, 1000, 21);
     let data = std::fs::read(victim).unwrap();
     replace_file(victim, &data[..data.len() / 2]);
 
-    let input = objects_and_absent(r, 40, 1000, 21);
-    for flags in [&[][..], &["--threads", "4"]] {
-        let out = batch_check(r, flags, &input);
+    // What git answers with the broken index (it prints an error about the file on stderr, many times).
+    let mut text = input.join("\n");
+    text.push('\n');
+    let git_out = odb_index_testkit::git_cmd(r)
+        .args(["cat-file", "--batch-check=%(objectname)"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            let mut si = c.stdin.take().unwrap();
+            let t = text.clone();
+            let w = std::thread::spawn(move || si.write_all(t.as_bytes()));
+            let out = c.wait_with_output();
+            w.join().unwrap().unwrap();
+            out
+        })
+        .unwrap();
+    let git_missing: HashSet<String> = String::from_utf8(git_out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_suffix(" missing").map(str::to_owned))
+        .collect();
+    for flags in [&[][..], &["--threads", "4"], &["--buffer"]] {
+        let mut args: Vec<&OsStr> = vec![OsStr::new("batch-check"), OsStr::new(LOCATION)];
+        args.extend(flags.iter().map(OsStr::new));
+        args.push(r.as_os_str());
+        let out = odb(&args, text.as_bytes());
+        assert!(out.status.success(), "{flags:?}: {}", out.status);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let warnings: Vec<&str> = stderr.lines().collect();
+        assert_eq!(warnings.len(), 1, "{flags:?}: one warning: {stderr}");
+        assert!(
+            warnings[0].starts_with("odb-index: warning: ") && warnings[0].contains(&victim_name),
+            "{flags:?}: the warning should name {victim_name}: {stderr}"
+        );
+        let out = located(&String::from_utf8(out.stdout).unwrap());
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), input.len(), "{flags:?}: one line per input");
+        let mut missing = HashSet::new();
         for (id, got) in input.iter().zip(&lines) {
             let ctx = format!("{flags:?} {id}: got {got:?}");
             if let Some(places) = truth.packed.get(id).filter(|_| !in_victim.contains(id)) {
@@ -781,18 +945,22 @@ fn broken_index_at_lookup_time_gives_errors_not_missing() {
             } else if truth.loose.contains(id) {
                 assert_eq!(*got, format!("{id} loose"), "{ctx}");
             } else {
-                // In the broken pack only, or absent everywhere: "missing" cannot be claimed.
-                assert!(
-                    got.starts_with(&format!("{id} error ")),
-                    "{ctx}: expected an error"
-                );
-                assert!(
-                    got.contains(&victim_name),
-                    "{ctx}: the error should name {victim_name}"
-                );
+                // In the broken pack only, or absent everywhere: missing, as git says.
+                assert_eq!(*got, format!("{id} missing"), "{ctx}");
+                missing.insert(id.clone());
             }
         }
+        assert!(
+            missing == git_missing,
+            "{flags:?}: git says missing for other objects"
+        );
     }
+    assert!(
+        input.iter().any(|id| in_victim.contains(id)
+            && !truth.loose.contains(id)
+            && truth.packed[id].len() == 1),
+        "the input should reach objects only in the broken pack"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -823,18 +991,28 @@ fn command_line_errors_exit_2_with_one_message() {
         assert!(stderr.starts_with("odb-index: "), "{args:?}: {stderr:?}");
         assert!(stderr.ends_with('\n'), "{args:?}: {stderr:?}");
     }
-    // Usage errors: the first line is the message (usage may follow).
+    // Usage errors: exactly one line, the message and a pointer to --help (not the whole usage text).
     for args in [
         vec!["batch-check", "--bogus", r.as_str()],
         vec!["verify", "--buffer", r.as_str()],
         vec!["batch-check"],
         vec!["verify"],
         vec!["frobnicate", r.as_str()],
+        vec!["frobnicate"],
         vec![],
+        vec!["--bogus"],
+        vec!["-x"],
         vec!["batch-check", "--threads", "0", r.as_str()],
         vec!["batch-check", "--threads", "many", r.as_str()],
+        vec!["batch-check", "--threads"],
         vec!["batch-check", "--loose", "sometimes", r.as_str()],
+        vec!["batch-check", "--loose"],
+        vec!["batch-check", "--load", "sometimes", r.as_str()],
+        vec!["verify", "--load", "mapped", r.as_str()],
+        vec!["batch-check", "--load"],
         vec!["batch-check", r.as_str(), r.as_str()],
+        vec!["batch-check", "--buffer=yes", r.as_str()],
+        vec!["verify", "--threads", "2", r.as_str()],
         vec!["batch-check", "--batch-check=%(bogus)", r.as_str()],
         vec!["batch-check", "--batch-check=%(objectname", r.as_str()],
     ] {
@@ -842,14 +1020,117 @@ fn command_line_errors_exit_2_with_one_message() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}: stdout must be empty");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr:?}");
         assert!(
-            stderr
-                .lines()
-                .next()
-                .is_some_and(|l| l.starts_with("odb-index:")),
+            stderr.starts_with("odb-index: ") && stderr.ends_with("(try `odb-index --help`)\n"),
             "{args:?}: {stderr:?}"
         );
     }
+    // --help still prints the whole usage, on stdout.
+    let out = odb(&["--help"], b"");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--load mmap|read"));
+}
+
+/// A read error on standard input is reported as such (not as "writing output"), in one line, exit 2.
+#[test]
+fn stdin_read_errors_are_named_as_such() {
+    let repo = init_repo("sha1", false);
+    // A directory as standard input: every read fails with EISDIR.
+    let dir = std::fs::File::open(repo.path()).unwrap();
+    for threads in ["1", "3"] {
+        let out = Command::new(BIN)
+            .args(["batch-check", "--threads", threads])
+            .arg(repo.path())
+            .stdin(Stdio::from(dir.try_clone().unwrap()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+        assert!(
+            stderr.starts_with("odb-index: reading standard input: "),
+            "{stderr:?}"
+        );
+        assert!(!stderr.contains("writing output"), "{stderr:?}");
+    }
+}
+
+/// An unreadable pack directory (a symbolic-link loop, which root cannot read either): batch-check warns on
+/// stderr naming it, answers the loose objects, and (like git, which warns and answers from the rest) says
+/// "missing" for an absent id, since the command opens the store with `IncompleteMode::Miss`; verify reports
+/// the directory and exits 1.
+#[cfg(unix)]
+#[test]
+fn unreadable_pack_directory_is_a_warning_and_misses_are_missing_as_git() {
+    let repo = init_repo("sha1", true);
+    let loose = add_loose(repo.path(), 3, "u");
+    let pack_dir = std::fs::canonicalize(objects_dir(repo.path()))
+        .unwrap()
+        .join("pack");
+    let _ = std::fs::remove_dir_all(&pack_dir);
+    std::os::unix::fs::symlink(&pack_dir, &pack_dir).unwrap();
+    let absent = absent_ids(1, 40, 7).remove(0);
+    let mut input = loose.join("\n");
+    input.push('\n');
+    input.push_str(&absent);
+    input.push('\n');
+    let out = odb(
+        &[OsStr::new("batch-check"), repo.path().as_os_str()],
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("odb-index: warning: ") && stderr.contains(pack_dir.to_str().unwrap()),
+        "{stderr:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    for (line, id) in lines.iter().zip(&loose) {
+        assert!(line.starts_with(&format!("{id} blob ")), "{stdout}");
+    }
+    assert_eq!(lines[3], format!("{absent} missing"), "{stdout}");
+    let out = odb(&[OsStr::new("verify"), repo.path().as_os_str()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!("error {}: ", pack_dir.display())),
+        "{stdout}"
+    );
+}
+
+/// `--load read` answers exactly like the default (mapped) mode, for batch-check and verify.
+#[test]
+fn load_read_answers_like_mmap() {
+    let repo = fixture("sha1", true);
+    let input = mixed_input(repo.path(), 40);
+    let mapped = batch_check(repo.path(), &[], &input);
+    assert_eq!(
+        batch_check(repo.path(), &["--load", "read"], &input),
+        mapped
+    );
+    assert_eq!(
+        batch_check(repo.path(), &["--load", "mmap"], &input),
+        mapped
+    );
+    let (code, files, _) = verify(repo.path());
+    let out = odb(
+        &[
+            OsStr::new("verify"),
+            OsStr::new("--load"),
+            OsStr::new("read"),
+            repo.path().as_os_str(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(code));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        files.len()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------
