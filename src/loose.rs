@@ -152,6 +152,7 @@ impl LooseDb {
     /// (no such file can exist under git's naming) without touching the file system.
     ///
     /// Allocates nothing, except on the error path.
+    #[inline]
     pub fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
         if id.kind() != self.kind {
             return Ok(false);

@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use odb_index::idx::PackIndex;
-use odb_index::{Handle, HashKind, LooseMode, ObjectId, Options, RefreshMode, Store};
+use odb_index::{
+    Handle, HashKind, Location, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store,
+};
 
 /// Ids to look up, as odb-index ids and as raw bytes (for gix), converted once outside the loops.
 pub struct Ids {
@@ -33,6 +35,10 @@ pub enum Kind {
     OdbProbe,
     OdbNone,
     OdbCached,
+    /// `LooseMode::None` with `MissFilterMode::Off`: every miss searches every index.
+    OdbNoneNoFilter,
+    /// `LooseMode::Probe`, ids looked up with `Handle::locate_many` in batches of [`BATCH`].
+    OdbProbeBatch,
     IdxLookup,
     IdxBinary,
     Gix083,
@@ -45,6 +51,8 @@ impl Kind {
             Kind::OdbProbe => "odb-index loose=probe",
             Kind::OdbNone => "odb-index loose=none",
             Kind::OdbCached => "odb-index loose=cached",
+            Kind::OdbNoneNoFilter => "odb-index loose=none filter=off",
+            Kind::OdbProbeBatch => "odb-index loose=probe locate_many",
             Kind::IdxLookup => "PackIndex::lookup",
             Kind::IdxBinary => "PackIndex::lookup_binary",
             Kind::Gix083 => "gix-odb 0.83",
@@ -57,6 +65,8 @@ impl Kind {
             "odb-probe" => Kind::OdbProbe,
             "odb-none" => Kind::OdbNone,
             "odb-cached" => Kind::OdbCached,
+            "odb-none-nofilter" => Kind::OdbNoneNoFilter,
+            "odb-probe-batch" => Kind::OdbProbeBatch,
             "gix083" => Kind::Gix083,
             "gix087" => Kind::Gix087,
             _ => return None,
@@ -67,6 +77,8 @@ impl Kind {
             Kind::OdbProbe => "odb-probe",
             Kind::OdbNone => "odb-none",
             Kind::OdbCached => "odb-cached",
+            Kind::OdbNoneNoFilter => "odb-none-nofilter",
+            Kind::OdbProbeBatch => "odb-probe-batch",
             Kind::IdxLookup => "idx",
             Kind::IdxBinary => "idx-binary",
             Kind::Gix083 => "gix083",
@@ -77,19 +89,28 @@ impl Kind {
 
 pub fn odb_options(kind: Kind) -> Options {
     let loose = match kind {
-        Kind::OdbProbe => LooseMode::Probe,
+        Kind::OdbProbe | Kind::OdbProbeBatch => LooseMode::Probe,
         Kind::OdbCached => LooseMode::Cached,
         _ => LooseMode::None,
+    };
+    let filter = match kind {
+        Kind::OdbNoneNoFilter => MissFilterMode::Off,
+        _ => MissFilterMode::Auto,
     };
     Options::default()
         .refresh(RefreshMode::Never)
         .loose(loose)
+        .miss_filter(filter)
         .hash_kind(HashKind::Sha1)
 }
+
+/// Ids per `locate_many` call in the batched arm.
+pub const BATCH: usize = 256;
 
 /// An opened arm. For odb-index the store is kept so more handles (threads) can be made.
 pub enum Arm {
     Odb(Arc<Store>, Handle),
+    OdbBatch(Arc<Store>, Handle, Vec<Option<Location>>),
     Idx(Arc<PackIndex>, bool),
     Gix087(gix_odb::HandleArc),
     Gix083(gix_odb_083::HandleArc),
@@ -106,10 +127,15 @@ impl Arm {
     /// Open `kind` on the objects directory `objects`.
     pub fn open(kind: Kind, objects: &Path) -> Result<Arm, String> {
         match kind {
-            Kind::OdbProbe | Kind::OdbNone | Kind::OdbCached => {
+            Kind::OdbProbe | Kind::OdbNone | Kind::OdbCached | Kind::OdbNoneNoFilter => {
                 let store = Store::open(objects, odb_options(kind)).map_err(|e| e.to_string())?;
                 let h = store.handle();
                 Ok(Arm::Odb(store, h))
+            }
+            Kind::OdbProbeBatch => {
+                let store = Store::open(objects, odb_options(kind)).map_err(|e| e.to_string())?;
+                let h = store.handle();
+                Ok(Arm::OdbBatch(store, h, Vec::with_capacity(BATCH)))
             }
             Kind::IdxLookup | Kind::IdxBinary => {
                 let store =
@@ -147,20 +173,51 @@ impl Arm {
     pub fn another(&self) -> Arm {
         match self {
             Arm::Odb(s, _) => Arm::Odb(Arc::clone(s), s.handle()),
+            Arm::OdbBatch(s, _, _) => {
+                Arm::OdbBatch(Arc::clone(s), s.handle(), Vec::with_capacity(BATCH))
+            }
             Arm::Idx(i, b) => Arm::Idx(Arc::clone(i), *b),
             Arm::Gix087(h) => Arm::Gix087(h.clone()),
             Arm::Gix083(h) => Arm::Gix083(h.clone()),
         }
     }
 
+    /// The store of an odb-index arm.
+    pub fn store(&self) -> Option<&Arc<Store>> {
+        match self {
+            Arm::Odb(s, _) | Arm::OdbBatch(s, _, _) => Some(s),
+            _ => None,
+        }
+    }
+
     /// Look up `n` ids, cycling through `ids`; returns how many were found.
-    #[inline(never)]
     pub fn run(&mut self, ids: &Ids, n: usize) -> usize {
+        self.run_from(ids, 0, n)
+    }
+
+    /// Look up `n` ids, cycling through `ids` from position `start`; returns how many were found.
+    #[inline(never)]
+    pub fn run_from(&mut self, ids: &Ids, start: usize, n: usize) -> usize {
         let len = ids.len();
         assert!(len > 0);
         let mut found = 0usize;
-        let mut j = 0usize;
+        let mut j = start % len;
         match self {
+            Arm::OdbBatch(_, h, out) => {
+                let mut left = n;
+                while left > 0 {
+                    let k = left.min(BATCH).min(len - j);
+                    out.clear();
+                    if h.locate_many(black_box(&ids.oids[j..j + k]), out).is_ok() {
+                        found += out.iter().filter(|l| l.is_some()).count();
+                    }
+                    left -= k;
+                    j += k;
+                    if j == len {
+                        j = 0;
+                    }
+                }
+            }
             Arm::Odb(_, h) => {
                 for _ in 0..n {
                     if h.contains(black_box(&ids.oids[j])).unwrap_or(false) {

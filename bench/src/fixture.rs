@@ -76,12 +76,172 @@ fn fast_import(repo: &Path, tag: &str, blobs: usize, commit: bool) -> Result<(),
     )
 }
 
-/// The report's fixture: 12 328 objects (12 326 blobs, one tree, one commit) in one pack, no loose objects.
-/// Returns the objects directory.
+/// The report's fixture: 12 328 objects (12 326 blobs, one tree, one commit) in one pack, plus 1 024 loose
+/// blobs (so that, as in real repositories, nearly every fan-out directory `xx/` exists and a probe of a
+/// missing object walks into one). Returns the objects directory.
 pub fn one_pack(dir: &Path) -> Result<PathBuf, String> {
     let repo = init(dir)?;
     fast_import(&repo, "one-pack", 12_326, true)?;
+    loose_blobs(dir, &repo, 1024)?;
     Ok(repo.join("objects"))
+}
+
+/// Write `n` loose blobs into `repo` (`git hash-object -w --stdin-paths`).
+fn loose_blobs(dir: &Path, repo: &Path, n: usize) -> Result<(), String> {
+    let src = dir.join("loose-src");
+    std::fs::create_dir_all(&src).map_err(|e| format!("{}: {e}", src.display()))?;
+    let mut paths = String::new();
+    for i in 0..n {
+        let p = src.join(format!("b{i}"));
+        std::fs::write(&p, format!("loose blob {i}\n"))
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        paths.push_str(&format!("{}\n", p.display()));
+    }
+    run_git(
+        repo,
+        &["hash-object", "-w", "--stdin-paths"],
+        paths.as_bytes(),
+    )?;
+    std::fs::remove_dir_all(&src).map_err(|e| format!("{}: {e}", src.display()))
+}
+
+/// A stub `.pack` for an index written by hand: the 12-byte header, a sparse hole up to `len - 20`, then the
+/// pack checksum the index records (what a store that checks the pack's trailer and offsets wants).
+fn stub_pack(path: &Path, objects: u32, len: u64, checksum: &[u8]) -> Result<(), String> {
+    use std::io::{Seek as _, SeekFrom};
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut f = std::fs::File::create(path).map_err(err)?;
+    f.write_all(b"PACK\0\0\0\x02").map_err(err)?;
+    f.write_all(&objects.to_be_bytes()).map_err(err)?;
+    f.set_len(len).map_err(err)?;
+    f.seek(SeekFrom::Start(len - checksum.len() as u64))
+        .map_err(err)?;
+    f.write_all(checksum).map_err(err)
+}
+
+/// An objects directory holding one sparse version 2 index that claims `n` objects (`n` up to 2^32 - 1): the
+/// header and fan-out are written (ids spread evenly over the buckets), the rest is a hole of zeros
+/// (`8 + 1024 + 28 n + 40` bytes, about 60 GB for 2^31 objects, taking no disk space), with a stub pack. Only
+/// constant-time opening can answer a first miss on it quickly and in little memory.
+pub fn sparse_index(dir: &Path, n: u64) -> Result<PathBuf, String> {
+    let objects = dir.join("sparse/objects");
+    let pack_dir = objects.join("pack");
+    std::fs::create_dir_all(&pack_dir).map_err(|e| format!("{}: {e}", pack_dir.display()))?;
+    let idx = pack_dir.join(format!("pack-{}.idx", "0".repeat(40)));
+    let err = |e: std::io::Error| format!("{}: {e}", idx.display());
+    let mut head = Vec::with_capacity(8 + 1024);
+    head.extend_from_slice(b"\xfftOc\0\0\0\x02");
+    for b in 0..256u64 {
+        head.extend_from_slice(&(((b + 1) * n / 256) as u32).to_be_bytes());
+    }
+    let mut f = std::fs::File::create(&idx).map_err(err)?;
+    f.write_all(&head).map_err(err)?;
+    f.set_len(8 + 1024 + 28 * n + 40).map_err(err)?;
+    drop(f);
+    // The index's trailer is zeros, so the pack checksum it records is 20 zero bytes.
+    stub_pack(&idx.with_extension("pack"), 0, 1 << 20, &[0u8; 20])?;
+    Ok(objects)
+}
+
+/// A repository with real history: one commit per crate directory of `src` (a cargo registry source
+/// directory), in name order, up to `cap` bytes of file contents, imported with one `git fast-import` into one
+/// pack. Returns the objects directory and how many files were imported.
+pub fn real_history(dir: &Path, src: &Path, cap: u64) -> Result<(PathBuf, usize), String> {
+    let repo = dir.join("real.git");
+    run_git(
+        dir,
+        &[
+            "-c",
+            "init.defaultBranch=main",
+            "init",
+            "-q",
+            "--bare",
+            "real.git",
+        ],
+        b"",
+    )?;
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    crates.sort();
+    let mut stream = Vec::new();
+    let (mut total, mut files) = (0u64, 0usize);
+    for (i, c) in crates.iter().enumerate() {
+        if total >= cap {
+            break;
+        }
+        let name = c.file_name().and_then(|n| n.to_str()).unwrap_or("crate");
+        let mut entries = Vec::new();
+        walk(c, &mut entries);
+        entries.sort();
+        let msg = format!("add {name}\n");
+        write!(
+            stream,
+            "commit refs/heads/main\ncommitter odb-index <odb-index@example.invalid> {} +0000\ndata {}\n{msg}",
+            1_700_000_000 + i,
+            msg.len()
+        )
+        .ok();
+        for p in entries {
+            let Ok(data) = std::fs::read(&p) else {
+                continue;
+            };
+            let Ok(rel) = p.strip_prefix(src) else {
+                continue;
+            };
+            let Some(rel) = rel
+                .to_str()
+                .filter(|r| !r.contains('\n') && !r.starts_with('"'))
+            else {
+                continue;
+            };
+            write!(stream, "M 100644 inline {rel}\ndata {}\n", data.len()).ok();
+            stream.extend_from_slice(&data);
+            stream.push(b'\n');
+            total += data.len() as u64;
+            files += 1;
+        }
+        stream.push(b'\n');
+    }
+    if files == 0 {
+        return Err(format!("{}: no files to import", src.display()));
+    }
+    run_git(
+        &repo,
+        &["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"],
+        &stream,
+    )?;
+    Ok((repo.join("objects"), files))
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let Ok(t) = e.file_type() else { continue };
+        if t.is_dir() {
+            walk(&e.path(), out);
+        } else if t.is_file() {
+            out.push(e.path());
+        }
+    }
+}
+
+/// The cargo registry's unpacked sources (`$CARGO_HOME/registry/src/*`, `~/.cargo` by default), if any.
+pub fn registry_src() -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.into_iter().next()
 }
 
 /// `packs` packs of `per_pack` blobs each; the second returned directory is a copy with a multi-pack-index.
@@ -107,9 +267,8 @@ pub fn many_packs(dir: &Path, packs: usize, per_pack: usize) -> Result<(PathBuf,
     Ok((repo.join("objects"), copy.join("objects")))
 }
 
-/// An objects directory holding one SHA-1 index of `n` random ids (written with `write_idx`) and a stub
-/// `.pack` beside it (sparse: a header, a hole, the checksum the index records). Returns the objects directory
-/// and the ids.
+/// An objects directory holding one SHA-1 index of `n` random ids (written with `write_idx`) and a sparse stub
+/// `.pack` beside it. Returns the objects directory and the ids.
 pub fn big_index(dir: &Path, n: usize, rng: &mut Rng) -> Result<(PathBuf, Vec<ObjectId>), String> {
     let objects = dir.join("big/objects");
     let pack_dir = objects.join("pack");
@@ -128,12 +287,12 @@ pub fn big_index(dir: &Path, n: usize, rng: &mut Rng) -> Result<(PathBuf, Vec<Ob
     let bytes = write_idx(2, HashKind::Sha1, &entries, &checksum).map_err(|e| e.to_string())?;
     let stem = pack_dir.join(format!("pack-{checksum}"));
     std::fs::write(stem.with_extension("idx"), bytes).map_err(|e| e.to_string())?;
-    // The store checks the pack's trailer against the index and every offset against the pack's length.
-    odb_index_testkit::write_stub_pack(
+    // Sparse: longer than the largest offset, holding no data.
+    stub_pack(
         &stem.with_extension("pack"),
         n as u32,
         offset + 20,
         checksum.as_bytes(),
-    );
+    )?;
     Ok((objects, entries.into_iter().map(|e| e.id).collect()))
 }

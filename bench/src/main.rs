@@ -55,8 +55,11 @@ pub struct Args {
     /// Hidden: run only N misses of one arm (for strace and callgrind).
     pub only_miss_loop: Option<usize>,
     pub arm: Option<Kind>,
-    /// Hidden: build the one-pack fixture in this directory and print its objects directory.
+    /// Hidden: build the one-pack fixture, the 1M-object index and the sparse 2^31-object index in this
+    /// directory and print their objects directories.
     pub make_fixture: Option<PathBuf>,
+    /// Hidden: open a store on this objects directory, miss once, print ns and peak RSS (KiB).
+    pub open_first_miss: Option<PathBuf>,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -70,6 +73,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         only_miss_loop: None,
         arm: None,
         make_fixture: None,
+        open_first_miss: None,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -89,9 +93,12 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                 let v = parser.value().map_err(|e| e.to_string())?;
                 a.arm = Some(v.to_str().and_then(Kind::from_flag).ok_or_else(|| {
                     format!(
-                        "--arm takes odb-probe, odb-none, odb-cached, gix083 or gix087, not {v:?}"
+                        "--arm takes odb-probe, odb-none, odb-cached, odb-none-nofilter, odb-probe-batch, gix083 or gix087, not {v:?}"
                     )
                 })?);
+            }
+            Long("open-first-miss") => {
+                a.open_first_miss = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
             Long("make-fixture") => {
                 a.make_fixture = Some(parser.value().map_err(|e| e.to_string())?.into())
@@ -105,10 +112,17 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
 
 /// Run the benchmark.
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    if let Some(objects) = &args.open_first_miss {
+        return scenarios::open_first_miss(objects).map(|()| ExitCode::SUCCESS);
+    }
     if let Some(dir) = &args.make_fixture {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let objects = fixture::one_pack(dir)?;
         println!("{}", objects.display());
+        // The 1 000 000-object index and the sparse 2^31-object one, for `--open-first-miss`.
+        let (big, _) = fixture::big_index(dir, 1_000_000, &mut Rng::new(5))?;
+        println!("{}", big.display());
+        println!("{}", fixture::sparse_index(dir, 1 << 31)?.display());
         return Ok(ExitCode::SUCCESS);
     }
     let _tmp;

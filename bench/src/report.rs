@@ -232,6 +232,96 @@ pub fn targets(rows: &[Row]) -> Vec<Row> {
         true,
         "ns",
     );
+    // Turn-2 targets (issue 14).
+    let over = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
+    add(
+        "100 packs, no midx, miss (loose none) vs the one-pack miss",
+        over(
+            median("miss-100packs", Kind::OdbNone),
+            median("miss-1pack", Kind::OdbNone),
+        ),
+        2.0,
+        true,
+        "x",
+    );
+    add(
+        "100 packs, no midx, miss (loose none) vs gix-odb 0.87",
+        ratio("miss-100packs", Kind::OdbNone),
+        0.05,
+        true,
+        "x",
+    );
+    add(
+        "100 packs, no midx, miss with fresh ids vs the one-pack miss with fresh ids",
+        over(
+            median("miss-100packs-fresh", Kind::OdbNone),
+            median("miss-1pack-fresh", Kind::OdbNone),
+        ),
+        2.0,
+        true,
+        "x",
+    );
+    add(
+        "1 000 000-object index: miss with fresh ids (loose none)",
+        median("miss-1M-index-fresh", Kind::OdbNone),
+        40.0,
+        true,
+        "ns",
+    );
+    add(
+        "1 000 000-object index: open + first miss",
+        median("cold-load-1M-index", Kind::OdbNone).map(|ns| ns / 1e6),
+        0.05,
+        true,
+        "ms",
+    );
+    let sparse = rows
+        .iter()
+        .find(|r| r.scenario.starts_with("open-first-miss-sparse-2^31"));
+    add(
+        "sparse 2^31-object index: open + first miss",
+        sparse.map(|r| match r.ns_median {
+            Some(ns) => ns / 1e9,
+            None => extra(r, "seconds").unwrap_or(f64::INFINITY),
+        }),
+        0.5,
+        true,
+        "s",
+    );
+    add(
+        "sparse 2^31-object index: peak memory of the process",
+        sparse.and_then(|r| extra(r, "peak_rss_mb")),
+        64.0,
+        true,
+        "MB",
+    );
+    add(
+        "batched probed miss (locate_many) vs the in-function fstatat floor",
+        over(
+            median("miss-1pack", Kind::OdbProbeBatch),
+            find(rows, "floor-missing-loose", "floor fstatat (in a function)")
+                .and_then(|r| r.ns_median),
+        ),
+        1.2,
+        true,
+        "x",
+    );
+    add(
+        "instructions per miss without probe (callgrind)",
+        find(rows, "instructions-per-miss", Kind::OdbNone.name())
+            .and_then(|r| extra(r, "instructions_per_miss")),
+        200.0,
+        true,
+        "instr",
+    );
+    add(
+        "miss filter memory (1M index)",
+        find(rows, "filter-1M-index", Kind::OdbNone.name())
+            .and_then(|r| extra(r, "filter_bytes_per_id")),
+        1.5,
+        true,
+        "B/id",
+    );
     add(
         "waiters' CPU while a load is in flight, vs the loader's",
         find(rows, "waiters-1core", "odb-index loose=none")
@@ -281,7 +371,11 @@ pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
     use plotters::prelude::*;
     let bars: Vec<(String, f64)> = rows
         .iter()
-        .filter(|r| r.scenario != "cold-load-1M-index")
+        .filter(|r| {
+            !r.scenario.starts_with("cold-load-")
+                && !r.scenario.starts_with("open-first-miss")
+                && r.scenario != "filter-build"
+        })
         .filter_map(|r| Some((format!("{}  {}", r.scenario, r.arm), r.ns_median?)))
         .filter(|(_, v)| *v > 0.0)
         .collect();

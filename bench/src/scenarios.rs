@@ -23,6 +23,14 @@ struct Plan {
     big_lookups: usize,
     cold_runs: usize,
     syscall_misses: usize,
+    /// Fresh ids: each used once per this many lookups (more than the last-level cache holds).
+    fresh_ids: usize,
+    /// Bytes of real sources imported for the real-history arm.
+    real_cap: u64,
+    /// Objects the sparse index claims.
+    sparse_objects: u64,
+    /// Misses counted by callgrind per arm.
+    callgrind_misses: usize,
 }
 
 impl Plan {
@@ -37,6 +45,10 @@ impl Plan {
                 big_lookups: 5_000,
                 cold_runs: 2,
                 syscall_misses: 300,
+                fresh_ids: 20_000,
+                real_cap: 1 << 20,
+                sparse_objects: 1 << 20,
+                callgrind_misses: 0,
             }
         } else {
             Plan {
@@ -48,6 +60,10 @@ impl Plan {
                 big_lookups: 200_000,
                 cold_runs: 7,
                 syscall_misses: 5_000,
+                fresh_ids: 1 << 20,
+                real_cap: 48 << 20,
+                sparse_objects: 1 << 31,
+                callgrind_misses: 100_000,
             }
         }
     }
@@ -91,8 +107,11 @@ fn measure(
     expect: Expect,
 ) -> Result<Vec<Row>, String> {
     // Warm up: load every index, settle every handle's snapshot, fault in the pages.
-    for (_, a) in arms.iter_mut() {
+    for (kind, a) in arms.iter_mut() {
         a.run(ids, ids.len().min(n));
+        if expect == Expect::NoneFound {
+            settle_filter(*kind, a, ids);
+        }
     }
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); arms.len()];
     let mut allocs: Vec<u64> = vec![0; arms.len()];
@@ -135,6 +154,113 @@ fn measure(
         .collect())
 }
 
+/// Miss until the arm's store has built its miss filter (`MissFilterMode::Auto` builds it after a number of
+/// misses proportional to the ids it covers), so that the timed runs measure the steady state.
+fn settle_filter(kind: Kind, a: &mut Arm, ids: &Ids) {
+    if kind == Kind::OdbNoneNoFilter {
+        return;
+    }
+    let mut done = 0usize;
+    while a
+        .store()
+        .is_some_and(|s| !s.packs().is_empty() && s.miss_filter().is_none())
+        && done < 4_000_000
+    {
+        a.run(ids, 4096);
+        done += 4096;
+    }
+}
+
+/// Like [`measure`] with misses of fresh ids: each run of each arm takes the next `n` ids of `fresh` (an array
+/// larger than the last-level cache), so no id (and no index line it touches) is reused within
+/// `fresh.len()` lookups. The arms are already warm (every index loaded, the miss filter built).
+fn measure_fresh(
+    scenario: &str,
+    arms: &mut [(Kind, Arm)],
+    fresh: &Ids,
+    n: usize,
+    runs: usize,
+) -> Result<Vec<Row>, String> {
+    let n = n.min(fresh.len());
+    let mut cursor = 0usize;
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); arms.len()];
+    let mut allocs: Vec<u64> = vec![0; arms.len()];
+    for run in 0..runs {
+        for (i, (kind, a)) in arms.iter_mut().enumerate() {
+            if cursor + n > fresh.len() {
+                cursor = 0;
+            }
+            let before = thread_allocs();
+            let t = Instant::now();
+            let found = black_box(a.run_from(fresh, cursor, n));
+            let dt = t.elapsed();
+            allocs[i] += thread_allocs() - before;
+            cursor += n;
+            if found != 0 {
+                return Err(format!(
+                    "{scenario}: {} found {found} of {n} absent ids",
+                    kind.name()
+                ));
+            }
+            ns[i].push(dt.as_nanos() as f64 / n as f64);
+        }
+        eprintln!(
+            "bench: {scenario}: run {}/{runs} of {} arms done",
+            run + 1,
+            arms.len()
+        );
+    }
+    Ok(arms
+        .iter()
+        .enumerate()
+        .map(|(i, (kind, _))| {
+            let (min, med) = min_median(&ns[i]);
+            Row {
+                ns_min: Some(min),
+                ns_median: Some(med),
+                allocs: Some(allocs[i] as f64 / (n * runs) as f64),
+                runs,
+                lookups: n,
+                note: format!(
+                    "fresh ids: {} ids, each used once per {} lookups",
+                    fresh.len(),
+                    fresh.len()
+                ),
+                ..Row::new(scenario, kind.name())
+            }
+        })
+        .collect())
+}
+
+/// The miss filter of each odb-index arm's store, as rows (ids, bytes per id, build time).
+fn filter_rows(scenario: &str, arms: &[(Kind, Arm)]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (kind, a) in arms {
+        let Some(f) = a.store().and_then(|s| s.miss_filter()) else {
+            continue;
+        };
+        let per_id = f.bytes as f64 / f.ids.max(1) as f64;
+        let build_ms_per_m = f.build_time.as_secs_f64() * 1e3 * 1e6 / f.ids.max(1) as f64;
+        rows.push(
+            Row {
+                note: format!(
+                    "miss filter of the store: {} ids of {} packs, {} bytes ({per_id:.3} B/id), built in {:.2} ms ({build_ms_per_m:.1} ms per million ids)",
+                    f.ids,
+                    f.packs,
+                    f.bytes,
+                    f.build_time.as_secs_f64() * 1e3
+                ),
+                ..Row::new(scenario, kind.name())
+            }
+            .with("filter_ids", Val::Num(f.ids as f64))
+            .with("filter_bytes_per_id", Val::Num(per_id))
+            .with("filter_build_ms_per_million_ids", Val::Num(build_ms_per_m)),
+        );
+        break;
+    }
+    rows
+}
+
 fn open_arms(kinds: &[Kind], objects: &Path) -> Result<Vec<(Kind, Arm)>, String> {
     kinds
         .iter()
@@ -170,14 +296,17 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     let mut rows = Vec::new();
     let kinds = all_kinds();
     let misses = absent(4096, 1);
+    // Fresh ids for the fresh-id scenarios (a different seed: none of the cached misses).
+    let fresh = absent(plan.fresh_ids, 11);
     rows.push(machine());
 
-    // Floors: the bare cost of one probe of a missing loose path.
+    // Floors: the bare cost of one probe of a missing loose path, inline in the timing loop and in a function.
     rows.extend(floors(objects, &misses, plan.misses, plan.runs)?);
 
     // 1. Misses on the one-pack fixture. With exactly one pack, the bare index search (no store) is measured
     // too: the difference is what the store adds.
     let mut kinds1 = kinds.clone();
+    kinds1.extend([Kind::OdbNoneNoFilter, Kind::OdbProbeBatch]);
     let one_pack = Store::open(objects, odb_options(Kind::OdbNone))
         .map(|s| s.packs().len() == 1)
         .unwrap_or(false);
@@ -193,6 +322,32 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
         plan.runs,
         Expect::NoneFound,
     )?);
+    // The same arms (warm), fresh ids (the peers without their slow arms: gix-odb 0.87 stays as the peer).
+    let mut fresh_arms: Vec<(Kind, Arm)> = arms
+        .iter()
+        .filter(|(k, _)| {
+            matches!(
+                k,
+                Kind::OdbNone
+                    | Kind::OdbNoneNoFilter
+                    | Kind::OdbProbe
+                    | Kind::IdxLookup
+                    | Kind::Gix087
+            )
+        })
+        .map(|(k, a)| (*k, a.another()))
+        .collect();
+    for (_, a) in fresh_arms.iter_mut() {
+        a.run(&misses, misses.len());
+    }
+    rows.extend(measure_fresh(
+        "miss-1pack-fresh",
+        &mut fresh_arms,
+        &fresh,
+        plan.misses,
+        plan.runs,
+    )?);
+    drop(fresh_arms);
     // 2. Hits, ids in random order (a repository given as PATH may have no packs).
     match present(objects, 2) {
         Ok(hits) => rows.extend(measure(
@@ -208,6 +363,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
             ..Row::new("hit-1pack-random", "-")
         }),
     }
+    rows.extend(filter_rows("filter-1pack", &arms));
     drop(arms);
 
     // 3. Two threads missing at once.
@@ -223,10 +379,13 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     let tmp = fixture::TempDir::new("bench-synthetic")?;
     eprintln!("bench: building 100 packs (and a copy with a multi-pack-index) with git");
     let (many, many_midx) = fixture::many_packs(tmp.path(), 100, 123)?;
-    let mut mk = vec![Kind::OdbProbe, Kind::OdbNone];
-    mk.push(Kind::Gix087);
     let many_hits = present(&many, 3)?;
     for (label, dir) in [("100packs", &many), ("100packs-midx", &many_midx)] {
+        let mut mk = vec![Kind::OdbProbe, Kind::OdbNone];
+        if label == "100packs" {
+            mk.push(Kind::OdbNoneNoFilter);
+        }
+        mk.push(Kind::Gix087);
         let mut arms = open_arms(&mk, dir)?;
         rows.extend(measure(
             &format!("miss-{label}"),
@@ -236,6 +395,16 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
             plan.runs,
             Expect::NoneFound,
         )?);
+        if label == "100packs" {
+            rows.extend(measure_fresh(
+                "miss-100packs-fresh",
+                &mut arms,
+                &fresh,
+                plan.many_misses,
+                plan.runs,
+            )?);
+            rows.extend(filter_rows("filter-100packs", &arms));
+        }
         rows.extend(measure(
             &format!("hit-{label}-random"),
             &mut arms,
@@ -260,7 +429,16 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
         big_name
     };
     rows.extend(cold_load(&big, &big_name, &misses, plan.cold_runs)?);
-    let mut arms = open_arms(&[Kind::OdbNone, Kind::IdxLookup, Kind::IdxBinary], &big)?;
+    let mut arms = open_arms(
+        &[
+            Kind::OdbNone,
+            Kind::OdbNoneNoFilter,
+            Kind::IdxLookup,
+            Kind::IdxBinary,
+            Kind::Gix087,
+        ],
+        &big,
+    )?;
     rows.extend(measure(
         &format!("miss-{big_name}-index"),
         &mut arms,
@@ -269,7 +447,16 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
         plan.runs,
         Expect::NoneFound,
     )?);
+    rows.extend(measure_fresh(
+        &format!("miss-{big_name}-index-fresh"),
+        &mut arms,
+        &fresh,
+        plan.big_lookups,
+        plan.runs,
+    )?);
+    rows.extend(filter_rows(&format!("filter-{big_name}-index"), &arms));
     rng.shuffle(&mut big_ids);
+    rows.extend(filter_build(&big_ids, &fresh, plan.runs.min(5))?);
     big_ids.truncate(plan.big_lookups.max(1));
     rows.extend(measure(
         &format!("hit-{big_name}-index-random"),
@@ -283,12 +470,339 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
 
     // 6. Waiters for an in-flight load, on one pinned core.
     rows.extend(waiters(&big, misses.oids[0], plan.cold_runs)?);
+
+    // 5b. Open + first miss on a sparse index claiming 2^31 objects (a child process, time-limited).
+    rows.extend(sparse_open(
+        tmp.path(),
+        plan.sparse_objects,
+        plan.cold_runs.min(3),
+    )?);
+
+    // 8. Real history: the cargo registry's sources, one commit per crate.
+    rows.extend(real(tmp.path(), &misses, &fresh, &plan)?);
     drop(tmp);
 
     // 7. Syscalls per miss (strace).
     rows.extend(syscalls(objects, user_path, &kinds, plan.syscall_misses)?);
+    // 9. Instructions per miss (callgrind), full runs only.
+    if plan.callgrind_misses > 0 {
+        rows.extend(instructions(objects, plan.callgrind_misses)?);
+    }
 
     add_ratios(&mut rows);
+    Ok(rows)
+}
+
+/// Misses (cached and fresh ids) and random hits on a repository with real history: one commit per crate
+/// directory of the cargo registry's sources, imported with `git fast-import`.
+fn real(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, String> {
+    let Some(src) = fixture::registry_src() else {
+        eprintln!("bench: no cargo registry sources: real-history arm not measured");
+        return Ok(vec![Row {
+            note: "no $CARGO_HOME/registry/src: not measured".into(),
+            ..Row::new("miss-real", "-")
+        }]);
+    };
+    eprintln!(
+        "bench: importing up to {} MB of {} with git fast-import",
+        plan.real_cap >> 20,
+        src.display()
+    );
+    let (objects, files) = fixture::real_history(dir, &src, plan.real_cap)?;
+    let hits = present(&objects, 8)?;
+    let note = format!(
+        "{} objects ({files} files of {}, one commit per crate)",
+        hits.len(),
+        src.display()
+    );
+    let mut arms = open_arms(&[Kind::OdbProbe, Kind::OdbNone, Kind::Gix087], &objects)?;
+    let mut rows = measure(
+        "miss-real",
+        &mut arms,
+        misses,
+        plan.misses,
+        plan.runs,
+        Expect::NoneFound,
+    )?;
+    rows.extend(measure_fresh(
+        "miss-real-fresh",
+        &mut arms,
+        fresh,
+        plan.misses,
+        plan.runs,
+    )?);
+    rows.extend(measure(
+        "hit-real-random",
+        &mut arms,
+        &hits,
+        plan.hits.min(hits.len()),
+        plan.runs,
+        Expect::AllFound,
+    )?);
+    for r in rows.iter_mut() {
+        if r.note.is_empty() {
+            r.note.clone_from(&note);
+        }
+    }
+    Ok(rows)
+}
+
+/// The split-block Bloom filter (the store's) and a binary fuse filter (xorf's `BinaryFuse8`) over the same
+/// ids: build time per million ids, bytes per id, false-positive rate over fresh absent ids, ns per query.
+fn filter_build(ids: &[ObjectId], fresh: &Ids, runs: usize) -> Result<Vec<Row>, String> {
+    use odb_index::store::SplitBlockBloom;
+    use xorf::Filter as _;
+    let n = ids.len();
+    let key = |id: &[u8]| u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));
+    let (mut sb_build, mut bf_build) = (Vec::new(), Vec::new());
+    let mut sb = None;
+    let mut bf = None;
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let f = SplitBlockBloom::from_ids(n, ids.iter().map(|id| id.as_bytes()));
+        sb_build.push(t.elapsed().as_nanos() as f64);
+        sb = Some(f);
+        let t = Instant::now();
+        // Binary fuse filters want distinct keys: sort and deduplicate first (part of the build).
+        let mut keys: Vec<u64> = ids.iter().map(|id| key(id.as_bytes())).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let f = xorf::BinaryFuse8::try_from(&keys).map_err(|e| format!("BinaryFuse8: {e}"))?;
+        bf_build.push(t.elapsed().as_nanos() as f64);
+        bf = Some(f);
+    }
+    let (sb, bf) = (sb.expect("built"), bf.expect("built"));
+    // False positives and query time over the fresh absent ids.
+    let t = Instant::now();
+    let sb_fp = fresh
+        .raw
+        .iter()
+        .filter(|id| sb.may_contain(black_box(&id[..])))
+        .count();
+    let sb_ns = t.elapsed().as_nanos() as f64 / fresh.len() as f64;
+    let t = Instant::now();
+    let bf_fp = fresh
+        .raw
+        .iter()
+        .filter(|id| bf.contains(&key(black_box(&id[..]))))
+        .count();
+    let bf_ns = t.elapsed().as_nanos() as f64 / fresh.len() as f64;
+    let present_ok = ids.iter().all(|id| sb.may_contain(id.as_bytes()))
+        && ids.iter().all(|id| bf.contains(&key(id.as_bytes())));
+    if !present_ok {
+        return Err("filter-build: a filter missed an inserted id".into());
+    }
+    let row = |arm: &str, build: &[f64], bytes: usize, fp: usize, q: f64| {
+        let (bmin, bmed) = min_median(build);
+        let per_m = bmed / 1e6 * 1e6 / n as f64;
+        let rate = fp as f64 / fresh.len() as f64;
+        Row {
+            ns_min: Some(q),
+            ns_median: Some(q),
+            runs: build.len(),
+            lookups: fresh.len(),
+            note: format!(
+                "{n} ids: build {:.1} ms median (min {:.1}; {per_m:.1} ms per million ids), {:.3} B/id, {:.3}% false positives; ns columns: one query of a fresh absent id",
+                bmed / 1e6,
+                bmin / 1e6,
+                bytes as f64 / n as f64,
+                100.0 * rate
+            ),
+            ..Row::new("filter-build", arm)
+        }
+        .with("build_ms_per_million_ids", Val::Num(per_m))
+        .with("bytes_per_id", Val::Num(bytes as f64 / n as f64))
+        .with("false_positive_rate", Val::Num(rate))
+    };
+    eprintln!("bench: filter-build done");
+    Ok(vec![
+        row(
+            "split-block Bloom (store)",
+            &sb_build,
+            sb.bytes(),
+            sb_fp,
+            sb_ns,
+        ),
+        row(
+            "binary fuse 8 (xorf)",
+            &bf_build,
+            bf.fingerprints.len() + std::mem::size_of_val(&bf),
+            bf_fp,
+            bf_ns,
+        ),
+    ])
+}
+
+/// Open + first miss on a sparse index claiming `objects` objects, in a child process (this binary's hidden
+/// `--open-first-miss` mode) killed after 5 s; the child reports its time and its peak resident memory.
+fn sparse_open(dir: &Path, objects: u64, runs: usize) -> Result<Vec<Row>, String> {
+    let sparse = fixture::sparse_index(dir, objects)?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let name = if objects == 1 << 31 {
+        "2^31".to_owned()
+    } else {
+        format!("{objects}")
+    };
+    let (mut ns, mut rss) = (Vec::new(), Vec::new());
+    let mut killed = false;
+    for _ in 0..runs.max(1) {
+        let mut child = std::process::Command::new(&exe)
+            .arg("--open-first-miss")
+            .arg(&sparse)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", exe.display()))?;
+        let t = Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+                break Some(st);
+            }
+            if t.elapsed() > Duration::from_secs(5) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        let Some(status) = status else {
+            killed = true;
+            break;
+        };
+        let mut out = String::new();
+        if let Some(mut o) = child.stdout.take() {
+            use std::io::Read as _;
+            let _ = o.read_to_string(&mut out);
+        }
+        let v: Vec<f64> = out
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if !status.success() || v.len() != 2 {
+            return Err(format!(
+                "--open-first-miss on the sparse index: {status}, {out:?}"
+            ));
+        }
+        ns.push(v[0]);
+        rss.push(v[1]);
+    }
+    let _ = std::fs::remove_dir_all(dir.join("sparse"));
+    eprintln!("bench: open-first-miss-sparse done");
+    let scenario = format!("open-first-miss-sparse-{name}-index");
+    if killed {
+        return Ok(vec![
+            Row {
+                runs: ns.len(),
+                note: "Store::open + first miss did not finish within 5 s: killed".into(),
+                ..Row::new(&scenario, "odb-index loose=none")
+            }
+            .with("killed", Val::Bool(true))
+            .with("seconds", Val::Num(5.0)),
+        ]);
+    }
+    let (min, med) = min_median(&ns);
+    let (_, rss_med) = min_median(&rss);
+    Ok(vec![Row {
+        ns_min: Some(min),
+        ns_median: Some(med),
+        runs: ns.len(),
+        lookups: 1,
+        note: format!(
+            "child process: Store::open + first lookup (a miss) {:.3} ms median, peak RSS {:.1} MB (the process's, whole)",
+            med / 1e6,
+            rss_med / 1024.0
+        ),
+        ..Row::new(&scenario, "odb-index loose=none")
+    }
+    .with("killed", Val::Bool(false))
+    .with("peak_rss_mb", Val::Num(rss_med / 1024.0))])
+}
+
+/// The hidden `--open-first-miss OBJECTS` mode: open a store, look up one absent id, print the nanoseconds it
+/// took and the process's peak resident set size in KiB (`VmHWM`, Linux).
+pub fn open_first_miss(objects: &Path) -> Result<(), String> {
+    let id = absent(1, 1).oids[0];
+    let t = Instant::now();
+    let store = Store::open(objects, odb_options(Kind::OdbNone)).map_err(|e| e.to_string())?;
+    let found = store.handle().contains(&id).map_err(|e| e.to_string())?;
+    let dt = t.elapsed();
+    if found {
+        return Err("an absent id was found".into());
+    }
+    // The peak RSS of this process image: `VmHWM` (reset by execve). `getrusage`'s `ru_maxrss` is preserved
+    // across execve on Linux, so in a child of the bench it would report the parent's peak.
+    let hwm_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .ok_or("no VmHWM in /proc/self/status")?;
+    println!("{} {}", dt.as_nanos(), hwm_kib);
+    Ok(())
+}
+
+/// Instructions per miss from callgrind (`valgrind --tool=callgrind --toggle-collect=*only_miss_loop_body*`
+/// on this binary's `--only-miss-loop N --arm A`), skipped with a note if valgrind is missing.
+fn instructions(objects: &Path, n: usize) -> Result<Vec<Row>, String> {
+    let ok = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("bench: valgrind is not installed: instructions per miss not measured");
+        return Ok(vec![Row {
+            note: "valgrind is not installed: not measured".into(),
+            ..Row::new("instructions-per-miss", "all")
+        }]);
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for k in [
+        Kind::OdbNone,
+        Kind::OdbNoneNoFilter,
+        Kind::OdbProbe,
+        Kind::OdbProbeBatch,
+        Kind::Gix087,
+    ] {
+        let out_file = std::env::temp_dir().join(format!(
+            "odb-index-callgrind-{}-{}.out",
+            std::process::id(),
+            k.flag()
+        ));
+        let out = std::process::Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", out_file.display()))
+            .arg("--toggle-collect=*only_miss_loop_body*")
+            .arg(&exe)
+            .args(["--only-miss-loop", &n.to_string(), "--arm", k.flag()])
+            .arg(objects)
+            .output()
+            .map_err(|e| format!("valgrind: {e}"))?;
+        let _ = std::fs::remove_file(&out_file);
+        let text = String::from_utf8_lossy(&out.stderr);
+        let collected = text
+            .lines()
+            .find_map(|l| l.split("Collected :").nth(1))
+            .and_then(|x| x.trim().parse::<f64>().ok());
+        let Some(c) = collected.filter(|_| out.status.success()) else {
+            return Err(format!("callgrind of --arm {} failed: {text}", k.flag()));
+        };
+        let per = c / n as f64;
+        eprintln!("bench: instructions-per-miss: {} done", k.name());
+        rows.push(
+            Row {
+                runs: 1,
+                lookups: n,
+                note: format!("{per:.1} instructions per miss (callgrind, {n} misses)"),
+                ..Row::new("instructions-per-miss", k.name())
+            }
+            .with("instructions_per_miss", Val::Num(per)),
+        );
+    }
     Ok(rows)
 }
 
@@ -344,8 +858,14 @@ fn floors(objects: &Path, ids: &Ids, n: usize, runs: usize) -> Result<Vec<Row>, 
         .collect();
     let mut a = Vec::new();
     let mut b = Vec::new();
+    let mut c = Vec::new();
     let (mut alloc_a, mut alloc_b) = (0, 0);
     for _ in 0..runs {
+        let t = Instant::now();
+        for i in 0..n {
+            black_box(statat_in_function(&dir, rel[i % rel.len()].as_c_str()));
+        }
+        c.push(t.elapsed().as_nanos() as f64 / n as f64);
         let before = thread_allocs();
         let t = Instant::now();
         for i in 0..n {
@@ -387,12 +907,24 @@ fn floors(objects: &Path, ids: &Ids, n: usize, runs: usize) -> Result<Vec<Row>, 
             "one fstatat(objects fd, \"xx/yyyy..\")",
         ),
         row(
+            "floor fstatat (in a function)",
+            &c,
+            0,
+            "the same fstatat in a non-inlined function called per id",
+        ),
+        row(
             "floor statx (absolute)",
             &b,
             alloc_b,
             "std::fs::metadata of the absolute path",
         ),
     ])
+}
+
+/// One `fstatat` of a missing loose path, never inlined: the per-call floor of a lookup function that probes.
+#[inline(never)]
+fn statat_in_function(dir: &std::os::fd::OwnedFd, rel: &std::ffi::CStr) -> bool {
+    rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
 }
 
 /// Aggregate throughput of two threads missing at once vs one thread, per arm kind.

@@ -595,41 +595,60 @@ impl PackIndex {
         None
     }
 
-    /// The id bytes of entry `i` as an array, `None` only if `i` is out of the validated range.
+    /// The id bytes of entry `i`, without a bounds check.
+    ///
+    /// # Safety
+    /// `i < self.count`, `d` is `self.data`, and `H == self.kind.len()`.
     #[inline(always)]
-    fn entry<'a, const H: usize>(&self, d: &'a [u8], i: u32) -> Option<&'a [u8; H]> {
-        // No overflow: i < count and `ids_at + count * stride <= len` was checked at open; the wrapping
-        // operations make this path free of panics regardless, and `get` bounds-checks the result.
+    unsafe fn entry<'a, const H: usize>(&self, d: &'a [u8], i: u32) -> &'a [u8; H] {
+        // No overflow and in bounds: `parse` checked that the file holds `count` entries of `stride` bytes from
+        // `ids_at`, each beginning with an id of `kind.len() == H` bytes (v2: the ids end where the CRC table
+        // begins, `ids_at + count * H <= len`; v1: `ids_at - 4 + count * (H + 4) <= len - trailer`).
         let s = self
             .ids_at
             .wrapping_add((i as usize).wrapping_mul(self.stride));
-        d.get(s..)?.first_chunk::<H>()
+        debug_assert!(i < self.count && s + H <= d.len());
+        // SAFETY: by the caller's contract and the layout checked at open (above), `s..s + H` is in `d`; a
+        // `[u8; H]` has alignment 1.
+        unsafe { &*d.as_ptr().add(s).cast::<[u8; H]>() }
     }
 
-    /// Compare entry `i` with `id`, whose first 8 bytes are `key` (big-endian).
+    /// The first 8 bytes of entry `i` (big-endian), and whether the entry is less than, equal to or greater than
+    /// `id` (whose first 8 bytes are `key`).
+    ///
+    /// # Safety
+    /// As [`entry`](Self::entry).
     #[inline(always)]
-    fn cmp_entry<const H: usize>(
+    unsafe fn cmp_entry<const H: usize>(
         &self,
         d: &[u8],
         i: u32,
         key: u64,
         id: &[u8; H],
-    ) -> Option<Ordering> {
-        let e = self.entry::<H>(d, i)?;
-        let p = u64::from_be_bytes(*e.first_chunk::<8>()?);
-        Some(match p.cmp(&key) {
-            Ordering::Equal => e[8..].cmp(&id[8..]),
+    ) -> (u64, Ordering) {
+        // SAFETY: forwarded to the caller.
+        let e = unsafe { self.entry::<H>(d, i) };
+        let (head, tail) = e.split_at(8);
+        let mut p = [0u8; 8];
+        p.copy_from_slice(head);
+        let p = u64::from_be_bytes(p);
+        let o = match p.cmp(&key) {
+            Ordering::Equal => tail.cmp(&id[8..]),
             o => o,
-        })
+        };
+        (p, o)
     }
 
     /// Interpolation search inside the fan-out bucket: predict, correct once, gallop, then binary search.
     ///
     /// Terminates and stays in bounds for any file: every probe lies in the bracket `[l, r)`, which shrinks
-    /// with every probe. It finds `id` whenever the ids are sorted (the bracket holds everything that can
-    /// equal it).
+    /// with every probe, and the bracket starts as a fan-out bucket, inside `[0, count)` (the fan-out was
+    /// checked monotonic with `fanout[256] == count` at open). It finds `id` whenever the ids are sorted (the
+    /// bracket holds everything that can equal it). No bounds checks in the loop: every probe index is below
+    /// `r <= count` (the `// SAFETY` comments name the invariant at each probe).
     #[inline]
     fn find_interpolated<const H: usize>(&self, id: &[u8; H]) -> Option<u32> {
+        debug_assert_eq!(H, self.kind.len());
         let d: &[u8] = &self.data;
         let b = usize::from(id[0]);
         let (mut l, mut r) = (self.fanout[b], self.fanout[b + 1]);
@@ -638,41 +657,56 @@ impl PackIndex {
         }
         let key = u64::from_be_bytes(*id.first_chunk::<8>()?);
         let n = r - l;
-        // The 7 bytes after the first, as a fraction of the bucket (scaled to 2^64).
+        // The 7 bytes after the first, as a fraction of the bucket (scaled to 2^64): below n, so p < r.
         let frac = key << 8;
-        let mut p = l + ((u128::from(frac) * u128::from(n)) >> 64) as u32;
-        // Up to two interpolation probes: the prediction, then a correction by the distance in id space
-        // from the id found there, at the bucket's density (n ids per 2^56).
-        let mut forward;
-        let mut rounds = 0;
-        loop {
-            match self.cmp_entry::<H>(d, p, key, id)? {
-                Ordering::Equal => return Some(p),
-                Ordering::Less => {
-                    l = p + 1;
-                    forward = true;
-                }
-                Ordering::Greater => {
-                    r = p;
-                    forward = false;
-                }
-            }
-            if l >= r {
-                return None;
-            }
-            rounds += 1;
-            if rounds == 2 {
-                break;
-            }
-            let found = self.entry::<H>(d, p)?;
-            let v = u64::from_be_bytes(*found.first_chunk::<8>()?);
-            let diff = i128::from(key) - i128::from(v);
-            // |diff| < 2^64, n <= 2^32: the product fits in i128.
-            let step = (diff * i128::from(n)) >> 56;
-            let q = (i128::from(p) + step).clamp(i128::from(l), i128::from(r) - 1);
-            p = q as u32;
+        let mut p = l.wrapping_add(((u128::from(frac) * u128::from(n)) >> 64) as u32);
+        // SAFETY: l <= p < r <= count.
+        let (v, o) = unsafe { self.cmp_entry::<H>(d, p, key, id) };
+        match o {
+            Ordering::Equal => return Some(p),
+            Ordering::Less => l = p + 1,
+            Ordering::Greater => r = p,
         }
-        // Gallop away from the last probe `p` in the direction of `id`, doubling the step.
+        if l >= r {
+            return None;
+        }
+        // A correction by the distance in id space from the id found at p, at the bucket's density (n ids per
+        // 2^56): |diff| < 2^64 and n <= 2^32, so the product fits in i128; clamped into the bracket.
+        let diff = i128::from(key) - i128::from(v);
+        let step = (diff * i128::from(n)) >> 56;
+        p = (i128::from(p) + step).clamp(i128::from(l), i128::from(r) - 1) as u32;
+        // SAFETY: l <= p < r <= count (clamped).
+        let forward = match unsafe { self.cmp_entry::<H>(d, p, key, id) }.1 {
+            Ordering::Equal => return Some(p),
+            Ordering::Less => {
+                l = p + 1;
+                true
+            }
+            Ordering::Greater => {
+                r = p;
+                false
+            }
+        };
+        if l >= r {
+            return None;
+        }
+        self.gallop::<H>(d, id, key, p, l, r, forward)
+    }
+
+    /// Gallop away from the last probe `p` in the direction of `id` (doubling the step), then binary search
+    /// the bracket `[l, r)` (with `r <= count`). Every probe `q` is checked to lie in `[l, r)` before it is read.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn gallop<const H: usize>(
+        &self,
+        d: &[u8],
+        id: &[u8; H],
+        key: u64,
+        mut p: u32,
+        mut l: u32,
+        mut r: u32,
+        forward: bool,
+    ) -> Option<u32> {
         let mut step = 1u32;
         if forward {
             // Entries up to p are < id.
@@ -681,7 +715,8 @@ impl PackIndex {
                     Some(q) if q < r => q,
                     _ => break,
                 };
-                match self.cmp_entry::<H>(d, q, key, id)? {
+                // SAFETY: q < r <= count.
+                match unsafe { self.cmp_entry::<H>(d, q, key, id) }.1 {
                     Ordering::Equal => return Some(q),
                     Ordering::Less => {
                         l = q + 1;
@@ -701,7 +736,8 @@ impl PackIndex {
                     Some(q) if q >= l => q,
                     _ => break,
                 };
-                match self.cmp_entry::<H>(d, q, key, id)? {
+                // SAFETY: l <= q < p == r <= count (going backwards, r is always the last probe).
+                match unsafe { self.cmp_entry::<H>(d, q, key, id) }.1 {
                     Ordering::Equal => return Some(q),
                     Ordering::Greater => {
                         r = q;
@@ -717,7 +753,8 @@ impl PackIndex {
         }
         while l < r {
             let mid = l + (r - l) / 2;
-            match self.cmp_entry::<H>(d, mid, key, id)? {
+            // SAFETY: l <= mid < r <= count.
+            match unsafe { self.cmp_entry::<H>(d, mid, key, id) }.1 {
                 Ordering::Less => l = mid + 1,
                 Ordering::Greater => r = mid,
                 Ordering::Equal => return Some(mid),

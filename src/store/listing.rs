@@ -130,6 +130,8 @@ pub(super) struct Generation {
     pub(super) problems: Arc<[Problem]>,
     /// How many of `problems` come from the alternates (carried to the next listing with `dirs`).
     pub(super) alternate_problems: usize,
+    /// The miss filter of the map built from this listing (see `filter.rs`).
+    pub(super) filter: super::filter::FilterCell,
     /// Directories and files that could not be read, so a miss cannot be claimed: unreadable alternates (and
     /// `info/alternates` files), FIFOs, sockets or devices named like a pack's `.idx`, then unreadable pack
     /// directories. A miss reports them in [`Error::Incomplete`].
@@ -364,6 +366,7 @@ pub(super) fn list(
         untrusted,
         problems: problems.into(),
         alternate_problems,
+        filter: Default::default(),
         unreadable: unreadable.into(),
     })
 }

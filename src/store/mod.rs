@@ -37,6 +37,7 @@ use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::Arc;
 use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
 
+mod filter;
 mod handle;
 mod in_pack;
 mod iter;
@@ -49,9 +50,10 @@ mod problem;
 mod snapshot;
 mod successor;
 
+pub use filter::{MissFilterStats, SplitBlockBloom};
 pub use handle::Handle;
 pub use iter::ObjectCounts;
-pub use options::{IncompleteMode, LooseMode, Options, RefreshMode};
+pub use options::{IncompleteMode, LooseMode, MissFilterMode, Options, RefreshMode};
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
 pub use problem::Problem;
@@ -217,6 +219,12 @@ impl Store {
             }
         }
         problems
+    }
+
+    /// The miss filter of the current pack listing, once a lookup has built (or carried over) one: how many ids
+    /// it holds, its size and build time. `None` before that, or under [`MissFilterMode::Off`].
+    pub fn miss_filter(&self) -> Option<MissFilterStats> {
+        self.current.get().meta().filter.get().map(|f| f.stats())
     }
 
     /// The path of the `.pack` file for `pack`, or [`Error::StalePack`] if it is no longer in the repository.

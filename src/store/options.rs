@@ -30,6 +30,23 @@ pub enum RefreshMode {
     Never,
 }
 
+/// When a store builds its miss filter (see [`Store::miss_filter`](super::Store::miss_filter)).
+///
+/// The filter is a split-block Bloom filter (1.5 bytes per id) over the ids of the loaded packs; a miss that it
+/// answers skips their index searches. It is built once per pack listing, by a lookup that misses after every
+/// index is loaded, and shared by all handles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MissFilterMode {
+    /// Build it once one handle has missed (after every index was loaded) as many times as 1/16 of the ids it
+    /// would hold: a store that answers a few lookups never pays for it.
+    #[default]
+    Auto,
+    /// Build it at the first miss that finds every index loaded.
+    Eager,
+    /// Never build one: every miss searches every index.
+    Off,
+}
+
 /// What a lookup answers when the object is found nowhere but some index file could not be loaded (a corrupt
 /// or unreadable `.idx`), so the object might be in the pack it describes.
 ///
@@ -63,6 +80,8 @@ pub struct Options {
     /// Use `objects/pack/multi-pack-index` (or the incremental chain in `objects/pack/multi-pack-index.d/`)
     /// when present (default true).
     pub multi_pack_index: bool,
+    /// When to build the miss filter (default [`MissFilterMode::Auto`]).
+    pub miss_filter: MissFilterMode,
     /// What a miss answers while some index file cannot be loaded (default [`IncompleteMode::Error`]).
     pub incomplete: IncompleteMode,
 }
@@ -75,6 +94,7 @@ impl Default for Options {
             load: LoadMode::Mmap,
             hash_kind: None,
             multi_pack_index: true,
+            miss_filter: MissFilterMode::Auto,
             incomplete: IncompleteMode::Error,
         }
     }
@@ -109,6 +129,11 @@ impl Options {
     /// Use (or ignore) the multi-pack-index.
     pub fn multi_pack_index(mut self, on: bool) -> Self {
         self.multi_pack_index = on;
+        self
+    }
+    /// Set when the miss filter is built.
+    pub fn miss_filter(mut self, mode: MissFilterMode) -> Self {
+        self.miss_filter = mode;
         self
     }
 }

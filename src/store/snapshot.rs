@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::Location;
+use super::filter::MissFilter;
 use super::listing::{Generation, SlotSpec, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
 use crate::error::Error;
@@ -22,6 +23,14 @@ pub(super) struct Snapshot {
     pub(super) failed: Vec<(PathBuf, Arc<Error>)>,
     /// Position in `packs` of the last hit: tried first.
     last_hit: usize,
+    /// The map's miss filter, once this snapshot is complete and the filter is published.
+    filter: Option<Arc<MissFilter>>,
+    /// The packs of `packs` outside `filter` (searched even when the filter says "absent").
+    outside: Vec<Arc<LoadedPack>>,
+    /// Settled misses to go before this handle builds the filter; [`FILTER_DONE`] once decided.
+    pub(super) filter_countdown: u32,
+    /// The countdown was started (the next time it reaches zero, build).
+    pub(super) filter_armed: bool,
     /// The last entry found whose offset cannot be right, with the id it was found for (a typed error naming
     /// the file): the search goes on in the other indices, and a lookup of that id reports it only if nothing
     /// else has the object. Set only on that path, so a hit pays nothing for it.
@@ -33,11 +42,70 @@ pub(super) struct Snapshot {
     pub(super) loose_failed: Vec<(PathBuf, Arc<Error>)>,
 }
 
+/// `filter_countdown` once the filter is installed (or none will be).
+pub(super) const FILTER_DONE: u32 = u32::MAX;
+
 impl Snapshot {
-    /// Search everything loaded so far. No allocation, no shared writes (except on a bad entry, which records
-    /// its error and goes on).
+    /// Search everything loaded so far (skipping the packs the miss filter covers when it says "absent"). No
+    /// allocation, no shared writes (except on a bad entry, which records its error and goes on).
     #[inline]
     pub(super) fn search(&mut self, id: &[u8]) -> Option<Location> {
+        if let Some(f) = &self.filter
+            && !f.may_contain(id)
+        {
+            return self.search_outside(id);
+        }
+        self.search_all(id)
+    }
+
+    /// Search what the filter does not cover: the packs outside it and the multi-pack-indices.
+    #[inline]
+    fn search_outside(&mut self, id: &[u8]) -> Option<Location> {
+        if self.outside.is_empty() && self.midx.is_empty() {
+            return None;
+        }
+        self.search_outside_slow(id)
+    }
+
+    #[inline(never)]
+    fn search_outside_slow(&mut self, id: &[u8]) -> Option<Location> {
+        for p in &self.outside {
+            if let Some(loc) = pack_lookup(p, id, &mut self.bad_entry) {
+                return Some(loc);
+            }
+        }
+        for m in &self.midx {
+            if let Some(loc) = m.lookup(id, &mut self.bad_entry) {
+                return Some(loc);
+            }
+        }
+        None
+    }
+
+    /// Use `f` from now on: this snapshot holds every slot of the settled map `f` was published in.
+    pub(super) fn install_filter(&mut self, f: Arc<MissFilter>) {
+        self.outside = self
+            .packs
+            .iter()
+            .filter(|p| !f.covers(p.id))
+            .cloned()
+            .collect();
+        self.filter = Some(f);
+        self.filter_countdown = FILTER_DONE;
+    }
+
+    /// The packs of this snapshot, as `(pack, ids)`.
+    pub(super) fn pack_sizes(&self) -> impl Iterator<Item = (crate::ids::PackId, u32)> + '_ {
+        self.packs.iter().map(|p| (p.id, p.idx.len()))
+    }
+
+    /// The packs of this snapshot.
+    pub(super) fn pack_indices(&self) -> Vec<(crate::ids::PackId, &crate::idx::PackIndex)> {
+        self.packs.iter().map(|p| (p.id, &p.idx)).collect()
+    }
+
+    #[inline]
+    fn search_all(&mut self, id: &[u8]) -> Option<Location> {
         if let Some(p) = self.packs.get(self.last_hit)
             && let Some(loc) = pack_lookup(p, id, &mut self.bad_entry)
         {

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::filter::FilterCell;
 use super::listing::{Generation, SlotSpec, Stamp};
 use super::load::{Loaded, LoadedMidx, Map};
 use crate::protocol::SlotMap;
@@ -105,5 +106,13 @@ pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
         .collect();
     let n_ready = ready_vals.len();
     generation.slots = slots;
+    // The old map's miss filter, restricted to the packs carried over (stale ids only add false positives).
+    generation.filter = FilterCell::inherit(
+        &og.filter,
+        ready_vals.iter().filter_map(|v| match v {
+            Loaded::Pack(p) => Some((p.id, p.idx.len())),
+            _ => None,
+        }),
+    );
     SlotMap::new(ready_vals, generation.slots.len() - n_ready, generation)
 }

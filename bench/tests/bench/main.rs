@@ -105,4 +105,73 @@ fn quick_json_run_has_every_odb_index_arm_and_scenario() {
         assert!(has("hit-1pack-random", arm), "{arm}");
     }
     assert!(has("miss-100packs", "gix-odb 0.87"));
+
+    // Issue 14's scenarios: fresh ids on 1 and 100 packs and the big index (with their peers), the filter
+    // off for comparison, the batched probe, both probe floors, the filter's figures and both filters' builds,
+    // the sparse index's open, the real-history arm, and every new target.
+    for scenario in ["miss-1pack-fresh", "miss-100packs-fresh"] {
+        for arm in [
+            "odb-index loose=none",
+            "odb-index loose=none filter=off",
+            "gix-odb 0.87",
+        ] {
+            assert!(has(scenario, arm), "{scenario} / {arm}");
+        }
+    }
+    let big_fresh = format!("{big_miss}-fresh");
+    for arm in [
+        "odb-index loose=none",
+        "odb-index loose=none filter=off",
+        "gix-odb 0.87",
+    ] {
+        assert!(has(&big_fresh, arm), "{big_fresh} / {arm}");
+    }
+    assert!(has("miss-1pack", "odb-index loose=probe locate_many"));
+    assert!(has("floor-missing-loose", "floor fstatat (in a function)"));
+    for scenario in ["filter-1pack", "filter-100packs"] {
+        let r = rows
+            .iter()
+            .find(|r| r["scenario"] == scenario)
+            .unwrap_or_else(|| panic!("no {scenario} row"));
+        assert!(r["filter_bytes_per_id"].is_number(), "{r:?}");
+        assert!(r["filter_build_ms_per_million_ids"].is_number(), "{r:?}");
+    }
+    for arm in ["split-block Bloom (store)", "binary fuse 8 (xorf)"] {
+        let r = lookup("filter-build", arm);
+        for k in [
+            "build_ms_per_million_ids",
+            "bytes_per_id",
+            "false_positive_rate",
+        ] {
+            assert!(r[k].is_number(), "{k} in {r:?}");
+        }
+    }
+    assert!(
+        scenarios
+            .iter()
+            .any(|s| s.starts_with("open-first-miss-sparse-")),
+        "no sparse-index open"
+    );
+    // The real-history arm, unless this machine has no cargo registry sources (then a row says so).
+    assert!(scenarios.contains(&"miss-real"), "no real-history arm");
+    if !rows
+        .iter()
+        .any(|r| r["scenario"] == "miss-real" && r["arm"] == "-")
+    {
+        for scenario in ["miss-real", "miss-real-fresh", "hit-real-random"] {
+            assert!(has(scenario, "odb-index loose=none"), "{scenario}");
+            assert!(has(scenario, "gix-odb 0.87"), "{scenario}");
+        }
+    }
+    for target in [
+        "100 packs, no midx, miss (loose none) vs the one-pack miss",
+        "100 packs, no midx, miss (loose none) vs gix-odb 0.87",
+        "batched probed miss (locate_many) vs the in-function fstatat floor",
+        "sparse 2^31-object index: open + first miss",
+        "instructions per miss without probe (callgrind)",
+        "miss filter memory (1M index)",
+    ] {
+        let r = lookup("target", target);
+        assert!(r["limit"].is_number(), "{r:?}");
+    }
 }
