@@ -43,6 +43,10 @@
 //! ));
 //! assert!(idx.verify().is_err());
 //! ```
+//!
+//! (Why one file of this size: the parser, the checks at open and at use, and the search whose unchecked reads
+//! rely on those checks belong together, so that a reader can see each `unsafe` read beside the check at open
+//! that makes it sound. The writer and the tests live in `write.rs` and `tests.rs`.)
 
 mod prefix;
 pub mod write;

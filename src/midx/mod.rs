@@ -51,6 +51,10 @@
 //! assert_eq!(midx.lookup(&[0x33; 20]), None);
 //! midx.verify().unwrap();
 //! ```
+//!
+//! (Why one file of this size: the chunk-table parser, the checks at open and at use, and the lookups that rely
+//! on those checks belong together; the writer, the chain reader, prefix search and the tests are in files of
+//! their own.)
 
 use std::path::{Path, PathBuf};
 
