@@ -344,10 +344,11 @@ impl From<Vec<u8>> for Data {
 }
 
 #[cfg(all(test, unix))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn mkfifo(path: &Path) {
+    /// Make a FIFO at `path` (for the special-file tests here and in `repo`).
+    pub(crate) fn mkfifo(path: &Path) {
         rustix::fs::mknodat(
             rustix::fs::CWD,
             path,

@@ -300,16 +300,7 @@ mod tests {
     use super::*;
 
     #[cfg(unix)]
-    fn mkfifo(path: &Path) {
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
-    }
+    use crate::data::tests::mkfifo;
 
     /// The `FileProblem` inside an `Error::Io` naming `path`.
     #[cfg(unix)]
