@@ -113,16 +113,31 @@ fn measure(
             settle_filter(*kind, a, ids);
         }
     }
+    let want = if expect == Expect::AllFound { n } else { 0 };
+    timed_runs(scenario, arms, n, runs, want, "", |a| a.run(ids, n))
+}
+
+/// The timing loop shared by [`measure`] and [`measure_fresh`]: `runs` rounds, each arm once per round
+/// (round-robin), `lookup` doing `n` lookups on an arm and returning how many were found, which must be `want`.
+/// One row per arm: min and median ns per lookup, allocations per lookup.
+fn timed_runs(
+    scenario: &str,
+    arms: &mut [(Kind, Arm)],
+    n: usize,
+    runs: usize,
+    want: usize,
+    note: &str,
+    mut lookup: impl FnMut(&mut Arm) -> usize,
+) -> Result<Vec<Row>, String> {
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); arms.len()];
     let mut allocs: Vec<u64> = vec![0; arms.len()];
     for run in 0..runs {
         for (i, (kind, a)) in arms.iter_mut().enumerate() {
             let before = thread_allocs();
             let t = Instant::now();
-            let found = black_box(a.run(ids, n));
+            let found = black_box(lookup(a));
             let dt = t.elapsed();
             allocs[i] += thread_allocs() - before;
-            let want = if expect == Expect::AllFound { n } else { 0 };
             if found != want {
                 return Err(format!(
                     "{scenario}: {} found {found} of {n} ids, expected {want}",
@@ -148,6 +163,7 @@ fn measure(
                 allocs: Some(allocs[i] as f64 / (n * runs) as f64),
                 runs,
                 lookups: n,
+                note: note.to_owned(),
                 ..Row::new(scenario, kind.name())
             }
         })
@@ -183,53 +199,19 @@ fn measure_fresh(
 ) -> Result<Vec<Row>, String> {
     let n = n.min(fresh.len());
     let mut cursor = 0usize;
-    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); arms.len()];
-    let mut allocs: Vec<u64> = vec![0; arms.len()];
-    for run in 0..runs {
-        for (i, (kind, a)) in arms.iter_mut().enumerate() {
-            if cursor + n > fresh.len() {
-                cursor = 0;
-            }
-            let before = thread_allocs();
-            let t = Instant::now();
-            let found = black_box(a.run_from(fresh, cursor, n));
-            let dt = t.elapsed();
-            allocs[i] += thread_allocs() - before;
-            cursor += n;
-            if found != 0 {
-                return Err(format!(
-                    "{scenario}: {} found {found} of {n} absent ids",
-                    kind.name()
-                ));
-            }
-            ns[i].push(dt.as_nanos() as f64 / n as f64);
+    let note = format!(
+        "fresh ids: {} ids, each used once per {} lookups",
+        fresh.len(),
+        fresh.len()
+    );
+    timed_runs(scenario, arms, n, runs, 0, &note, |a| {
+        if cursor + n > fresh.len() {
+            cursor = 0;
         }
-        eprintln!(
-            "bench: {scenario}: run {}/{runs} of {} arms done",
-            run + 1,
-            arms.len()
-        );
-    }
-    Ok(arms
-        .iter()
-        .enumerate()
-        .map(|(i, (kind, _))| {
-            let (min, med) = min_median(&ns[i]);
-            Row {
-                ns_min: Some(min),
-                ns_median: Some(med),
-                allocs: Some(allocs[i] as f64 / (n * runs) as f64),
-                runs,
-                lookups: n,
-                note: format!(
-                    "fresh ids: {} ids, each used once per {} lookups",
-                    fresh.len(),
-                    fresh.len()
-                ),
-                ..Row::new(scenario, kind.name())
-            }
-        })
-        .collect())
+        let found = a.run_from(fresh, cursor, n);
+        cursor += n;
+        found
+    })
 }
 
 /// The miss filter of each odb-index arm's store, as rows (ids, bytes per id, build time).
