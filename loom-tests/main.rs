@@ -23,6 +23,8 @@ use odb_index::protocol::{Current, Settled, SlotMap, SlotRef, View};
 
 /// gix-odb 0.87.0 as published and as patched by `docs/upstream/` (see `docs/UPSTREAM.md`).
 mod gix_odb_087;
+/// The whole-store scenarios shared with the shuttle models (`loom-tests/shuttle.rs`), here at loom's sizes.
+mod scenarios;
 
 /// A fake index: the object ids it holds. Slot values live in the map's `loom::cell::UnsafeCell`, so loom checks
 /// that a reader which finds a slot ready also sees its contents (a causality violation fails the model).
@@ -680,5 +682,50 @@ fn p5_refresh_racing_loader_and_miss() {
                 i + 1
             );
         }
+    });
+}
+
+/// A small scenario of `scenarios.rs` (the store in miniature, shared with shuttle's 8-thread, 64-slot runs).
+const SMALL: scenarios::Scenario = scenarios::Scenario {
+    lookups: 2,
+    ids_per_lookup: 2,
+    packs: 2,
+    covered: 1,
+    refreshes: 0,
+    added_per_refresh: 0,
+    panic_every: 0,
+    panic_at: 0,
+    midx_panics: false,
+    failing_build: usize::MAX,
+    pre_087_claim_order: false,
+};
+
+/// Scenario, loom's size: two handles (each looks up an absent id and the covered pack's id) on a map whose
+/// slot 0 is a multi-pack-index covering slot 1, whose first load panics. Checks what the shuttle runs check at
+/// 8 threads and 64 slots (no false miss unless every slot that could hold the id was abandoned, nothing
+/// invented, nothing loaded twice, every thread ends), here for every interleaving within the bound.
+#[test]
+fn scenario_handles_with_a_panicking_multi_pack_index() {
+    builder().check(|| {
+        scenarios::run(scenarios::Scenario {
+            midx_panics: true,
+            ..SMALL
+        })
+    });
+}
+
+/// Scenario, loom's size: one handle races a refresher whose first build panics and whose second adds a pack.
+#[test]
+fn scenario_handle_across_a_failed_and_a_good_refresh() {
+    builder().check(|| {
+        scenarios::run(scenarios::Scenario {
+            lookups: 1,
+            ids_per_lookup: 3,
+            covered: 0,
+            refreshes: 2,
+            added_per_refresh: 1,
+            failing_build: 0,
+            ..SMALL
+        })
     });
 }

@@ -1,4 +1,4 @@
-#![cfg(not(loom))]
+#![cfg(not(any(loom, shuttle)))]
 mod filter;
 mod idx;
 mod midx;

@@ -20,10 +20,11 @@ pub mod repo;
 pub mod store;
 pub(crate) mod sync;
 
-/// True when the library was built with `RUSTFLAGS="--cfg loom"` (its protocol then runs only inside a loom
-/// model). Doctests do not see that cfg but link that library: those that touch the store return early on it.
+/// True when the library was built for a model checker, with `RUSTFLAGS="--cfg loom"` or `--cfg shuttle` (its
+/// protocol then runs only inside a model). Doctests do not see that cfg but link that library: those that touch
+/// the store return early on it.
 #[doc(hidden)]
-pub const BUILT_WITH_LOOM: bool = cfg!(loom);
+pub const BUILT_FOR_MODEL_CHECKING: bool = cfg!(any(loom, shuttle));
 
 pub use data::LoadMode;
 pub use error::Error;

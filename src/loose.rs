@@ -422,7 +422,7 @@ impl LooseCache {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

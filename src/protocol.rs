@@ -39,10 +39,13 @@ use crate::sync::{
     Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait,
 };
 
-/// Loom builds only: what the models in `loom-tests/` read besides the protocol itself (the per-test event trace
-/// and per-thread operation counts; see `src/sync.rs`).
-#[cfg(loom)]
+/// Model-checked builds only: what the models in `loom-tests/` use besides the protocol itself: the checker's
+/// threads and runner (loom or shuttle), and under loom the per-test event trace and per-thread operation counts
+/// (see `src/sync.rs`).
+#[cfg(any(loom, shuttle))]
 pub mod model {
+    pub use crate::sync::model::*;
+    #[cfg(loom)]
     pub use crate::sync::{OpCounts, reset_model_state, take_op_counts, take_trace};
 }
 
@@ -155,9 +158,9 @@ pub struct SlotMap<T, M = ()> {
     lock: Mutex<()>,
     cv: Condvar,
     meta: M,
-    /// Loom builds only: claim in the pre-0.87 gix-odb order (advance the cursor, then announce the load in a
+    /// Model-checked builds only: claim in the pre-0.87 gix-odb order (advance the cursor, then announce the load in a
     /// second step). Exists so that the negative witness runs this very code with that one change.
-    #[cfg(loom)]
+    #[cfg(any(loom, shuttle))]
     pre_087_claim_order: bool,
 }
 
@@ -205,14 +208,14 @@ impl<T, M> SlotMap<T, M> {
             lock: Mutex::new(()),
             cv: Condvar::new(),
             meta,
-            #[cfg(loom)]
+            #[cfg(any(loom, shuttle))]
             pre_087_claim_order: false,
         }
     }
 
-    /// Loom builds only: the same map, claiming in the pre-0.87 gix-odb order (cursor first, in-flight count
-    /// second) for the negative witness.
-    #[cfg(loom)]
+    /// Model-checked builds only: the same map, claiming in the pre-0.87 gix-odb order (cursor first, in-flight
+    /// count second) for the negative witnesses.
+    #[cfg(any(loom, shuttle))]
     pub fn with_pre_087_claim_order(mut self) -> Self {
         self.pre_087_claim_order = true;
         self
@@ -282,7 +285,7 @@ impl<T, M> SlotMap<T, M> {
         {
             return None;
         }
-        #[cfg(loom)]
+        #[cfg(any(loom, shuttle))]
         if self.pre_087_claim_order {
             // The old order: take the slot, then announce the load. Between the two, another thread can read
             // "cursor exhausted, nothing in flight" while this slot is not published: the false miss.
@@ -365,8 +368,11 @@ impl<T, M> SlotMap<T, M> {
     /// reloads the word afterwards with [`load`](Self::load).
     pub fn wait_for_change(&self, seen: Word) {
         #[cfg_attr(
-            loom,
-            allow(clippy::reversed_empty_ranges, reason = "no spin under loom")
+            any(loom, shuttle),
+            allow(
+                clippy::reversed_empty_ranges,
+                reason = "no spin under a model checker"
+            )
         )]
         for _ in 0..SPIN_LIMIT {
             if !self.load().same_state(seen) {
@@ -731,7 +737,7 @@ impl<T, M> Current<T, M> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -2,8 +2,16 @@
 //!
 //! Every other module imports its atomics, `Arc`, `Mutex`, `Condvar` and cells from here (in the style of
 //! sharded-slab's `src/sync.rs`), so that building with `RUSTFLAGS="--cfg loom"` swaps the whole protocol onto
-//! loom's model-checked primitives without touching its code. Code that must not be model-checked (the loose
-//! cache, shared errors) takes its primitives from [`plain`], which is `std` in every build.
+//! loom's model-checked primitives without touching its code, and `RUSTFLAGS="--cfg shuttle"` onto shuttle's
+//! randomly scheduled ones (larger models, every atomic treated as SeqCst: the logic at scale, while memory
+//! orderings stay loom's job). Code that must not be model-checked (the loose cache, shared errors) takes its
+//! primitives from [`plain`], which is `std` in every build. In either model-checked build, [`model`] gives the
+//! models in `loom-tests/` the checker's thread spawning and its runner, so one scenario runs under both.
+
+#[cfg(all(loom, shuttle))]
+compile_error!(
+    "`--cfg loom` and `--cfg shuttle` are two different model checkers: build with one of them"
+);
 
 #[cfg(loom)]
 mod imp {
@@ -183,31 +191,58 @@ mod imp {
     counted_atomic!(AtomicU64, u64);
 }
 
+/// `std::cell::UnsafeCell` with loom's closure-based access API, so the protocol can be written once (std and
+/// shuttle builds; shuttle has no cell of its own and checks no causality through cells).
 #[cfg(not(loom))]
+mod std_cell {
+    #[derive(Debug)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(value: T) -> Self {
+            Self(std::cell::UnsafeCell::new(value))
+        }
+
+        #[inline(always)]
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        #[inline(always)]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+}
+
+#[cfg(shuttle)]
+mod imp {
+    pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+    pub(crate) use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+    pub(crate) mod cell {
+        pub(crate) use super::super::std_cell::UnsafeCell;
+    }
+
+    /// No spinning under shuttle: each `spin_loop` is a yield to its scheduler, which only lengthens schedules.
+    pub(crate) const SPIN_LIMIT: u32 = 0;
+
+    pub(crate) fn spin_loop() {
+        shuttle::hint::spin_loop();
+    }
+
+    /// Protocol event tracing is loom's; shuttle prints a replayable schedule of its own on failure.
+    #[inline(always)]
+    pub(crate) fn trace(_event: impl FnOnce() -> String) {}
+}
+
+#[cfg(not(any(loom, shuttle)))]
 mod imp {
     pub(crate) use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
     pub(crate) mod cell {
-        /// `std::cell::UnsafeCell` with loom's closure-based access API, so the protocol can be written once.
-        #[derive(Debug)]
-        pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
-
-        impl<T> UnsafeCell<T> {
-            pub(crate) const fn new(value: T) -> Self {
-                Self(std::cell::UnsafeCell::new(value))
-            }
-
-            #[inline(always)]
-            pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-                f(self.0.get())
-            }
-
-            #[inline(always)]
-            pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-                f(self.0.get())
-            }
-        }
+        pub(crate) use super::super::std_cell::UnsafeCell;
     }
 
     /// How many `spin_loop` hints a waiter issues before it parks on the condition variable. Loads take
@@ -266,3 +301,42 @@ pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, 
 
 #[cfg(loom)]
 pub use imp::{OpCounts, reset_model_state, take_op_counts, take_trace};
+
+/// Model-checked builds only (`--cfg loom` or `--cfg shuttle`): what a model needs from the checker this build
+/// uses, so that one scenario (`loom-tests/scenarios.rs`) runs under both. Threads must be the checker's own (it
+/// schedules them), and a model runs inside the checker's runner.
+#[cfg(any(loom, shuttle))]
+pub mod model {
+    #[cfg(loom)]
+    pub use loom::thread::{JoinHandle, spawn};
+    #[cfg(shuttle)]
+    pub use shuttle::thread::{JoinHandle, spawn};
+
+    /// The checker's `Arc` (loom tracks its reference counts; shuttle's is std's).
+    #[cfg(loom)]
+    pub use loom::sync::Arc;
+    #[cfg(shuttle)]
+    pub use shuttle::sync::Arc;
+
+    /// Which checker this build uses, for the models' reports.
+    pub const CHECKER: &str = if cfg!(loom) { "loom" } else { "shuttle" };
+
+    /// Shuttle's runner: run `f` under its PCT scheduler (random priorities with `depth - 1` priority change
+    /// points per schedule, which finds any bug of depth `depth` with a probability it bounds from below) for
+    /// `iterations` schedules. Returns the number of schedules run. Shuttle's warning that it treats every
+    /// atomic as SeqCst is silenced: that is known and stated (orderings are loom's job).
+    #[cfg(shuttle)]
+    pub fn check_pct(
+        f: impl Fn() + Send + Sync + 'static,
+        iterations: usize,
+        depth: usize,
+    ) -> usize {
+        let mut config = shuttle::Config::new();
+        config.silence_warnings = true;
+        shuttle::Runner::new(
+            shuttle::scheduler::PctScheduler::new(depth, iterations),
+            config,
+        )
+        .run(f)
+    }
+}

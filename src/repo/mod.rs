@@ -295,7 +295,7 @@ pub(super) fn bytes_to_path(b: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -20,7 +20,7 @@ impl Handle {
     /// the error of loading the pack's `.idx`.
     ///
     /// ```
-    /// # if odb_index::BUILT_WITH_LOOM { return Ok(()); }
+    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {

@@ -98,7 +98,7 @@ impl Handle {
     /// [`for_each_object`](Self::for_each_object).
     ///
     /// ```
-    /// # if odb_index::BUILT_WITH_LOOM { return Ok(()); }
+    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {

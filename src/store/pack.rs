@@ -79,7 +79,7 @@ impl Store {
     /// pack's: ids are not reused.
     ///
     /// ```
-    /// # if odb_index::BUILT_WITH_LOOM { return Ok(()); }
+    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {

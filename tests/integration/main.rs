@@ -14,7 +14,7 @@
 //!
 //! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
 //! binary is then empty (the loom models are `loom-tests/`).
-#![cfg(not(loom))]
+#![cfg(not(any(loom, shuttle)))]
 
 // Counts allocations per thread: `repo` checks that lookups allocate nothing.
 #[global_allocator]

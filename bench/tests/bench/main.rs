@@ -1,6 +1,6 @@
 //! `odb-index-bench --quick --json`: every line is a JSON object (read with serde_json) and the rows hold every
 //! arm of every scenario, gix-odb's included. No timing thresholds: only the shape of the output is checked.
-#![cfg(not(loom))]
+#![cfg(not(any(loom, shuttle)))]
 
 use std::process::Command;
 

@@ -1,5 +1,5 @@
 //! Integration tests of the `odb-index` command, checked against the real `git`.
-#![cfg(not(loom))]
+#![cfg(not(any(loom, shuttle)))]
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
