@@ -54,6 +54,8 @@ pub struct Args {
     pub quick: bool,
     /// Hidden: run only N misses of one arm (for strace and callgrind).
     pub only_miss_loop: Option<usize>,
+    /// Hidden: run only N hits of one arm (for callgrind).
+    pub only_hit_loop: Option<usize>,
     pub arm: Option<Kind>,
     /// Hidden: build the one-pack fixture, the 1M-object index and the sparse 2^31-object index in this
     /// directory and print their objects directories.
@@ -71,6 +73,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         svg: None,
         quick: false,
         only_miss_loop: None,
+        only_hit_loop: None,
         arm: None,
         make_fixture: None,
         open_first_miss: None,
@@ -87,6 +90,14 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                     v.to_str()
                         .and_then(|s| s.parse().ok())
                         .ok_or_else(|| format!("--only-miss-loop takes a number, not {v:?}"))?,
+                );
+            }
+            Long("only-hit-loop") => {
+                let v = parser.value().map_err(|e| e.to_string())?;
+                a.only_hit_loop = Some(
+                    v.to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| format!("--only-hit-loop takes a number, not {v:?}"))?,
                 );
             }
             Long("arm") => {
@@ -135,7 +146,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         None => {
             let t = fixture::TempDir::new("bench")?;
-            if args.only_miss_loop.is_none() {
+            if args.only_miss_loop.is_none() && args.only_hit_loop.is_none() {
                 eprintln!(
                     "bench: building the fixture (12 328 objects in one pack) in {}",
                     t.path().display()
@@ -146,6 +157,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             o
         }
     };
+    if let Some(n) = args.only_hit_loop {
+        let kind = args.arm.unwrap_or(Kind::OdbNone);
+        return scenarios::only_hit_loop(kind, &objects, n).map(|()| ExitCode::SUCCESS);
+    }
     if let Some(n) = args.only_miss_loop {
         let kind = args.arm.unwrap_or(Kind::OdbProbe);
         return scenarios::only_miss_loop(kind, &objects, n).map(|()| ExitCode::SUCCESS);

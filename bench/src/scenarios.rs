@@ -1292,3 +1292,29 @@ pub fn only_miss_loop(kind: Kind, objects: &Path, n: usize) -> Result<(), String
 fn only_miss_loop_body(arm: &mut Arm, ids: &Ids, n: usize) -> usize {
     arm.run(ids, n)
 }
+
+/// Hidden `--only-hit-loop N`: N lookups of ids present in the packs with one arm (for callgrind's instruction
+/// counts of the hit path: `--toggle-collect='*only_hit_loop_body*'`).
+pub fn only_hit_loop(kind: Kind, objects: &Path, n: usize) -> Result<(), String> {
+    let ids = present(objects, 1)?;
+    let mut arm = Arm::open(kind, objects)?;
+    // Settle: load every index first.
+    arm.run(&ids, ids.len());
+    let t = Instant::now();
+    let found = only_hit_loop_body(&mut arm, &ids, n);
+    let dt = t.elapsed();
+    if found != n {
+        return Err(format!("{} of {n} present ids were not found", n - found));
+    }
+    eprintln!(
+        "{n} hits with {}: {:.1} ns per hit",
+        kind.name(),
+        dt.as_nanos() as f64 / n.max(1) as f64
+    );
+    Ok(())
+}
+
+#[inline(never)]
+fn only_hit_loop_body(arm: &mut Arm, ids: &Ids, n: usize) -> usize {
+    arm.run(ids, n)
+}

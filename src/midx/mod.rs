@@ -637,7 +637,7 @@ impl MultiPackIndex {
 
     /// The position of `id` in the file, if it lists it.
     #[inline]
-    fn position(&self, id: &[u8]) -> Option<u32> {
+    pub fn position(&self, id: &[u8]) -> Option<u32> {
         let h = self.kind.len();
         if id.len() != h {
             return None;

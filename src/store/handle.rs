@@ -380,7 +380,14 @@ impl Handle {
         self.view.settle(
             &mut |map: &Map, slot, r| snap.add(map.meta(), slot, r, id),
             &mut |map: &Map, slot| {
-                load_slot(map, slot, store.kind, store.options.load, &store.loads)
+                load_slot(
+                    map,
+                    slot,
+                    store.kind,
+                    store.options.load,
+                    store.options.midx_check,
+                    &store.loads,
+                )
             },
         )
     }

@@ -1,9 +1,10 @@
 //! Loading a slot: what a slot holds once loaded ([`Loaded`]), and the load itself, run by whichever thread
 //! claimed the slot (see [`crate::protocol`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::MidxCheck;
 use super::listing::{Generation, SlotSpec};
 use crate::data::LoadMode;
 use crate::error::Error;
@@ -12,7 +13,7 @@ use crate::idx::PackIndex;
 use crate::midx::MultiPackIndex;
 use crate::oid::HashKind;
 use crate::protocol::{SlotMap, SlotRef};
-use crate::sync::plain::Arc;
+use crate::sync::plain::{Arc, Mutex, OnceLock, lock};
 use crate::sync::{AtomicU64, Ordering};
 
 /// A loaded pack index.
@@ -30,11 +31,49 @@ pub(super) struct LoadedMidx {
     pub(super) midx: Arc<MultiPackIndex>,
     pub(super) packs: Box<[Option<PackId>]>,
     pub(super) pack_lens: Box<[u64]>,
+    /// How far its locations are trusted.
+    pub(super) check: MidxCheck,
+    /// How its packs' own indices are opened.
+    kind: HashKind,
+    mode: LoadMode,
+    /// The covered packs' own indices, by pack int id, opened on first need: to check a location
+    /// ([`MidxCheck::PackIndex`]) or to look up an id whose entry is wrong. Each is opened by one thread; others
+    /// asking meanwhile block on the `OnceLock` (never spin).
+    own: Box<[OwnIndex]>,
+    /// Entries found wrong at lookup (reported by `Store::problems`; the first few, each once).
+    pub(super) wrong: Mutex<Vec<Arc<Error>>>,
 }
+
+/// A covered pack's own index, for a multi-pack-index's checks and fallback.
+#[derive(Debug)]
+struct OwnIndex {
+    /// The pack as listed (`None`: the listing does not have it).
+    pack: Option<PackSpec>,
+    loaded: OnceLock<Result<LoadedPack, Arc<Error>>>,
+}
+
+/// What opening a pack's index needs.
+#[derive(Debug)]
+struct PackSpec {
+    id: PackId,
+    idx_path: PathBuf,
+    mtime: SystemTime,
+}
+
+/// How many wrong entries one multi-pack-index keeps for `Store::problems` (each lookup of one still finds its
+/// object through the `.idx` files).
+const WRONG_KEPT: usize = 16;
 
 impl LoadedMidx {
     /// `midx` with the packs of `g` that `packs` (pack int id → index in `g.packs`) names.
-    pub(super) fn new(midx: Arc<MultiPackIndex>, packs: &[Option<usize>], g: &Generation) -> Self {
+    pub(super) fn new(
+        midx: Arc<MultiPackIndex>,
+        packs: &[Option<usize>],
+        g: &Generation,
+        kind: HashKind,
+        mode: LoadMode,
+        check: MidxCheck,
+    ) -> Self {
         LoadedMidx {
             midx,
             packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
@@ -42,6 +81,66 @@ impl LoadedMidx {
                 .iter()
                 .map(|p| p.map_or(u64::MAX, |p| g.packs[p].pack_size))
                 .collect(),
+            check,
+            kind,
+            mode,
+            own: packs
+                .iter()
+                .map(|p| OwnIndex {
+                    pack: p.map(|p| PackSpec {
+                        id: g.packs[p].id,
+                        idx_path: g.packs[p].idx_path.clone(),
+                        mtime: g.packs[p].mtime,
+                    }),
+                    loaded: OnceLock::new(),
+                })
+                .collect(),
+            wrong: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The own index of the pack with int id `pack`, opened now if it was not yet; `None` if the listing does
+    /// not have the pack, `Err` if its index does not load.
+    pub(super) fn own_index(&self, pack: u32) -> Option<Result<&LoadedPack, &Arc<Error>>> {
+        let own = self.own.get(pack as usize)?;
+        let spec = own.pack.as_ref()?;
+        Some(
+            own.loaded
+                .get_or_init(|| {
+                    load_pack(spec.id, spec.mtime, &spec.idx_path, self.kind, self.mode)
+                        .map_err(Arc::new)
+                })
+                .as_ref(),
+        )
+    }
+
+    /// The same file for the packs of another listing (pack ids and lengths may differ): what a refresh carries
+    /// over, with the entries found wrong. Own indices are opened again when needed.
+    pub(super) fn for_listing(&self, packs: &[Option<usize>], g: &Generation) -> Self {
+        let m = LoadedMidx::new(
+            Arc::clone(&self.midx),
+            packs,
+            g,
+            self.kind,
+            self.mode,
+            self.check,
+        );
+        // The same file: the entries found wrong are still wrong.
+        *lock(&m.wrong) = lock(&self.wrong).clone();
+        m
+    }
+
+    /// Number of packs the file names.
+    pub(super) fn pack_count(&self) -> u32 {
+        self.own.len() as u32
+    }
+
+    /// Record an entry found wrong at lookup (the first [`WRONG_KEPT`], each once).
+    pub(super) fn record_wrong(&self, e: Arc<Error>) {
+        let mut w = lock(&self.wrong);
+        let text = e.to_string();
+        if w.len() < WRONG_KEPT && !w.iter().any(|x| x.to_string() == text) {
+            w.push(e);
         }
     }
 }
@@ -69,6 +168,7 @@ pub(super) fn load_slot(
     slot: usize,
     kind: HashKind,
     mode: LoadMode,
+    check: MidxCheck,
     loads: &AtomicU64,
 ) -> Loaded {
     let g = map.meta();
@@ -98,7 +198,14 @@ pub(super) fn load_slot(
                     error: Arc::new(Error::MultiPackIndexRewritten { path: path.clone() }),
                     midx: true,
                 },
-                Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx::new(Arc::new(midx), packs, g))),
+                Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx::new(
+                    Arc::new(midx),
+                    packs,
+                    g,
+                    kind,
+                    mode,
+                    check,
+                ))),
                 Err(e) => Loaded::Failed {
                     error: Arc::new(e),
                     midx: true,
@@ -116,24 +223,8 @@ pub(super) fn load_slot(
             }
             let p = &g.packs[*pack];
             loads.fetch_add(1, Ordering::Relaxed);
-            let idx = match PackIndex::open_with(&p.idx_path, kind, mode) {
-                Ok(idx) => idx,
-                Err(e) => {
-                    return Loaded::Failed {
-                        error: Arc::new(name_wrong_hash_kind(e, &p.idx_path, kind, mode)),
-                        midx: false,
-                    };
-                }
-            };
-            // Like git when it opens a pack: its last hash-length bytes must be the pack checksum the index
-            // records (one positioned read; the pack is never hashed). A pack removed since the listing is an
-            // I/O error "not found": a vanished pack, which makes the lookup refresh and search again.
-            match idx.check_pack(&p.idx_path.with_extension("pack")) {
-                Ok(pack_len) => Loaded::Pack(Arc::new(LoadedPack {
-                    id: p.id,
-                    mtime: p.mtime,
-                    idx: idx.with_pack_len(pack_len),
-                })),
+            match load_pack(p.id, p.mtime, &p.idx_path, kind, mode) {
+                Ok(p) => Loaded::Pack(Arc::new(p)),
                 Err(e) => Loaded::Failed {
                     error: Arc::new(e),
                     midx: false,
@@ -141,6 +232,27 @@ pub(super) fn load_slot(
             }
         }
     }
+}
+
+/// Open one pack's index and check it against its `.pack`.
+fn load_pack(
+    id: PackId,
+    mtime: SystemTime,
+    idx_path: &Path,
+    kind: HashKind,
+    mode: LoadMode,
+) -> Result<LoadedPack, Error> {
+    let idx = PackIndex::open_with(idx_path, kind, mode)
+        .map_err(|e| name_wrong_hash_kind(e, idx_path, kind, mode))?;
+    // Like git when it opens a pack: its last hash-length bytes must be the pack checksum the index records (one
+    // positioned read; the pack is never hashed). A pack removed since the listing is an I/O error "not found": a
+    // vanished pack, which makes the lookup refresh and search again.
+    let pack_len = idx.check_pack(&idx_path.with_extension("pack"))?;
+    Ok(LoadedPack {
+        id,
+        mtime,
+        idx: idx.with_pack_len(pack_len),
+    })
 }
 
 /// A `.idx` carries no hash id: one written for the other hash function just looks malformed. If it is a

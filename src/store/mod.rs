@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::oid::HashKind;
 use crate::protocol::{Current, SlotMap};
-use crate::sync::plain::Arc;
+use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
 
 mod filter;
@@ -53,7 +53,7 @@ mod successor;
 pub use filter::{MissFilterStats, SplitBlockBloom};
 pub use handle::Handle;
 pub use iter::ObjectCounts;
-pub use options::{IncompleteMode, LooseMode, MissFilterMode, Options, RefreshMode};
+pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode};
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
 pub use problem::Problem;
@@ -208,14 +208,25 @@ impl Store {
         let g = map.meta();
         let mut problems = g.problems.to_vec();
         for (slot, v) in map.ready() {
-            if let Loaded::Failed { error, midx } = v {
-                let (path, error) = (slot_path(g, slot), Arc::clone(error));
-                problems.push(if *midx {
-                    // Worked around: the packs it covers load their own indices.
-                    Problem::MultiPackIndexNotLoaded { path, error }
-                } else {
-                    Problem::IndexNotLoaded { path, error }
-                });
+            match v {
+                Loaded::Failed { error, midx } => {
+                    let (path, error) = (slot_path(g, slot), Arc::clone(error));
+                    problems.push(if *midx {
+                        // Worked around: the packs it covers load their own indices.
+                        Problem::MultiPackIndexNotLoaded { path, error }
+                    } else {
+                        Problem::IndexNotLoaded { path, error }
+                    });
+                }
+                Loaded::Midx(m) => {
+                    for error in lock_plain(&m.wrong).iter() {
+                        problems.push(Problem::MultiPackIndexEntryWrong {
+                            path: m.midx.path().to_path_buf(),
+                            error: Arc::clone(error),
+                        });
+                    }
+                }
+                _ => {}
             }
         }
         problems

@@ -65,6 +65,30 @@ pub enum IncompleteMode {
     Miss,
 }
 
+/// How far a [`Store`](super::Store) trusts the locations a multi-pack-index gives.
+///
+/// A multi-pack-index exists so that a lookup searches one file instead of every pack's `.idx`. Both modes check
+/// every location it gives against its pack (a pack id the file names, an offset inside that pack and past its
+/// header, a large offset the file has), and a lookup whose entry fails those checks searches the `.idx` files
+/// of the packs it covers instead. An entry that passes them but still lies (an offset off by one, two packs'
+/// ids swapped: a file that is consistent but wrong, which `git multi-pack-index verify` and
+/// [`MultiPackIndex::verify_with_packs`](crate::midx::MultiPackIndex::verify_with_packs) report, and git's lookup
+/// answers as written) is caught only by [`MidxCheck::PackIndex`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MidxCheck {
+    /// Locations are checked against their pack's bounds (git's behaviour, and more): one search per lookup.
+    #[default]
+    Bounds,
+    /// Every location found is also looked up in its pack's own `.idx` (opened on first use) and must be the
+    /// same: a hit costs a second search. An entry that differs is reported by
+    /// [`Store::problems`](super::Store::problems) ([`Problem::MultiPackIndexEntryWrong`](super::Problem)) and
+    /// the object is looked up in the `.idx` files of the packs the multi-pack-index covers: never a wrong
+    /// location, and every object of a good pack found. For stores that must not trust their files (servers
+    /// reading repositories they do not control).
+    PackIndex,
+}
+
 /// How a [`Store`](super::Store) is opened.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -84,6 +108,8 @@ pub struct Options {
     pub miss_filter: MissFilterMode,
     /// What a miss answers while some index file cannot be loaded (default [`IncompleteMode::Error`]).
     pub incomplete: IncompleteMode,
+    /// How far the multi-pack-index's locations are trusted (default [`MidxCheck::Bounds`]).
+    pub midx_check: MidxCheck,
 }
 
 impl Default for Options {
@@ -96,6 +122,7 @@ impl Default for Options {
             multi_pack_index: true,
             miss_filter: MissFilterMode::Auto,
             incomplete: IncompleteMode::Error,
+            midx_check: MidxCheck::Bounds,
         }
     }
 }
@@ -134,6 +161,11 @@ impl Options {
     /// Set when the miss filter is built.
     pub fn miss_filter(mut self, mode: MissFilterMode) -> Self {
         self.miss_filter = mode;
+        self
+    }
+    /// Set how far the multi-pack-index's locations are trusted.
+    pub fn midx_check(mut self, mode: MidxCheck) -> Self {
+        self.midx_check = mode;
         self
     }
 }

@@ -89,6 +89,18 @@ pub enum Problem {
         #[source]
         error: Arc<Error>,
     },
+    /// A multi-pack-index entry proved wrong at lookup: it names no pack of the file, lies outside its pack, or
+    /// (under [`MidxCheck::PackIndex`](super::MidxCheck::PackIndex)) its pack's own index says otherwise. The
+    /// object was looked up in the `.idx` files of the packs the file covers (the first few such entries of each
+    /// file are kept).
+    #[error("multi-pack-index entry wrong, answered from the .idx files: {error}")]
+    MultiPackIndexEntryWrong {
+        /// The multi-pack-index.
+        path: PathBuf,
+        /// What is wrong (names the file; for an index that could not check the entry, that index).
+        #[source]
+        error: Arc<Error>,
+    },
 }
 
 impl Problem {
@@ -106,7 +118,8 @@ impl Problem {
             Problem::LooseNotSearched { dir, .. } | Problem::PackDirUnreadable { dir, .. } => dir,
             Problem::IndexNotLoaded { path, .. }
             | Problem::MultiPackIndexIgnored { path, .. }
-            | Problem::MultiPackIndexNotLoaded { path, .. } => path,
+            | Problem::MultiPackIndexNotLoaded { path, .. }
+            | Problem::MultiPackIndexEntryWrong { path, .. } => path,
         }
     }
 }

@@ -3,12 +3,15 @@
 use std::path::PathBuf;
 
 use super::Location;
+use super::MidxCheck;
 use super::filter::MissFilter;
 use super::listing::{Generation, SlotSpec, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
 use crate::error::Error;
+use crate::error::MidxProblem;
 use crate::idx::Found;
 use crate::midx::MidxFound;
+use crate::oid::ObjectId;
 use crate::protocol::SlotRef;
 use crate::sync::plain::Arc;
 
@@ -204,33 +207,117 @@ fn record_bad_idx_entry(p: &LoadedPack, id: &[u8], i: u32, bad: &mut Option<(Box
 }
 
 impl LoadedMidx {
-    /// Look `id` up: its location in a pack the listing has, or `None` (a miss, a pack the listing does not
-    /// have, or an entry that names no pack of the file or lies outside its pack: then `bad` records why,
-    /// naming the multi-pack-index).
+    /// Look `id` up: its location in a pack the listing has, or `None` (a miss, or a pack the listing does not
+    /// have). An entry that names no pack of the file or lies outside its pack, and under
+    /// [`MidxCheck::PackIndex`] an entry its pack's own index contradicts, is answered from the covered packs'
+    /// own indices instead (the entry is reported by `Store::problems`); if none has the id, `bad` records why,
+    /// naming the multi-pack-index.
     #[inline]
     fn lookup(&self, id: &[u8], bad: &mut Option<(Box<[u8]>, Error)>) -> Option<Location> {
         match self.midx.find_entry_in(id, &self.pack_lens) {
             MidxFound::At(pack, offset) => {
+                if self.check == MidxCheck::PackIndex {
+                    return self.checked(id, pack, offset, bad);
+                }
                 let pack = (*self.packs.get(pack as usize)?)?;
                 Some(Location::Packed { pack, offset })
             }
             MidxFound::Missing => None,
-            MidxFound::Bad(i) => {
-                self.record_bad_entry(id, i, bad);
-                None
-            }
+            MidxFound::Bad(i) => self.bad_entry(id, i, bad),
         }
     }
 
+    /// [`MidxCheck::PackIndex`]: the entry says `pack`, `offset`; its pack's own index must say the same.
+    #[inline(never)]
+    fn checked(
+        &self,
+        id: &[u8],
+        pack: u32,
+        offset: u64,
+        bad: &mut Option<(Box<[u8]>, Error)>,
+    ) -> Option<Location> {
+        let pack_id = (*self.packs.get(pack as usize)?)?;
+        let object = self.midx.position(id).unwrap_or(u32::MAX);
+        let oid = || ObjectId::from_bytes(id).unwrap_or(ObjectId::null(self.midx.hash_kind()));
+        let problem = match self.own_index(pack)? {
+            Ok(own) => match own.idx.find_entry(id) {
+                Found::At(o) if o == offset => {
+                    return Some(Location::Packed {
+                        pack: pack_id,
+                        offset,
+                    });
+                }
+                Found::At(idx_offset) => MidxProblem::OffsetMismatch {
+                    object,
+                    id: oid(),
+                    pack,
+                    offset,
+                    idx_offset,
+                },
+                Found::Missing | Found::Bad(_) => MidxProblem::ObjectNotInPack {
+                    object,
+                    id: oid(),
+                    pack,
+                },
+            },
+            // The pack's own index cannot say: report why, and search the others.
+            Err(e) => {
+                self.record_wrong(Arc::clone(e));
+                return self.search_own(id, bad, None);
+            }
+        };
+        let e = Error::CorruptMultiPackIndex {
+            path: self.midx.path().to_path_buf(),
+            problem,
+        };
+        self.search_own(id, bad, Some(e))
+    }
+
+    /// The entry at position `i` names no pack of the file or lies outside its pack.
     #[cold]
     #[inline(never)]
-    fn record_bad_entry(&self, id: &[u8], i: u32, bad: &mut Option<(Box<[u8]>, Error)>) {
-        if let Some(problem) = self.midx.entry_problem(i, &self.pack_lens) {
-            let e = Error::CorruptMultiPackIndex {
+    fn bad_entry(
+        &self,
+        id: &[u8],
+        i: u32,
+        bad: &mut Option<(Box<[u8]>, Error)>,
+    ) -> Option<Location> {
+        let e = self.midx.entry_problem(i, &self.pack_lens).map(|problem| {
+            Error::CorruptMultiPackIndex {
                 path: self.midx.path().to_path_buf(),
                 problem,
+            }
+        });
+        self.search_own(id, bad, e)
+    }
+
+    /// Look `id` up in the own index of every pack the file covers (opening them as needed), after the file's
+    /// entry for it proved wrong (`wrong`, recorded for `Store::problems` if the object is found, else as the
+    /// lookup's error).
+    #[cold]
+    fn search_own(
+        &self,
+        id: &[u8],
+        bad: &mut Option<(Box<[u8]>, Error)>,
+        wrong: Option<Error>,
+    ) -> Option<Location> {
+        for pack in 0..self.pack_count() {
+            let Some(Ok(own)) = self.own_index(pack) else {
+                continue;
             };
+            if let Found::At(offset) = own.idx.find_entry(id) {
+                if let Some(e) = wrong {
+                    self.record_wrong(Arc::new(e));
+                }
+                return Some(Location::Packed {
+                    pack: own.id,
+                    offset,
+                });
+            }
+        }
+        if let Some(e) = wrong {
             *bad = Some((id.into(), e));
         }
+        None
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::filter::FilterCell;
 use super::listing::{Generation, SlotSpec, Stamp};
-use super::load::{Loaded, LoadedMidx, Map};
+use super::load::{Loaded, Map};
 use crate::protocol::SlotMap;
 use crate::sync::plain::Arc;
 
@@ -71,11 +71,7 @@ pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
             } => {
                 carried_midx.get(&(path.clone(), *stamp)).map(|v| match v {
                     // Pack ids and lengths may differ in the new generation: rebuild the int-id map.
-                    Loaded::Midx(m) => Loaded::Midx(Arc::new(LoadedMidx::new(
-                        Arc::clone(&m.midx),
-                        packs,
-                        &generation,
-                    ))),
+                    Loaded::Midx(m) => Loaded::Midx(Arc::new(m.for_listing(packs, &generation))),
                     other => other.clone(),
                 })
             }

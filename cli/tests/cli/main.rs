@@ -841,7 +841,33 @@ fn verify_reports_indices_that_lie_about_their_packs() {
     let off = u32::from_be_bytes(bad[ooff + 4..ooff + 8].try_into().unwrap());
     bad[ooff + 4..ooff + 8].copy_from_slice(&(off + 1).to_be_bytes());
     reseal_sha1(&mut bad);
+    let all = all_objects(r);
+    let truth = batch_check(r, &[], &all);
     replace_file(&midx, &bad);
+    // batch-check answers the entry as written by default (as git's cat-file does: one line differs); with
+    // `--midx-check pack-index` it checks each location against the pack's own .idx, answers the wrong entry
+    // from there (every line as on the good file) and warns once, naming the multi-pack-index.
+    let as_written = batch_check(r, &[], &all);
+    let differ = truth
+        .lines()
+        .zip(as_written.lines())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differ, 1,
+        "the lying entry is answered as written by default"
+    );
+    let mut args = vec!["batch-check", LOCATION, "--midx-check", "pack-index"];
+    args.push(r.to_str().unwrap());
+    let out = odb(&args, all.join("\n").as_bytes());
+    assert!(out.status.success());
+    assert_eq!(located(&String::from_utf8_lossy(&out.stdout)), truth);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("multi-pack-index entry wrong") && err.contains("incorrect offset"),
+        "{err}"
+    );
     assert!(
         !git_cmd_ok(r, &["multi-pack-index", "verify"]),
         "git verify fails"
