@@ -7,20 +7,30 @@
 # ARGUED with the section of docs/PROTOCOL.md that argues why it is harmless; otherwise the script fails. An anchor
 # that does not occur exactly once fails the script, so a mutant can never silently be a no-op.
 #
-# Usage: loom-tests/mutants.sh [--ci] [NAME...]
-#   --ci   run the CI subset (CI_SUBSET below) and stop at the first model that catches each mutant
-#   --check  only check that every mutant applies (no build)
-#   NAME   run only the named mutants (all models, unless --ci)
+# Usage: loom-tests/mutants.sh [--ci | --check | --shuttle] [NAME...]
+#   --ci       run the CI subset (CI_SUBSET below) and stop at the first model that catches each mutant
+#   --check    only check that every mutant applies (no build)
+#   --shuttle  run the shuttle models (loom-tests/shuttle.rs, ODB_SHUTTLE_ITERATIONS schedules each, default
+#              2000 here) instead of loom's, for comparison: shuttle treats every atomic as SeqCst and counts no
+#              operations, so ordering and miss-path mutants are expected to pass it; nothing fails the script
+#   NAME       run only the named mutants (all models, unless --ci)
 set -euo pipefail
 ci=0
 check=0
+shuttle=0
 if [ "${1:-}" = "--ci" ]; then
   ci=1
   shift
 elif [ "${1:-}" = "--check" ]; then
   check=1
   shift
+elif [ "${1:-}" = "--shuttle" ]; then
+  shuttle=1
+  shift
 fi
+checker=loom
+[ "$shuttle" = 1 ] && checker=shuttle
+export ODB_SHUTTLE_ITERATIONS="${ODB_SHUTTLE_ITERATIONS:-2000}"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -108,7 +118,7 @@ apply() { # file anchor replacement [anchor replacement]...: literal edits, each
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/odb-mutants.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 # Reuse one target directory across mutants: only the crate itself recompiles.
-target="${ODB_MUTANTS_TARGET:-$root/target/loom-weaken}"
+target="${ODB_MUTANTS_TARGET:-$root/target/$checker-weaken}"
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
 
 wanted=" $* "
@@ -151,9 +161,9 @@ while IFS= read -r line; do
     continue
   fi
   log="$scratch/$name.log"
-  if ! (cd "$scratch" && RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$target" cargo test --release --test loom --no-run \
-    >"$log" 2>&1); then
-    echo "$name: the loom suite did not build:" >&2
+  if ! (cd "$scratch" && RUSTFLAGS="--cfg $checker" CARGO_TARGET_DIR="$target" cargo test --release --test "$checker" \
+    --no-run >"$log" 2>&1); then
+    echo "$name: the $checker suite did not build:" >&2
     tail -20 "$log" >&2
     exit 1
   fi
@@ -174,6 +184,8 @@ while IFS= read -r line; do
   cp "$root/$file" "$scratch/$file"
   if [ -n "$caught" ]; then
     printf '%-34s %s\n' "$name" "$caught"
+  elif [ "$shuttle" = 1 ]; then
+    printf '%-34s %s\n' "$name" "none under shuttle"
   elif [ -n "${ARGUED[$name]:-}" ]; then
     printf '%-34s %s\n' "$name" "none (argued: ${ARGUED[$name]})"
   else
@@ -192,5 +204,9 @@ fi
 if [ "$uncaught" -gt 0 ]; then
   echo "$uncaught mutant(s) neither caught nor argued" >&2
   exit 1
+fi
+if [ "$shuttle" = 1 ]; then
+  echo "shuttle comparison done ($ODB_SHUTTLE_ITERATIONS schedules per model; the score is loom's)"
+  exit 0
 fi
 echo "every mutant is caught by a loom model or argued in docs/PROTOCOL.md"

@@ -596,6 +596,55 @@ impl MultiPackIndex {
         }
     }
 
+    /// [`find_entry_in`](Self::find_entry_in) with the bounds precomputed (for a caller that looks up many ids
+    /// against the same packs): `bounds[p]` is, for pack int id `p`, the number of usable offsets past the pack
+    /// header, [`offset_bounds`](Self::offset_bounds) of the packs' lengths. Same answers, fewer instructions.
+    #[doc(hidden)]
+    #[inline]
+    pub fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
+        let Some(i) = self.position(id) else {
+            return MidxFound::Missing;
+        };
+        match self.usable_entry_within(i, bounds) {
+            Some((pack, offset)) => MidxFound::At(pack, offset),
+            None => MidxFound::Bad(i),
+        }
+    }
+
+    /// The bounds [`find_entry_within`](Self::find_entry_within) takes, from the packs' lengths as
+    /// [`find_in`](Self::find_in) takes them: one per pack the file names, `len - hash length - PACK_HEADER_LEN`
+    /// (saturating), unbounded beyond `pack_lens`.
+    #[doc(hidden)]
+    pub fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
+        (0..self.pack_names.len())
+            .map(|p| match pack_lens.get(p) {
+                Some(&len) => len
+                    .saturating_sub(self.kind.len() as u64)
+                    .saturating_sub(PACK_HEADER_LEN),
+                None => u64::MAX,
+            })
+            .collect()
+    }
+
+    #[inline(always)]
+    fn usable_entry_within(&self, i: u32, bounds: &[u64]) -> Option<(u32, u64)> {
+        let RawEntry { pack, off } = self.raw_entry(i)?;
+        // One bound per pack the file names: also the pack int id's range check.
+        let bound = *bounds.get(pack as usize)?;
+        let offset = match self.loff {
+            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
+                let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
+                if at >= end {
+                    return None;
+                }
+                be64(&self.data, at)?
+            }
+            _ => u64::from(off),
+        };
+        // Both bounds in one compare: an offset inside the header wraps to a huge value.
+        (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))
+    }
+
     /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
     /// [`find_in`](Self::find_in) takes them), if anything.
     pub fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {

@@ -31,6 +31,8 @@ pub(super) struct LoadedMidx {
     pub(super) midx: Arc<MultiPackIndex>,
     pub(super) packs: Box<[Option<PackId>]>,
     pub(super) pack_lens: Box<[u64]>,
+    /// `pack_lens` as the lookup takes them ([`MultiPackIndex::offset_bounds`]).
+    pub(super) bounds: Box<[u64]>,
     /// How far its locations are trusted.
     pub(super) check: MidxCheck,
     /// How its packs' own indices are opened.
@@ -74,13 +76,15 @@ impl LoadedMidx {
         mode: LoadMode,
         check: MidxCheck,
     ) -> Self {
+        let pack_lens: Box<[u64]> = packs
+            .iter()
+            .map(|p| p.map_or(u64::MAX, |p| g.packs[p].pack_size))
+            .collect();
         LoadedMidx {
-            midx,
             packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
-            pack_lens: packs
-                .iter()
-                .map(|p| p.map_or(u64::MAX, |p| g.packs[p].pack_size))
-                .collect(),
+            bounds: midx.offset_bounds(&pack_lens),
+            pack_lens,
+            midx,
             check,
             kind,
             mode,
