@@ -74,6 +74,35 @@ pub enum IncompleteMode {
 /// ids swapped: a file that is consistent but wrong, which `git multi-pack-index verify` and
 /// [`MultiPackIndex::verify_with_packs`](crate::midx::MultiPackIndex::verify_with_packs) report, and git's lookup
 /// answers as written) is caught only by [`MidxCheck::PackIndex`].
+///
+/// ```
+/// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
+/// # use std::process::Command;
+/// # let tmp = tempfile::tempdir()?;
+/// # let git = |args: &[&str], input: Option<&str>| -> std::io::Result<()> {
+/// #     let mut c = Command::new("git");
+/// #     c.args(args).current_dir(tmp.path()).env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1");
+/// #     c.stdin(std::process::Stdio::piped());
+/// #     let mut child = c.spawn()?;
+/// #     use std::io::Write;
+/// #     child.stdin.take().unwrap().write_all(input.unwrap_or("").as_bytes())?;
+/// #     assert!(child.wait()?.success());
+/// #     Ok(())
+/// # };
+/// # git(&["init", "-q", "--bare", "."], None)?;
+/// # git(&["fast-import", "--quiet"], Some("blob\nmark :1\ndata 5\nhello\ncommit refs/heads/main\ncommitter A <a@b> 0 +0000\ndata 0\nM 100644 :1 f\n"))?;
+/// # git(&["repack", "-adq"], None)?;
+/// # git(&["multi-pack-index", "write"], None)?;
+/// use odb_index::{Location, MidxCheck, ObjectId, Options, Store};
+///
+/// // A repository whose packs are covered by a multi-pack-index (`git multi-pack-index write`).
+/// let store = Store::open(tmp.path(), Options::default().midx_check(MidxCheck::PackIndex))?;
+/// let hello: ObjectId = "b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0".parse()?;
+/// // Found through the multi-pack-index, and the same location in the pack's own .idx.
+/// assert!(matches!(store.handle().locate(&hello)?, Some(Location::Packed { .. })));
+/// assert!(store.problems().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MidxCheck {
