@@ -284,6 +284,27 @@ proptest! {
         }
     }
 
+    /// The store's lookup with precomputed bounds (`find_entry_within`) answers exactly as `find_entry_in` with
+    /// the packs' lengths, for lengths around the header and the trailing checksum, and for absent ids.
+    #[test]
+    fn precomputed_bounds_answer_like_pack_lengths(
+        case in case(),
+        lens in prop::collection::vec(prop_oneof![0u64..80, any::<u64>(), 0u64..(1 << 34)], 0..6),
+        absent in prop::collection::vec(any::<[u8; 32]>(), 0..8),
+    ) {
+        let m = open(case.bytes(), case.kind).unwrap();
+        let bounds = m.offset_bounds(&lens);
+        let h = case.kind.len();
+        let ids: Vec<Vec<u8>> = m
+            .iter()
+            .map(|(id, _, _)| id.as_bytes().to_vec())
+            .chain(absent.iter().map(|a| a[..h].to_vec()))
+            .collect();
+        for id in &ids {
+            prop_assert_eq!(m.find_entry_within(id, &bounds), m.find_entry_in(id, &lens));
+        }
+    }
+
     #[test]
     fn bad_pack_ids_and_large_offset_refs_are_errors_when_used(
         case in case(),
@@ -305,6 +326,7 @@ proptest! {
             let m = open(v, case.kind).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let got = m.find(&id);
             prop_assert!(got.as_ref().is_err_and(want), "find: {:?}", got);
+            prop_assert_eq!(m.find_entry_within(&id, &m.offset_bounds(&[])), m.find_entry_in(&id, &[]));
             prop_assert_eq!(m.lookup(&id), None);
             match m.verify() {
                 Err(Error::CorruptMultiPackIndex { problem, .. }) => prop_assert!(want(&problem), "{}", problem),

@@ -25,7 +25,14 @@ fuzz_target!(|data: &[u8]| {
             .take(packs)
             .map(|b| u64::from_be_bytes(b.try_into().unwrap()) % (1 << 34))
             .collect();
+        let bounds = midx.offset_bounds(&lens);
         for w in data.chunks(h) {
+            // The store's lookup (precomputed bounds) answers exactly as `find_entry_in`.
+            assert_eq!(
+                midx.find_entry_within(w, &bounds),
+                midx.find_entry_in(w, &lens),
+                "find_entry_within disagrees with find_entry_in"
+            );
             let r = midx.lookup(w);
             assert_eq!(r, midx.find(w).ok().flatten(), "lookup disagrees with find");
             if w.len() != h {

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use odb_index::idx::write::{Entry, write_idx};
-use odb_index::{Error, HashKind, LoadMode, Location, ObjectId, Options, RefreshMode, Store};
+use odb_index::{
+    Error, HashKind, LoadMode, Location, ObjectId, Options, Problem, RefreshMode, Store,
+};
 use odb_index_testkit::*;
 
 /// A bare repository with three packs (60 blobs plus trees and commits) and two loose blobs.
@@ -502,8 +504,8 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
     let mut pack_int = good.clone();
     pack_int[ooff..ooff + 4].copy_from_slice(&77u32.to_be_bytes());
     // The fanout is checked when the file is opened; an object's pack int id only when that object is looked up
-    // (opening is O(packs), not O(objects)): that object is then a typed error naming the file, never a
-    // location, and every other object is served.
+    // (opening is O(packs), not O(objects)): that entry never gives a location; the object is answered from the
+    // packs' own .idx files, the entry is reported naming the file, and every other object is served.
     let first = {
         let oidl = chunk_offset(&good, *b"OIDL");
         ObjectId::from_bytes(&good[oidl..oidl + 20]).unwrap()
@@ -512,12 +514,22 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
     for load in [LoadMode::Mmap, LoadMode::Read] {
         let store = Store::open(f.path(), Options::default().load(load)).unwrap();
         let mut h = store.handle();
-        match h.locate(&first) {
-            Err(e @ Error::CorruptMultiPackIndex { .. }) => {
-                assert!(e.to_string().contains("pack 77"), "{e}")
-            }
-            other => panic!("{other:?}"),
-        }
+        let loc = h
+            .locate(&first)
+            .unwrap()
+            .expect("found through the .idx files");
+        check_location(&f, &store, &first.to_string(), loc);
+        let problems = store.problems();
+        assert!(
+            problems.iter().any(|p| matches!(
+                p,
+                Problem::MultiPackIndexEntryWrong { path, error }
+                    if *path == midx
+                        && matches!(**error, Error::CorruptMultiPackIndex { .. })
+                        && error.to_string().contains("pack 77")
+            )),
+            "{problems:?}"
+        );
         for id in f.all.iter().filter(|i| **i != first.to_string()) {
             let loc = h.locate(&oid(id)).unwrap().expect("present");
             check_location(&f, &store, id, loc);
