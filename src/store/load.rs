@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::MidxCheck;
 use super::listing::{Generation, SlotSpec};
+use super::options::MidxCheck;
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::ids::PackId;

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use super::Location;
-use super::MidxCheck;
 use super::filter::MissFilter;
 use super::listing::{Generation, SlotSpec, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
+use super::options::MidxCheck;
 use crate::error::Error;
 use crate::error::MidxProblem;
 use crate::idx::Found;
