@@ -113,8 +113,9 @@ pub enum MidxCheck {
     /// same: a hit costs a second search. An entry that differs is reported by
     /// [`Store::problems`](super::Store::problems) ([`Problem::MultiPackIndexEntryWrong`](super::Problem)) and
     /// the object is looked up in the `.idx` files of the packs the multi-pack-index covers: never a wrong
-    /// location, and every object of a good pack found. For stores that must not trust their files (servers
-    /// reading repositories they do not control).
+    /// location, and every object of a good pack found. A pack whose own `.idx` does not load cannot check its
+    /// entries: they are answered as written (as under `Bounds`) and that `.idx`'s error is reported. For stores
+    /// that must not trust their files (servers reading repositories they do not control).
     PackIndex,
 }
 

@@ -262,10 +262,15 @@ impl LoadedMidx {
                     pack,
                 },
             },
-            // The pack's own index cannot say: report why, and search the others.
+            // The pack's own index cannot say (it does not load): report why, and answer as written, as
+            // `MidxCheck::Bounds` does (the entry passed the bounds checks). Searching the other packs' indices
+            // instead could turn a right answer into a miss.
             Err(e) => {
                 self.record_wrong(Arc::clone(e));
-                return self.search_own(id, bad, None);
+                return Some(Location::Packed {
+                    pack: pack_id,
+                    offset,
+                });
             }
         };
         let e = Error::CorruptMultiPackIndex {

@@ -778,6 +778,38 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
     }
 }
 
+/// Under `MidxCheck::PackIndex`, a covered pack whose own `.idx` does not load cannot check the multi-pack-index's
+/// entries for it: they are answered as written (as the default mode answers them), never turned into misses, and
+/// the index that could not check them is reported.
+#[test]
+fn pack_index_check_with_an_unloadable_idx_answers_as_written() {
+    let r = Repo::new("sha1");
+    git(r.path(), &["multi-pack-index", "write"]);
+    let midx_path = r.pack_dir().join("multi-pack-index");
+    let victim = r.idx(0);
+    let bytes = std::fs::read(&victim).unwrap();
+    replace_by_rename(&victim, &bytes[..100]);
+    let store = Store::open(
+        r.path(),
+        Options::default().midx_check(MidxCheck::PackIndex),
+    )
+    .unwrap();
+    r.assert_found(&store, &r.all);
+    let mut h = store.handle();
+    for id in r.absent() {
+        assert_eq!(h.locate(&oid(&id)).unwrap(), None);
+    }
+    let problems = store.problems();
+    assert!(
+        problems.iter().any(|p| matches!(
+            p,
+            Problem::MultiPackIndexEntryWrong { path, error }
+                if *path == midx_path && error.to_string().contains(victim.to_str().unwrap())
+        )),
+        "{problems:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // FIFOs, sockets and devices where files should be.
 // ---------------------------------------------------------------------------------------------------------
