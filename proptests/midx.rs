@@ -305,6 +305,38 @@ proptest! {
         }
     }
 
+    /// `check_bucket` accepts every bucket of a written file and names the first position out of order once two
+    /// neighbours of one bucket are swapped (with their entries), the damage the store's miss confirmation finds.
+    #[test]
+    fn bucket_check_finds_neighbours_out_of_order(case in case()) {
+        let b = case.bytes();
+        let m = open(b.clone(), case.kind).unwrap();
+        for first in 0..=255u8 {
+            prop_assert!(m.check_bucket(first).is_ok(), "bucket {}", first);
+        }
+        let c = chunks(&b);
+        let ((oidl, _), (ooff, _)) = (c[b"OIDL"], c[b"OOFF"]);
+        let h = case.kind.len();
+        let n = m.len() as usize;
+        let Some(i) = (0..n.saturating_sub(1)).find(|&i| b[oidl + h * i] == b[oidl + h * (i + 1)]) else {
+            return Ok(());
+        };
+        let mut v = b.clone();
+        for (start, len) in [(oidl, h), (ooff, 8)] {
+            let a = start + len * i;
+            let (x, y) = (v[a..a + len].to_vec(), v[a + len..a + 2 * len].to_vec());
+            v[a..a + len].copy_from_slice(&y);
+            v[a + len..a + 2 * len].copy_from_slice(&x);
+        }
+        reseal(&mut v, case.kind);
+        let m = open(v, case.kind).unwrap();
+        let got = m.check_bucket(b[oidl + h * i]);
+        prop_assert!(
+            matches!(got, Err(MidxProblem::IdsOutOfOrder { object }) if object as usize == i + 1),
+            "{:?}", got
+        );
+    }
+
     #[test]
     fn bad_pack_ids_and_large_offset_refs_are_errors_when_used(
         case in case(),

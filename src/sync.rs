@@ -268,6 +268,11 @@ pub(crate) use imp::*;
 pub(crate) mod plain {
     pub(crate) use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+    /// std atomics, for facts outside the protocol (which buckets of a mapped file were checked).
+    pub(crate) mod atomic {
+        pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+    }
+
     /// Lock a std mutex, ignoring poisoning (see [`super::lock`]).
     pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         match m.lock() {

@@ -645,6 +645,38 @@ impl MultiPackIndex {
         (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))
     }
 
+    /// Check the ids of one fanout bucket (those whose first byte is `first`): each is in that bucket and each is
+    /// greater than the one before it, so a binary search in the bucket cannot miss an id the file lists. `Err`
+    /// names the first position that breaks it. O(ids in the bucket); [`verify`](Self::verify) checks every
+    /// bucket (and more). For a caller that must trust a miss without scanning the whole file at open.
+    pub fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
+        let h = self.kind.len();
+        let b = usize::from(first);
+        let start = if b == 0 {
+            0
+        } else {
+            self.fanout[b - 1] as usize
+        };
+        let end = self.fanout[b] as usize;
+        let ids = self.ids();
+        let mut prev: Option<&[u8]> = None;
+        for i in start..end {
+            let object = i as u32;
+            let Some(id) = ids.get(i * h..(i + 1) * h) else {
+                // Opening checked that OIDL holds as many ids as the fanout counts.
+                break;
+            };
+            if id[0] != first {
+                return Err(MidxProblem::IdNotInFanoutBucket { object });
+            }
+            if prev.is_some_and(|p| p >= id) {
+                return Err(MidxProblem::IdsOutOfOrder { object });
+            }
+            prev = Some(id);
+        }
+        Ok(())
+    }
+
     /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
     /// [`find_in`](Self::find_in) takes them), if anything.
     pub fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {

@@ -73,7 +73,8 @@ pub enum IncompleteMode {
 /// of the packs it covers instead. An entry that passes them but still lies (an offset off by one, two packs'
 /// ids swapped: a file that is consistent but wrong, which `git multi-pack-index verify` and
 /// [`MultiPackIndex::verify_with_packs`](crate::midx::MultiPackIndex::verify_with_packs) report, and git's lookup
-/// answers as written) is caught only by [`MidxCheck::PackIndex`].
+/// answers as written) is caught only by [`MidxCheck::PackIndex`]. In both modes a miss is confirmed against the
+/// order of the file's ids (each fanout bucket checked once), so ids out of order cannot hide an object.
 ///
 /// ```
 /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }

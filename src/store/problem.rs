@@ -90,9 +90,9 @@ pub enum Problem {
         error: Arc<Error>,
     },
     /// A multi-pack-index entry proved wrong at lookup: it names no pack of the file, lies outside its pack, or
-    /// (under [`MidxCheck::PackIndex`](super::MidxCheck::PackIndex)) its pack's own index says otherwise. The
-    /// object was looked up in the `.idx` files of the packs the file covers (the first few such entries of each
-    /// file are kept).
+    /// (under [`MidxCheck::PackIndex`](super::MidxCheck::PackIndex)) its pack's own index says otherwise; or a
+    /// fanout bucket of its ids is out of order, so its search can miss what it lists. The object was looked up
+    /// in the `.idx` files of the packs the file covers (the first few such problems of each file are kept).
     #[error("multi-pack-index entry wrong, answered from the .idx files: {error}")]
     MultiPackIndexEntryWrong {
         /// The multi-pack-index.

@@ -38,6 +38,9 @@ pub(super) struct Snapshot {
     /// the file): the search goes on in the other indices, and a lookup of that id reports it only if nothing
     /// else has the object. Set only on that path, so a hit pays nothing for it.
     pub(super) bad_entry: Option<(Box<[u8]>, Error)>,
+    /// Some multi-pack-index of `midx` has fanout buckets not yet checked in order: its misses are confirmed
+    /// (see [`LoadedMidx::confirm_miss`]).
+    midx_unconfirmed: bool,
     /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
     pub(super) vanished: bool,
     /// Loose directories the current lookup could not probe (cleared when a lookup reaches the loose objects,
@@ -82,6 +85,30 @@ impl Snapshot {
                 return Some(loc);
             }
         }
+        self.confirm_midx_misses(id)
+    }
+
+    /// Every index missed: a multi-pack-index's miss is certain only where its ids are in order
+    /// ([`LoadedMidx::confirm_miss`]).
+    #[inline(always)]
+    fn confirm_midx_misses(&mut self, id: &[u8]) -> Option<Location> {
+        if !self.midx_unconfirmed {
+            return None;
+        }
+        self.confirm_midx_misses_slow(id)
+    }
+
+    #[inline(never)]
+    fn confirm_midx_misses_slow(&mut self, id: &[u8]) -> Option<Location> {
+        for m in &self.midx {
+            if !m.all_in_order()
+                && let Some(loc) = m.confirm_miss(id, &mut self.bad_entry)
+            {
+                return Some(loc);
+            }
+        }
+        // Once every bucket of every multi-pack-index is checked, misses skip this (a field of this snapshot).
+        self.midx_unconfirmed = self.midx.iter().any(|m| !m.all_in_order());
         None
     }
 
@@ -128,7 +155,7 @@ impl Snapshot {
                 return Some(loc);
             }
         }
-        None
+        self.confirm_midx_misses(id)
     }
 
     /// Add a newly visible slot's value; search it for `id`.
@@ -150,7 +177,9 @@ impl Snapshot {
             }
             SlotRef::Ready(Loaded::Midx(m)) => {
                 self.midx.push(Arc::clone(m));
+                self.midx_unconfirmed |= !m.all_in_order();
                 m.lookup(id, &mut self.bad_entry)
+                    .or_else(|| m.confirm_miss(id, &mut self.bad_entry))
             }
             SlotRef::Ready(Loaded::Failed { error, midx }) => {
                 if !midx {
@@ -211,7 +240,8 @@ impl LoadedMidx {
     /// have). An entry that names no pack of the file or lies outside its pack, and under
     /// [`MidxCheck::PackIndex`] an entry its pack's own index contradicts, is answered from the covered packs'
     /// own indices instead (the entry is reported by `Store::problems`); if none has the id, `bad` records why,
-    /// naming the multi-pack-index.
+    /// naming the multi-pack-index. A miss here is confirmed by [`confirm_miss`](Self::confirm_miss) once every
+    /// index missed (off the hit path).
     #[inline]
     fn lookup(&self, id: &[u8], bad: &mut Option<(Box<[u8]>, Error)>) -> Option<Location> {
         match self.midx.find_entry_within(id, &self.bounds) {
@@ -225,6 +255,51 @@ impl LoadedMidx {
             MidxFound::Missing => None,
             MidxFound::Bad(i) => self.bad_entry(id, i, bad),
         }
+    }
+
+    /// A search that misses is certain only where the file's ids are in order: its fanout bucket is checked once
+    /// (O(bucket)), after which a miss there costs one Relaxed load more. Ids out of order (a file that lies; git
+    /// misses such objects) send misses in their bucket to the packs' own indices.
+    #[inline]
+    pub(super) fn confirm_miss(
+        &self,
+        id: &[u8],
+        bad: &mut Option<(Box<[u8]>, Error)>,
+    ) -> Option<Location> {
+        let &first = id.first()?;
+        if self.bucket_in_order(first) {
+            return None;
+        }
+        self.unchecked_bucket_miss(id, first, bad)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unchecked_bucket_miss(
+        &self,
+        id: &[u8],
+        first: u8,
+        bad: &mut Option<(Box<[u8]>, Error)>,
+    ) -> Option<Location> {
+        if id.len() != self.midx.hash_kind().len() {
+            return None;
+        }
+        if !self.bucket_out_of_order(first) {
+            match self.midx.check_bucket(first) {
+                Ok(()) => {
+                    self.mark_bucket(first, true);
+                    return None;
+                }
+                Err(problem) => {
+                    self.mark_bucket(first, false);
+                    self.record_wrong(Arc::new(Error::CorruptMultiPackIndex {
+                        path: self.midx.path().to_path_buf(),
+                        problem,
+                    }));
+                }
+            }
+        }
+        self.search_own(id, bad, None)
     }
 
     /// [`MidxCheck::PackIndex`]: the entry says `pack`, `offset`; its pack's own index must say the same. Out of

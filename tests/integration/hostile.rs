@@ -608,17 +608,20 @@ fn lying_midx_files(good: &[u8], kind: HashKind, packs: usize) -> Vec<(&'static 
     let names_end = pnam + v[pnam..pnam_end].iter().rposition(|&b| b == b'x').unwrap();
     v[names_end - 6] = if v[names_end - 6] == b'f' { b'e' } else { b'f' };
     out.push(("a pack name with no such pack", v));
-    // Out-of-order ids: swap the first two.
+    // Out-of-order ids: swap two neighbours of one fanout bucket, with their entries (so every entry stays true
+    // and only the order lies). A binary search may then miss one of them (git's does).
+    let n = (chunk_range(good, b"OOFF").unwrap().1 - ooff) / 8;
+    let pair = (0..n - 1)
+        .find(|&i| good[oidl + h * i] == good[oidl + h * (i + 1)])
+        .expect("two ids share a first byte (about 70 ids in 256 buckets)");
     let mut v = good.to_vec();
-    let (a, b) = (
-        v[oidl..oidl + h].to_vec(),
-        v[oidl + h..oidl + 2 * h].to_vec(),
-    );
-    if a[0] == b[0] {
-        v[oidl..oidl + h].copy_from_slice(&b);
-        v[oidl + h..oidl + 2 * h].copy_from_slice(&a);
-        out.push(("ids out of order", v));
+    for (start, len) in [(oidl, h), (ooff, 8)] {
+        let a = start + len * pair;
+        let (x, y) = (v[a..a + len].to_vec(), v[a + len..a + 2 * len].to_vec());
+        v[a..a + len].copy_from_slice(&y);
+        v[a + len..a + 2 * len].copy_from_slice(&x);
     }
+    out.push(("ids out of order", v));
     for (_, v) in &mut out {
         reseal(v, kind);
     }
@@ -703,7 +706,7 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
                 "a pack name with no such pack" => {
                     matches!(problem, MidxProblem::PackMissing { .. })
                 }
-                "ids out of order" => matches!(problem, MidxProblem::IdsOutOfOrder { object: 1 }),
+                "ids out of order" => matches!(problem, MidxProblem::IdsOutOfOrder { .. }),
                 other => unreachable!("{other}"),
             };
             assert!(expected, "{format} {case}: {problem}");
@@ -761,18 +764,23 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
                     matches!(p, Problem::MultiPackIndexEntryWrong { path, .. } if *path == midx_path)
                 });
                 let expect_reported = match case {
-                    "offset off by one" | "pack ids swapped" => check == MidxCheck::PackIndex,
+                    "offset off by one" | "pack ids swapped" => Some(check == MidxCheck::PackIndex),
                     "large-offset flag without a LOFF chunk"
                     | "pack int id out of range"
-                    | "offset inside the pack header" => true,
-                    _ => false,
+                    | "offset inside the pack header" => Some(true),
+                    // Reported when a search missed in the bucket (its order is then checked): the lookups
+                    // above found every object either way.
+                    "ids out of order" => None,
+                    _ => Some(false),
                 };
-                assert_eq!(
-                    reported,
-                    expect_reported,
-                    "{format} {case} {check:?}: {:?}",
-                    store.problems()
-                );
+                if let Some(expected) = expect_reported {
+                    assert_eq!(
+                        reported,
+                        expected,
+                        "{format} {case} {check:?}: {:?}",
+                        store.problems()
+                    );
+                }
             }
         }
     }
