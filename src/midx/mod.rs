@@ -587,10 +587,16 @@ impl MultiPackIndex {
     /// or returned on a hit.
     #[inline]
     pub fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
+        self.find_entry_with(id, |i| self.usable_entry(i, pack_lens))
+    }
+
+    /// Search for `id`; `usable` gives the position's entry if it passes the caller's checks.
+    #[inline(always)]
+    fn find_entry_with(&self, id: &[u8], usable: impl Fn(u32) -> Option<(u32, u64)>) -> MidxFound {
         let Some(i) = self.position(id) else {
             return MidxFound::Missing;
         };
-        match self.usable_entry(i, pack_lens) {
+        match usable(i) {
             Some((pack, offset)) => MidxFound::At(pack, offset),
             None => MidxFound::Bad(i),
         }
@@ -602,13 +608,7 @@ impl MultiPackIndex {
     #[doc(hidden)]
     #[inline]
     pub fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
-        let Some(i) = self.position(id) else {
-            return MidxFound::Missing;
-        };
-        match self.usable_entry_within(i, bounds) {
-            Some((pack, offset)) => MidxFound::At(pack, offset),
-            None => MidxFound::Bad(i),
-        }
+        self.find_entry_with(id, |i| self.usable_entry_within(i, bounds))
     }
 
     /// The bounds [`find_entry_within`](Self::find_entry_within) takes, from the packs' lengths as
@@ -631,16 +631,7 @@ impl MultiPackIndex {
         let RawEntry { pack, off } = self.raw_entry(i)?;
         // One bound per pack the file names: also the pack int id's range check.
         let bound = *bounds.get(pack as usize)?;
-        let offset = match self.loff {
-            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
-                let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
-                if at >= end {
-                    return None;
-                }
-                be64(&self.data, at)?
-            }
-            _ => u64::from(off),
-        };
+        let offset = self.offset_of(off)?;
         // Both bounds in one compare: an offset inside the header wraps to a huge value.
         (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))
     }
@@ -683,6 +674,22 @@ impl MultiPackIndex {
         self.entry(i, pack_lens)?.err()
     }
 
+    /// The offset an entry's offset field gives: the field itself, or the `LOFF` row it refers to (`None` if
+    /// that row is not in the file).
+    #[inline(always)]
+    fn offset_of(&self, off: u32) -> Option<u64> {
+        match self.loff {
+            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
+                let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
+                if at >= end {
+                    return None;
+                }
+                be64(&self.data, at)
+            }
+            _ => Some(u64::from(off)),
+        }
+    }
+
     /// The entry of position `i` if [`entry`](Self::entry) would accept it, without building a problem
     /// otherwise.
     #[inline(always)]
@@ -691,16 +698,7 @@ impl MultiPackIndex {
         if pack as usize >= self.pack_names.len() {
             return None;
         }
-        let offset = match self.loff {
-            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
-                let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
-                if at >= end {
-                    return None;
-                }
-                be64(&self.data, at)?
-            }
-            _ => u64::from(off),
-        };
+        let offset = self.offset_of(off)?;
         if offset < PACK_HEADER_LEN {
             return None;
         }
