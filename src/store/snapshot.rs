@@ -314,7 +314,8 @@ impl LoadedMidx {
         bad: &mut Option<(Box<[u8]>, Error)>,
     ) -> Option<Location> {
         let pack_id = (*self.packs.get(pack as usize)?)?;
-        let object = self.midx.position(id).unwrap_or(u32::MAX);
+        // Only for the report: a second search, paid only when the entry is wrong.
+        let object = || self.midx.position(id).unwrap_or(u32::MAX);
         let oid = || ObjectId::from_bytes(id).unwrap_or(ObjectId::null(self.midx.hash_kind()));
         let problem = match self.own_index(pack)? {
             Ok(own) => match own.idx.find_entry(id) {
@@ -325,14 +326,14 @@ impl LoadedMidx {
                     });
                 }
                 Found::At(idx_offset) => MidxProblem::OffsetMismatch {
-                    object,
+                    object: object(),
                     id: oid(),
                     pack,
                     offset,
                     idx_offset,
                 },
                 Found::Missing | Found::Bad(_) => MidxProblem::ObjectNotInPack {
-                    object,
+                    object: object(),
                     id: oid(),
                     pack,
                 },
