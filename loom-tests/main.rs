@@ -137,6 +137,15 @@ fn claim_up_to(
     tickets
 }
 
+/// A loader with two loads in flight at once: claim up to `n` slots, holding the earlier tickets, then publish
+/// each (its planned value) in claim order.
+fn claim_then_publish(map: &SlotMap<Fake, Plan>, n: usize) {
+    for t in claim_up_to(map, n) {
+        let i = t.index();
+        t.publish(map.meta()[i].clone());
+    }
+}
+
 /// P1 + P3. Two threads look up the object in the only slot of a fresh map. Whichever loses the claim must wait
 /// for the other's load and then find the object. Without the one-word claim (cursor and in-flight in one
 /// compare-exchange), the Release on completion or the Acquire on the word, the loser could read "cursor
@@ -232,13 +241,7 @@ fn p1_two_holes_in_one_view_are_both_revisited() {
     builder().check(|| {
         let map = Arc::new(SlotMap::new(vec![], 2, vec![vec![1], vec![2]]));
         let m2 = map.clone();
-        let loader = thread::spawn(move || {
-            let tickets = claim_up_to(&m2, 2);
-            for t in tickets {
-                let i = t.index();
-                t.publish(m2.meta()[i].clone());
-            }
-        });
+        let loader = thread::spawn(move || claim_then_publish(&m2, 2));
         let loads = counters(2);
         let mut v = View::new(map.clone());
         let found = matches!(settle(&mut v, 2, &loads), Settled::Found(1));
@@ -353,14 +356,7 @@ fn p3_waiter_parked_while_claims_continue() {
         let map = Arc::new(SlotMap::new(vec![], 3, vec![vec![1, 2], vec![2], vec![3]]));
         let loads = counters(3);
         let m2 = map.clone();
-        let loader = thread::spawn(move || {
-            // Claim slots one after the other while holding the earlier tickets, then publish in claim order.
-            let tickets = claim_up_to(&m2, 2);
-            for t in tickets {
-                let i = t.index();
-                t.publish(m2.meta()[i].clone());
-            }
-        });
+        let loader = thread::spawn(move || claim_then_publish(&m2, 2));
         let mut v = View::new(map.clone());
         let r = v.settle(
             &mut |_, i, r| match r {
