@@ -94,9 +94,6 @@ declare -A ARGUED=(
 # by a quick model, so that `--ci` fits in about five minutes on two loaded cores (docs/PROTOCOL.md, section 10).
 CI_SUBSET="split-claim-announce claim-clears-waiters abandon-not-waking hole-swap-skip miss-path-rmw settle-ignores-retired"
 
-# Models in the order they are tried: the three-thread ones (tens of seconds each) last.
-slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
-
 apply() { # file anchor replacement [anchor replacement]...: literal edits, each anchor exactly once
   perl -e '
     my ($file, @pairs) = @ARGV;
@@ -115,11 +112,10 @@ apply() { # file anchor replacement [anchor replacement]...: literal edits, each
   ' "$@"
 }
 
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/odb-mutants.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-# Reuse one target directory across mutants: only the crate itself recompiles.
+scratch_name=odb-mutants
 target="${ODB_MUTANTS_TARGET:-$root/target/$checker-weaken}"
-tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
+# shellcheck source=loom-tests/scratch.sh
+. "$root/loom-tests/scratch.sh"
 
 wanted=" $* "
 [ "$ci" = 1 ] && [ $# -eq 0 ] && wanted=" $CI_SUBSET "
@@ -160,27 +156,8 @@ while IFS= read -r line; do
     printf "%-34s %s\n" "$name" "applies"
     continue
   fi
-  log="$scratch/$name.log"
-  if ! (cd "$scratch" && RUSTFLAGS="--cfg $checker" CARGO_TARGET_DIR="$target" cargo test --release --test "$checker" \
-    --no-run >"$log" 2>&1); then
-    echo "$name: the $checker suite did not build:" >&2
-    tail -20 "$log" >&2
-    exit 1
-  fi
-  bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
-  case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
-  [ -x "$bin" ] || { echo "$name: no test binary in the build log" >&2; exit 1; }
-  mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE 's/^(.*): test$/\1/p' | grep -v '^witness_')
-  ordered=()
-  for m in "${models[@]}"; do [[ " $slow_models " == *" $m "* ]] || ordered+=("$m"); done
-  for m in $slow_models; do [[ " ${models[*]} " == *" $m "* ]] && ordered+=("$m"); done
-  caught=""
-  for m in "${ordered[@]}"; do
-    if ! (cd "$scratch" && "$bin" --exact "$m" --test-threads=1 >"$scratch/$name.$m.log" 2>&1) 2>/dev/null; then
-      caught+="$m "
-      [ "$ci" = 1 ] && break
-    fi
-  done
+  build_suite "$checker" "$name"
+  run_models "$name" "$ci"
   cp "$root/$file" "$scratch/$file"
   if [ -n "$caught" ]; then
     printf '%-34s %s\n' "$name" "$caught"

@@ -20,11 +20,10 @@ declare -A ARGUED=(
   [retire-release]="docs/PROTOCOL.md, 'Retiring a map': loom's mutex is sequential in schedule order, so a handle that saw RETIRED always locks after the refresher; C11 needs the Release/Acquire pair for that"
 )
 
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/odb-weaken.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-# Reuse one target directory across variants: only the crate itself recompiles.
+scratch_name=odb-weaken
 target="$root/target/loom-weaken"
-tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
+# shellcheck source=loom-tests/scratch.sh
+. "$root/loom-tests/scratch.sh"
 
 mapfile -t sites < <(grep -n 'ORDERING: ' "$root/$src" | sed -E 's/^([0-9]+):.*ORDERING: ([a-z0-9-]+).*/\1 \2/')
 if [ "${#sites[@]}" -eq 0 ]; then
@@ -53,9 +52,6 @@ for s in "${sites[@]}"; do
   fi
 done
 
-# Models in the order they are tried: the three-thread ones (tens of seconds each) last.
-slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
-
 uncaught=0
 printf '%-28s %s\n' "weakened ordering" "caught by"
 for v in "${variants[@]}"; do
@@ -66,29 +62,8 @@ for v in "${variants[@]}"; do
     echo "$name: the substitution changed nothing (line $line)" >&2
     exit 1
   fi
-  log="$scratch/$name.log"
-  if ! (cd "$scratch" && RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$target" cargo test --release --test loom --no-run \
-    >"$log" 2>&1); then
-    echo "$name: the loom suite did not build:" >&2
-    tail -20 "$log" >&2
-    exit 1
-  fi
-  bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
-  case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
-  [ -x "$bin" ] || { echo "$name: no test binary in the build log" >&2; exit 1; }
-  mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE 's/^(.*): test$/\1/p' | grep -v '^witness_')
-  ordered=()
-  for m in "${models[@]}"; do [[ " $slow_models " == *" $m "* ]] || ordered+=("$m"); done
-  for m in $slow_models; do [[ " ${models[*]} " == *" $m "* ]] && ordered+=("$m"); done
-  # One process per model: a deadlock that loom finds while other loom threads are blocked aborts the
-  # process, which must count as caught without hiding the other models.
-  caught=""
-  for m in "${ordered[@]}"; do
-    if ! (cd "$scratch" && "$bin" --exact "$m" --test-threads=1 >"$scratch/$name.$m.log" 2>&1); then
-      caught+="$m "
-      [ "$ci" = 1 ] && break
-    fi
-  done
+  build_suite loom "$name"
+  run_models "$name" "$ci"
   base=${name%%(*}
   if [ -n "$caught" ]; then
     printf '%-28s %s\n' "$name" "$caught"

@@ -1,0 +1,46 @@
+# Shared by weaken-orderings.sh and mutants.sh (sourced, not run): a scratch copy of the crate, building one
+# checker's suite in it, and running each model in its own process.
+#
+# Set before sourcing: `root` (the crate), `scratch_name` (mktemp prefix), `target` (a target directory reused
+# across edits: only the crate recompiles). Defines `scratch` (removed on exit).
+
+# Models in the order they are tried: the three-thread ones (tens of seconds each) last.
+slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/$scratch_name.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
+
+# build_suite CHECKER NAME: build `--test CHECKER` under `--cfg CHECKER` in the scratch copy; sets `bin`, or exits
+# with the build's tail.
+build_suite() {
+  local checker=$1 name=$2 log="$scratch/$2.log"
+  if ! (cd "$scratch" && RUSTFLAGS="--cfg $checker" CARGO_TARGET_DIR="$target" cargo test --release --test "$checker" \
+    --no-run >"$log" 2>&1); then
+    echo "$name: the $checker suite did not build:" >&2
+    tail -20 "$log" >&2
+    exit 1
+  fi
+  bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
+  case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
+  [ -x "$bin" ] || { echo "$name: no test binary in the build log" >&2; exit 1; }
+}
+
+# run_models NAME STOP_AT_FIRST: run every model of `bin` but the witnesses, quick ones first, one process each
+# (a deadlock that loom finds while other loom threads are blocked aborts the process, which must count as caught
+# without hiding the other models); sets `caught` to the models that failed.
+run_models() {
+  local name=$1 first=$2 m
+  local -a models ordered=()
+  mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE 's/^(.*): test$/\1/p' | grep -v '^witness_')
+  for m in "${models[@]}"; do [[ " $slow_models " == *" $m "* ]] || ordered+=("$m"); done
+  for m in $slow_models; do [[ " ${models[*]} " == *" $m "* ]] && ordered+=("$m"); done
+  caught=""
+  for m in "${ordered[@]}"; do
+    if ! (cd "$scratch" && "$bin" --exact "$m" --test-threads=1 >"$scratch/$name.$m.log" 2>&1) 2>/dev/null; then
+      caught+="$m "
+      [ "$first" = 1 ] && break
+    fi
+  done
+  return 0
+}
