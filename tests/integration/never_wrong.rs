@@ -1,0 +1,174 @@
+//! Issue 21's reproductions at the library level: abbreviated ids and iteration follow `locate`'s order
+//! (packs, loose, refresh when a pack directory changed or an index vanished, packs again); a loose fan-out
+//! directory that cannot be read does not fail a prefix whose object is packed; one loose fan-out reader (git's
+//! names only).
+
+use std::path::Path;
+
+use odb_index::store::PrefixLookup;
+use odb_index::{Error, HashKind, IncompleteMode, LooseMode, Options, Prefix, Store};
+use odb_index_testkit::*;
+
+use crate::api_common::oid;
+
+/// Three commits, each repacked into its own pack (the issue's reproduction).
+fn three_packs() -> tempfile::TempDir {
+    let dir = init_repo("sha1", false);
+    for i in 1..=3 {
+        std::fs::write(dir.path().join(format!("f{i}")), format!("{i}\n")).unwrap();
+        git(dir.path(), &["add", &format!("f{i}")]);
+        git(dir.path(), &["commit", "-qm", &i.to_string()]);
+        git(dir.path(), &["repack", "-dq"]);
+    }
+    dir
+}
+
+fn prefix(hex: &str) -> Prefix {
+    Prefix::from_hex(hex, HashKind::Sha1).unwrap()
+}
+
+fn head(repo: &Path) -> String {
+    git(repo, &["rev-parse", "HEAD"]).trim().to_owned()
+}
+
+#[test]
+fn prefix_after_repack_ad_finds_the_object_its_packs_vanished_from() {
+    for mode in [IncompleteMode::Error, IncompleteMode::Miss] {
+        let repo = three_packs();
+        let x = head(repo.path());
+        let store = Store::open(repo.path(), Options::default().incomplete(mode)).unwrap();
+        let mut h = store.handle();
+        // The store listed the three packs; none is loaded before they vanish.
+        git(repo.path(), &["repack", "-adfq"]);
+        assert_eq!(
+            h.lookup_prefix(&prefix(&x[..10])).unwrap(),
+            PrefixLookup::Unique(oid(&x)),
+            "{mode:?}: prefix after repack -adf"
+        );
+        assert_eq!(h.locate(&oid(&x)).unwrap().is_some(), true);
+        assert_eq!(
+            h.prefix_candidates(&prefix(&x[..10])).unwrap(),
+            vec![oid(&x)]
+        );
+        assert!(h.shortest_unique_len(&oid(&x), 4).is_ok());
+    }
+}
+
+#[test]
+fn prefix_in_a_pack_added_after_the_first_lookup_is_found() {
+    let repo = three_packs();
+    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let mut h = store.handle();
+    let x = head(repo.path());
+    assert_eq!(
+        h.lookup_prefix(&prefix(&x[..8])).unwrap(),
+        PrefixLookup::Unique(oid(&x))
+    );
+    let before = all_objects(repo.path());
+    // New objects, written by fast-import straight into a new pack (never loose).
+    fast_import_blobs(repo.path(), 5, 77, "extra");
+    let added: Vec<String> = all_objects(repo.path())
+        .into_iter()
+        .filter(|a| !before.contains(a))
+        .collect();
+    assert!(added.len() >= 5);
+    for a in &added {
+        // Each new object's first lookup is by prefix.
+        assert_eq!(
+            h.lookup_prefix(&prefix(&a[..12])).unwrap(),
+            PrefixLookup::Unique(oid(a)),
+            "{a}"
+        );
+    }
+}
+
+#[test]
+fn iteration_after_repack_ad_lists_every_object_as_git() {
+    for mode in [IncompleteMode::Error, IncompleteMode::Miss] {
+        let repo = three_packs();
+        let store = Store::open(repo.path(), Options::default().incomplete(mode)).unwrap();
+        let mut h = store.handle();
+        // Listed, not loaded, when the packs vanish.
+        git(repo.path(), &["repack", "-adfq"]);
+        let listed: Vec<String> = h
+            .objects_sorted()
+            .unwrap()
+            .iter()
+            .map(|(id, _)| id.to_string())
+            .collect();
+        assert_eq!(listed, all_objects(repo.path()), "{mode:?}");
+        let counts = h.count_objects().unwrap();
+        assert_eq!(counts.packed as usize, listed.len(), "{mode:?}");
+    }
+}
+
+/// Make `objects/<xx>` a symbolic link to itself: listing it fails (`ELOOP`), whoever runs the test.
+fn break_fanout(repo: &Path, first: &str) {
+    let fan = objects_dir(repo).join(first);
+    let _ = std::fs::remove_dir_all(&fan);
+    std::os::unix::fs::symlink(first, &fan).unwrap();
+}
+
+#[test]
+fn prefix_of_a_packed_object_resolves_when_its_loose_fanout_cannot_be_read() {
+    let repo = three_packs();
+    let x = head(repo.path());
+    break_fanout(repo.path(), &x[..2]);
+    // git resolves the prefix (and warns).
+    assert_eq!(git(repo.path(), &["rev-parse", &x[..10]]).trim(), x);
+    for mode in [IncompleteMode::Error, IncompleteMode::Miss] {
+        let store = Store::open(repo.path(), Options::default().incomplete(mode)).unwrap();
+        let mut h = store.handle();
+        assert_eq!(
+            h.lookup_prefix(&prefix(&x[..10])).unwrap(),
+            PrefixLookup::Unique(oid(&x)),
+            "{mode:?}"
+        );
+        // A prefix nothing has in that fan-out: the unreadable directory might hold it.
+        let absent = format!(
+            "{}{}",
+            &x[..2],
+            if &x[2..3] == "0" { "1" } else { "0" }.repeat(8)
+        );
+        let r = h.lookup_prefix(&prefix(&absent));
+        match mode {
+            IncompleteMode::Error => {
+                assert!(
+                    matches!(&r, Err(Error::Incomplete { failed }) if format!("{failed:?}").contains(&format!("objects/{}", &x[..2]))),
+                    "{r:?}"
+                )
+            }
+            _ => assert_eq!(r.unwrap(), PrefixLookup::NotFound),
+        }
+    }
+}
+
+#[test]
+fn upper_case_loose_names_are_not_objects_for_any_reader() {
+    let repo = init_repo("sha1", true);
+    let id = git_stdin(repo.path(), &["hash-object", "-w", "--stdin"], b"upper\n");
+    let id = id.trim();
+    let dir = objects_dir(repo.path()).join(&id[..2]);
+    std::fs::rename(dir.join(&id[2..]), dir.join(id[2..].to_uppercase())).unwrap();
+    // git does not find it under an upper-case name.
+    assert_eq!(
+        git_stdin(
+            repo.path(),
+            &["cat-file", "--batch-check"],
+            format!("{id}\n").as_bytes()
+        )
+        .trim(),
+        format!("{id} missing")
+    );
+    for loose in [LooseMode::Probe, LooseMode::Cached] {
+        let store = Store::open(repo.path(), Options::default().loose(loose)).unwrap();
+        let mut h = store.handle();
+        assert_eq!(h.locate(&oid(id)).unwrap(), None, "{loose:?}");
+        assert_eq!(
+            h.lookup_prefix(&prefix(&id[..8])).unwrap(),
+            PrefixLookup::NotFound,
+            "{loose:?}"
+        );
+        assert!(h.objects_sorted().unwrap().is_empty(), "{loose:?}");
+    }
+}
