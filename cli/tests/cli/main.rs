@@ -1274,6 +1274,61 @@ fn refresh_on_miss_finds_a_pack_added_while_running() {
     s.finish();
 }
 
+/// Issue 21: `(sleep 1; git repack -adfq; echo ${X:0:10}; echo $X; echo ${X:0:10}) | odb-index batch-check .`
+/// printed `<prefix> missing` (the listed packs had vanished and prefixes never refreshed); git finds all three.
+#[test]
+fn prefix_after_repack_ad_is_found_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    for i in 1..=3 {
+        std::fs::write(r.join(format!("f{i}")), format!("{i}\n")).unwrap();
+        git(r, &["add", &format!("f{i}")]);
+        git(r, &["commit", "-qm", &i.to_string()]);
+        git(r, &["repack", "-dq"]);
+    }
+    let x = git(r, &["rev-parse", "HEAD"]).trim().to_owned();
+    let mut s = Session::start(r, &[]);
+    // An invalid line: answered without a lookup, once the store is open (its listing names the three packs).
+    assert_eq!(s.ask("not-an-id"), "not-an-id missing");
+    git(r, &["repack", "-adfq"]);
+    let lines = [&x[..10], &x[..], &x[..10]];
+    let git_says = git_stdin(
+        r,
+        &["cat-file", &format!("--batch-check=%(objectname)")],
+        format!("{}\n", lines.join("\n")).as_bytes(),
+    );
+    for (line, git_line) in lines.iter().zip(git_says.lines()) {
+        assert_eq!(git_line, x, "git finds {line}");
+        let ours = s.ask(line);
+        assert!(ours.starts_with(&format!("{x} pack-")), "{line}: {ours}");
+    }
+    s.finish();
+    // --batch-all-objects after the same repack lists what git lists.
+    for i in 4..=5 {
+        std::fs::write(r.join(format!("f{i}")), format!("{i}\n")).unwrap();
+        git(r, &["add", &format!("f{i}")]);
+        git(r, &["commit", "-qm", &i.to_string()]);
+        git(r, &["repack", "-dq"]);
+    }
+    let out = odb(
+        &[
+            "batch-check",
+            "--batch-check=%(objectname)",
+            "--batch-all-objects",
+            r.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        all_objects(r)
+    );
+}
+
 #[test]
 fn no_refresh_does_not_see_a_pack_added_while_running() {
     let repo = init_repo("sha1", false);
