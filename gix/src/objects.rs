@@ -509,7 +509,7 @@ impl Objects {
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::Io {
+    odb_index::data::read_bounded(path, u64::MAX).map_err(|source| Error::Io {
         path: path.to_owned(),
         source,
     })

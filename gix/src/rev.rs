@@ -21,7 +21,7 @@ impl RevIndex {
         kind: HashKind,
     ) -> Result<RevIndex, Error> {
         let n = idx.len() as usize;
-        match std::fs::read(rev_path) {
+        match odb_index::data::read_bounded(rev_path, (12 + 4 * n + 2 * kind.len()) as u64) {
             Ok(data) => {
                 let bad = |reason: String| Error::Index {
                     path: rev_path.to_owned(),

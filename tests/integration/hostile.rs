@@ -280,7 +280,7 @@ fn io_file_problem(e: &Error, path: &Path) -> FileProblem {
 }
 
 #[cfg(unix)]
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
         path,
@@ -293,7 +293,7 @@ fn mkfifo(path: &Path) {
 
 /// Put a FIFO where `path` is, by rename (as a hostile rename over a listed file would).
 #[cfg(unix)]
-fn fifo_over(path: &Path) {
+pub(crate) fn fifo_over(path: &Path) {
     let tmp = path.with_file_name("tmp_hostile_fifo");
     mkfifo(&tmp);
     std::fs::rename(&tmp, path).unwrap();
