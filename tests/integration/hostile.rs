@@ -1049,7 +1049,9 @@ fn sparse_index(pack_dir: &Path, kind: HashKind) -> PathBuf {
     f.set_len(len).unwrap();
     f.seek(std::io::SeekFrom::Start(len - 2 * h)).unwrap();
     f.write_all(pack_sum.as_bytes()).unwrap();
-    let mut pack = b"PACK\0\0\0\x02\0\0\0\0".to_vec();
+    // The header counts what the index lists (the store checks it, as git does).
+    let mut pack = b"PACK\0\0\0\x02".to_vec();
+    pack.extend_from_slice(&(n as u32).to_be_bytes());
     pack.extend_from_slice(pack_sum.as_bytes());
     std::fs::write(stem.with_extension("pack"), pack).unwrap();
     idx

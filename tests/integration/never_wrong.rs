@@ -172,3 +172,86 @@ fn upper_case_loose_names_are_not_objects_for_any_reader() {
         assert!(h.objects_sorted().unwrap().is_empty(), "{loose:?}");
     }
 }
+
+/// t5319: git reads every `*.idx` with a `.pack` beside it, whatever the name (`test-64-<hash>.idx`); the
+/// store ignored those not named `pack-*.idx` and reported their objects missing.
+#[test]
+fn packs_whose_index_is_not_named_pack_star_are_read_as_git() {
+    let repo = init_repo("sha1", true);
+    for p in 0..3 {
+        fast_import_blobs(repo.path(), 10, 500 + p, &format!("b{p}"));
+    }
+    let pack_dir = objects_dir(repo.path()).join("pack");
+    let idx = idx_files(&objects_dir(repo.path())).remove(0);
+    let stem = idx
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .replace("pack-", "test-64-");
+    for ext in ["idx", "pack", "rev"] {
+        let from = idx.with_extension(ext);
+        if from.exists() {
+            std::fs::rename(&from, pack_dir.join(format!("{stem}.{ext}"))).unwrap();
+        }
+    }
+    let all = all_objects(repo.path());
+    assert!(all.len() >= 30, "git lists the renamed pack's objects too");
+    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let mut h = store.handle();
+    for id in &all {
+        assert!(h.locate(&oid(id)).unwrap().is_some(), "{id}");
+    }
+    let listed: Vec<String> = h
+        .objects_sorted()
+        .unwrap()
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect();
+    assert_eq!(listed, all);
+}
+
+/// t5313: a pack whose header claims another object count than its `.idx` is not answered from; git says
+/// `missing` ("packfile ... claims to have 4278190080 objects while index indicates N objects").
+#[test]
+fn pack_whose_header_claims_another_object_count_is_not_used() {
+    let repo = init_repo("sha1", true);
+    fast_import_blobs(repo.path(), 10, 600, "b");
+    let idx = idx_files(&objects_dir(repo.path())).remove(0);
+    let pack = idx.with_extension("pack");
+    let ids: Vec<String> = show_index(&idx, "sha1")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let mut bytes = std::fs::read(&pack).unwrap();
+    bytes[8..12].copy_from_slice(b"\xff\0\0\0");
+    std::fs::write(&pack, &bytes).unwrap();
+    let git_says = git_stdin(
+        repo.path(),
+        &["cat-file", "--batch-check"],
+        format!("{}\n", ids[0]).as_bytes(),
+    );
+    assert_eq!(git_says.trim(), format!("{} missing", ids[0]));
+    for mode in [IncompleteMode::Miss, IncompleteMode::Error] {
+        let store = Store::open(repo.path(), Options::default().incomplete(mode)).unwrap();
+        let mut h = store.handle();
+        for id in &ids {
+            match (mode, h.locate(&oid(id))) {
+                (IncompleteMode::Miss, Ok(None)) => {}
+                (IncompleteMode::Error, Err(Error::Incomplete { failed })) => {
+                    assert!(failed.iter().any(|(p, _)| *p == idx), "{failed:?}")
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+        let problems = store.problems();
+        let text = format!("{problems:?} {}", problems[0]);
+        assert!(
+            text.contains(&format!(
+                "claims to have 4278190080 objects while index indicates {} objects",
+                ids.len()
+            )),
+            "{text}"
+        );
+    }
+}
