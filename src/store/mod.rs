@@ -49,6 +49,7 @@ mod prefix;
 mod problem;
 mod snapshot;
 mod successor;
+mod verify;
 
 pub use filter::{MissFilterStats, SplitBlockBloom};
 pub use handle::Handle;
@@ -57,6 +58,7 @@ pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options,
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
 pub use problem::Problem;
+pub use verify::Verified;
 
 pub use crate::ids::PackId;
 
