@@ -194,7 +194,7 @@ fn git_has(repo: &Path, ids: &[String]) -> Vec<bool> {
 }
 
 /// Replace `path` by `bytes` the way git replaces files: write a temporary file, rename it over the old one.
-fn replace_by_rename(path: &Path, bytes: &[u8]) {
+pub(crate) fn replace_by_rename(path: &Path, bytes: &[u8]) {
     let tmp = path.with_file_name(format!(
         "tmp_hostile_{}",
         path.file_name().unwrap().to_str().unwrap()
@@ -204,7 +204,7 @@ fn replace_by_rename(path: &Path, bytes: &[u8]) {
 }
 
 /// Reseal a `.idx` or multi-pack-index after an edit: its last hash-length bytes are the hash of the rest.
-fn reseal(bytes: &mut [u8], kind: HashKind) {
+pub(crate) fn reseal(bytes: &mut [u8], kind: HashKind) {
     let n = bytes.len() - kind.len();
     let sum = kind.digest(&bytes[..n]);
     bytes[n..].copy_from_slice(sum.as_bytes());
@@ -541,7 +541,7 @@ fn pack_removed_after_listing_is_a_vanished_pack_not_a_mismatch() {
 // ---------------------------------------------------------------------------------------------------------
 
 /// Offset of chunk `id` in a multi-pack-index, and the offset of the next row's (its end).
-fn chunk_range(midx: &[u8], id: &[u8; 4]) -> Option<(usize, usize)> {
+pub(crate) fn chunk_range(midx: &[u8], id: &[u8; 4]) -> Option<(usize, usize)> {
     let chunks = usize::from(midx[6]);
     let at = |row: usize| {
         u64::from_be_bytes(

@@ -255,3 +255,54 @@ fn pack_whose_header_claims_another_object_count_is_not_used() {
         );
     }
 }
+
+/// A multi-pack-index whose fanout boundary is moved by one (an id counted in the next bucket): the default
+/// mode answered a false `missing` for that id (its bucket looked in order). The bucket check now also checks
+/// the ids around the bucket, so the miss is confirmed in the packs' own indices; `verify` reports it.
+#[test]
+fn midx_fanout_boundary_moved_by_one_gives_no_false_missing() {
+    use crate::hostile::{chunk_range, replace_by_rename, reseal};
+    let repo = init_repo("sha1", true);
+    for p in 0..3 {
+        fast_import_blobs(repo.path(), 20, 700 + p, &format!("b{p}"));
+    }
+    git(repo.path(), &["multi-pack-index", "write"]);
+    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
+    let good = std::fs::read(&midx).unwrap();
+    let (oidf, _) = chunk_range(&good, b"OIDF").unwrap();
+    let (oidl, oidl_end) = chunk_range(&good, b"OIDL").unwrap();
+    let ids: Vec<&[u8]> = good[oidl..oidl_end].chunks(20).collect();
+    // Every boundary between two non-empty buckets, moved in turn.
+    let mut moved = 0;
+    for i in 0..ids.len() - 1 {
+        let (b1, b2) = (ids[i][0], ids[i + 1][0]);
+        if b1 == b2 {
+            continue;
+        }
+        let mut v = good.clone();
+        for k in b1..b2 {
+            let at = oidf + 4 * usize::from(k);
+            let n = u32::from_be_bytes(v[at..at + 4].try_into().unwrap());
+            v[at..at + 4].copy_from_slice(&(n - 1).to_be_bytes());
+        }
+        reseal(&mut v, HashKind::Sha1);
+        replace_by_rename(&midx, &v);
+        let store = Store::open(repo.path(), Options::default()).unwrap();
+        let mut h = store.handle();
+        for id in &ids {
+            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            assert!(
+                h.locate(&oid(&hex)).unwrap().is_some(),
+                "boundary {i}: {hex} missing"
+            );
+        }
+        let verified = store.verify();
+        let m = verified.iter().find(|v| v.path == midx).unwrap();
+        assert!(m.result.is_err(), "boundary {i}: verify passed");
+        moved += 1;
+        if moved == 8 {
+            break;
+        }
+    }
+    assert!(moved > 0);
+}
