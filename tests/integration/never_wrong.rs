@@ -45,7 +45,7 @@ fn prefix_after_repack_ad_finds_the_object_its_packs_vanished_from() {
             PrefixLookup::Unique(oid(&x)),
             "{mode:?}: prefix after repack -adf"
         );
-        assert_eq!(h.locate(&oid(&x)).unwrap().is_some(), true);
+        assert!(h.locate(&oid(&x)).unwrap().is_some());
         assert_eq!(
             h.prefix_candidates(&prefix(&x[..10])).unwrap(),
             vec![oid(&x)]

@@ -1390,7 +1390,7 @@ fn prefix_after_repack_ad_is_found_as_git() {
     let lines = [&x[..10], &x[..], &x[..10]];
     let git_says = git_stdin(
         r,
-        &["cat-file", &format!("--batch-check=%(objectname)")],
+        &["cat-file", "--batch-check=%(objectname)"],
         format!("{}\n", lines.join("\n")).as_bytes(),
     );
     for (line, git_line) in lines.iter().zip(git_says.lines()) {
