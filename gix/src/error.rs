@@ -49,4 +49,13 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A loose object file whose header names a type git does not know (`git hash-object --literally -t <type>`;
+    /// git: `fatal: invalid object type`).
+    #[error("{path}: loose object of unknown type {kind:?}")]
+    LooseUnknownType {
+        /// The file.
+        path: PathBuf,
+        /// The type its header names.
+        kind: String,
+    },
 }

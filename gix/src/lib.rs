@@ -37,10 +37,16 @@
 
 pub mod convert;
 mod error;
+mod loose;
 mod objects;
 mod rev;
 
 pub use error::Error;
 pub use objects::{Info, Objects, Place};
-/// What [`Objects::resolve`] answers (the store's type).
-pub use odb_index::PrefixLookup;
+/// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
+pub use odb_index::{
+    Handle, HashKind, IncompleteMode, Location, ObjectId, Options, PackId, PrefixLookup, Store,
+};
+/// The gix crates whose traits and types [`Objects`] implements and returns, at the versions it was built with
+/// (a client naming `gix_object::Find` through another version of gix-object would find it not implemented).
+pub use {gix_hash, gix_object};
