@@ -373,15 +373,13 @@ impl Objects {
                         reason: format!("no entry at pack offset {offset}"),
                     })
             }
-            Place::Loose { path } => {
-                odb_index::data::open_regular(path)
-                    .map(|(_, md)| md)
-                    .map(|m| m.len())
-                    .map_err(|source| Error::Io {
-                        path: path.clone(),
-                        source,
-                    })
-            }
+            Place::Loose { path } => odb_index::data::open_regular(path)
+                .map(|(_, md)| md)
+                .map(|m| m.len())
+                .map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                }),
         }
     }
 
@@ -500,7 +498,11 @@ impl Objects {
     }
 
     /// `f` on the store's `.idx` of `pack` (the handle borrowed for the call only).
-    fn with_index<R>(&self, pack: &Pack, f: impl FnOnce(&odb_index::idx::PackIndex) -> R) -> Result<R, Error> {
+    fn with_index<R>(
+        &self,
+        pack: &Pack,
+        f: impl FnOnce(&odb_index::idx::PackIndex) -> R,
+    ) -> Result<R, Error> {
         Ok(self.handle.borrow_mut().with_pack_index(pack.id, f)?)
     }
 
@@ -511,7 +513,8 @@ impl Objects {
             return Ok(Arc::clone(r));
         }
         let rev_path = pack.path.with_extension("rev");
-        let (rev, problem) = self.with_index(pack, |idx| RevIndex::open(idx, &rev_path, self.kind))?;
+        let (rev, problem) =
+            self.with_index(pack, |idx| RevIndex::open(idx, &rev_path, self.kind))?;
         self.problems.borrow_mut().extend(problem);
         Ok(Arc::clone(pack.rev.get_or_init(|| Arc::new(rev))))
     }
@@ -535,7 +538,6 @@ impl Objects {
             .map_err(gix_error::Error::from_error)
     }
 }
-
 
 impl gix_object::Find for Objects {
     fn try_find<'a>(

@@ -19,7 +19,11 @@ impl RevIndex {
     /// exactly the length the format gives for this pack, a bad header, a position out of range or out of pack
     /// order) is read no further than that length and is returned as the second value, with the reverse index
     /// built from the `.idx` as git does after warning about it.
-    pub(crate) fn open(idx: &PackIndex, rev_path: &Path, kind: HashKind) -> (RevIndex, Option<Error>) {
+    pub(crate) fn open(
+        idx: &PackIndex,
+        rev_path: &Path,
+        kind: HashKind,
+    ) -> (RevIndex, Option<Error>) {
         match read(idx, rev_path, kind) {
             Ok(Some(rev)) => (rev, None),
             Ok(None) => (RevIndex::from_idx(idx), None),
