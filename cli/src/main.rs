@@ -12,8 +12,9 @@ use odb_index::{
 };
 use odb_index_gix::Objects;
 
+mod ambiguous;
 mod batch_check;
-use batch_check::Format;
+use batch_check::{Fatal, Format};
 
 const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
@@ -45,6 +46,14 @@ enum Failure {
     Usage(String),
     /// Anything else (the repository cannot be opened, input or output failed): one line.
     Fatal(String),
+    /// What git dies on, with git's message and exit status: `fatal: <message>`, exit 128.
+    Git(String),
+}
+
+impl From<Fatal> for Failure {
+    fn from(Fatal(msg): Fatal) -> Failure {
+        Failure::Git(msg)
+    }
 }
 
 fn usage(msg: impl Into<String>) -> Failure {
@@ -72,6 +81,10 @@ fn main() -> ExitCode {
             eprintln!("odb-index: {}", one_line_str(&msg));
             ExitCode::from(2)
         }
+        Err(Failure::Git(msg)) => {
+            eprintln!("fatal: {msg}");
+            ExitCode::from(128)
+        }
     }
 }
 
@@ -98,17 +111,21 @@ fn run() -> Result<ExitCode, Failure> {
     let mut buffer = false;
     let mut threads = 1usize;
     let mut format = batch_check::DEFAULT_FORMAT.to_owned();
+    let mut contents = false;
     let mut all = false;
     let mut unordered = false;
     let mut options = Options::default();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("buffer") if cmd == "batch-check" => buffer = true,
-            Long("batch-check") if cmd == "batch-check" => {
+            Long(mode @ ("batch-check" | "batch")) if cmd == "batch-check" => {
+                contents = mode == "batch";
+                let mode = mode.to_owned();
+                format = batch_check::DEFAULT_FORMAT.to_owned();
                 if let Some(v) = parser.optional_value() {
                     format = v
                         .into_string()
-                        .map_err(|v| usage(format!("--batch-check format is not UTF-8: {v:?}")))?;
+                        .map_err(|v| usage(format!("--{mode} format is not UTF-8: {v:?}")))?;
                 }
             }
             Long("batch-all-objects") if cmd == "batch-check" => all = true,
@@ -176,7 +193,7 @@ fn run() -> Result<ExitCode, Failure> {
     if cmd == "verify" {
         return verify(&path, options.load);
     }
-    let format = Format::parse(&format).map_err(usage)?;
+    let format = Format::parse(&format, contents).map_err(Failure::Git)?;
     // As git: an index file that cannot be read is warned about once, and the objects only it lists are missing.
     let options = options.incomplete(IncompleteMode::Miss);
     let store = Store::open(&path, options).map_err(|e| fatal(e.to_string()))?;
@@ -193,6 +210,10 @@ fn run() -> Result<ExitCode, Failure> {
             Ok(()) => out.flush().map_err(Stream::Output),
             Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
             Err(batch_check::AllError::List(e)) => return Err(fatal(e.to_string())),
+            Err(batch_check::AllError::Fatal(e)) => {
+                out.flush().map_err(|e| fatal(format!("writing output: {e}")))?;
+                return Err(e.into());
+            }
         }
     } else {
         let answered = batch_check(&store, objects, &format, buffer, threads, &mut warnings);
@@ -209,6 +230,7 @@ fn run() -> Result<ExitCode, Failure> {
         }
         Err(Stream::Output(e)) => Err(fatal(format!("writing output: {e}"))),
         Err(Stream::Input(e)) => Err(fatal(format!("reading standard input: {e}"))),
+        Err(Stream::Git(e)) => Err(e.into()),
     }
 }
 
@@ -218,6 +240,8 @@ enum Stream {
     Input(std::io::Error),
     /// Writing standard output.
     Output(std::io::Error),
+    /// An object git dies on: the output so far was written.
+    Git(Fatal),
 }
 
 fn one_line(e: &Error) -> String {
@@ -283,8 +307,12 @@ fn batch_check(
         let mut buf = Vec::new();
         while let Some(line) = next_line(&mut input).map_err(read)? {
             buf.clear();
-            batch_check::answer_line(&objects, &line, format, &mut buf);
+            let answered = batch_check::answer_line(&objects, &line, format, &mut buf);
             out.write_all(&buf).map_err(write)?;
+            if let Err(e) = answered {
+                out.flush().map_err(write)?;
+                return Err(Stream::Git(e));
+            }
             if !buffer {
                 out.flush().map_err(write)?;
                 warnings.report(store);
@@ -307,7 +335,7 @@ fn batch_check(
             break;
         }
         let chunk = batch.len().div_ceil(threads);
-        let results: Vec<Vec<u8>> = std::thread::scope(|s| {
+        let results: Vec<(Vec<u8>, Option<Fatal>)> = std::thread::scope(|s| {
             let workers: Vec<_> = batch
                 .chunks(chunk)
                 .zip(handles.iter_mut())
@@ -315,9 +343,12 @@ fn batch_check(
                     s.spawn(move || {
                         let mut buf = Vec::new();
                         for l in lines {
-                            batch_check::answer_line(h, l, format, &mut buf);
+                            if let Err(e) = batch_check::answer_line(h, l, format, &mut buf) {
+                                // The lines after this one are not answered: git dies here.
+                                return (buf, Some(e));
+                            }
                         }
-                        buf
+                        (buf, None)
                     })
                 })
                 .collect();
@@ -326,8 +357,12 @@ fn batch_check(
                 .map(|w| w.join().expect("lookup thread panicked"))
                 .collect()
         });
-        for r in &results {
-            out.write_all(r).map_err(write)?;
+        for (r, fatal) in results {
+            out.write_all(&r).map_err(write)?;
+            if let Some(e) = fatal {
+                out.flush().map_err(write)?;
+                return Err(Stream::Git(e));
+            }
         }
         if !buffer {
             out.flush().map_err(write)?;
