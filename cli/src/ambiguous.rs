@@ -55,7 +55,14 @@ fn describe(kind: Kind, data: &[u8], abbrev: &str) -> (u8, String) {
         },
         Kind::Commit => {
             let (secs, tz) = header(data, "author ").map_or((0, 0), signature_time);
-            (1, format!("{abbrev} commit {} - {}", short_date(secs, tz), subject(data)))
+            (
+                1,
+                format!(
+                    "{abbrev} commit {} - {}",
+                    short_date(secs, tz),
+                    subject(data)
+                ),
+            )
         }
         Kind::Tree => (2, format!("{abbrev} tree")),
         Kind::Blob => (3, format!("{abbrev} blob")),
@@ -64,7 +71,10 @@ fn describe(kind: Kind, data: &[u8], abbrev: &str) -> (u8, String) {
 
 /// The value of the first header line starting with `key` (headers end at the first empty line).
 fn header<'a>(data: &'a [u8], key: &str) -> Option<&'a str> {
-    let end = data.windows(2).position(|w| w == b"\n\n").unwrap_or(data.len());
+    let end = data
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .unwrap_or(data.len());
     data[..end]
         .split(|&c| c == b'\n')
         .find_map(|l| std::str::from_utf8(l.strip_prefix(key.as_bytes())?).ok())

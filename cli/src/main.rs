@@ -211,7 +211,8 @@ fn run() -> Result<ExitCode, Failure> {
             Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
             Err(batch_check::AllError::List(e)) => return Err(fatal(e.to_string())),
             Err(batch_check::AllError::Fatal(e)) => {
-                out.flush().map_err(|e| fatal(format!("writing output: {e}")))?;
+                out.flush()
+                    .map_err(|e| fatal(format!("writing output: {e}")))?;
                 return Err(e.into());
             }
         }

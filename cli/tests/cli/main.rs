@@ -14,6 +14,7 @@ use odb_index_testkit::{
     show_index,
 };
 
+mod as_git;
 mod git_identity;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");

@@ -1,0 +1,323 @@
+//! The command's answers where git's are unusual, each compared with `git cat-file` itself (stdout, stderr and
+//! exit status): names of 41 to 64 hex digits in a SHA-1 repository, a NUL inside a line, ambiguous prefixes
+//! (git's `error:` and `hint:` lines), bad formats, a loose object of an unknown type, `--batch` contents,
+//! `--unordered`'s order, and replace refs (a documented difference).
+
+use std::path::Path;
+use std::process::Stdio;
+
+use odb_index_testkit::{all_objects, fast_import_blobs, git, git_cmd, git_stdin, init_repo};
+
+use super::{add_loose, odb};
+
+/// (stdout, stderr, exit status) of a run.
+type Run = (Vec<u8>, String, Option<i32>);
+
+/// `git cat-file <args>` on `input`.
+fn git_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+    use std::io::Write as _;
+    let mut child = git_cmd(repo)
+        .arg("cat-file")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run git");
+    let mut si = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = si.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// `odb-index batch-check <args> <repo>` on `input`.
+fn odb_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+    let mut all: Vec<&std::ffi::OsStr> = vec!["batch-check".as_ref()];
+    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
+    all.push(repo.as_os_str());
+    let out = odb(&all, input);
+    (
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// Both runs alike, byte for byte; returns git's.
+fn same(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+    let g = git_run(repo, args, input);
+    let o = odb_run(repo, args, input);
+    assert_eq!(
+        (String::from_utf8_lossy(&o.0), &o.1, o.2),
+        (String::from_utf8_lossy(&g.0), &g.1, g.2),
+        "odb-index batch-check {args:?} differs from git cat-file (left: odb-index)"
+    );
+    assert!(o.0 == g.0);
+    g
+}
+
+#[test]
+fn names_of_41_to_64_hex_digits_in_a_sha1_repository_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    fast_import_blobs(r, 20, 1, "main");
+    let loose = add_loose(r, 3, "long");
+    let packed: Vec<String> = all_objects(r)
+        .into_iter()
+        .filter(|i| !loose.contains(i))
+        .collect();
+    let absent = "0123456789abcdef0123456789abcdef01234567";
+    let mut names = Vec::new();
+    for (i, id) in packed
+        .iter()
+        .take(6)
+        .chain(&loose)
+        .chain([&absent.to_owned()])
+        .enumerate()
+    {
+        for extra in [1, 2, 9, 23, 24, 25] {
+            names.push(format!("{id}{}", "0".repeat(extra)));
+            names.push(format!("{id}{}", "f".repeat(extra)));
+            names.push(format!("{id}{}1", "0".repeat(extra - 1)));
+        }
+        names.push(format!("{}{}", id.to_uppercase(), "0".repeat(i + 1)));
+        names.push(format!("{id}0g"));
+    }
+    let (out, _, _) = same(r, &["--batch-check"], (names.join("\n") + "\n").as_bytes());
+    let out = String::from_utf8(out).unwrap();
+    // Packed: the digits after the 40th are not compared; loose: only zeros are accepted.
+    assert!(!out.contains(&format!("{}f missing", packed[0])), "{out}");
+    assert!(out.contains(&format!("{}f missing", loose[0])), "{out}");
+    assert!(!out.contains(&format!("{}0 missing", loose[0])), "{out}");
+}
+
+#[test]
+fn a_nul_inside_a_line_ends_the_name_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    fast_import_blobs(r, 20, 2, "main");
+    let ids = all_objects(r);
+    let mut input = Vec::new();
+    for line in [
+        format!("{}\0junk", ids[0]),
+        format!("{}\0", &ids[1][..8]),
+        format!("\0{}", ids[2]),
+        format!("{}\0 {}", &ids[3][..20], ids[4]),
+        format!("{} rest\0more", ids[5]),
+    ] {
+        input.extend_from_slice(line.as_bytes());
+        input.push(b'\n');
+    }
+    same(r, &["--batch-check"], &input);
+    same(r, &["--batch-check=%(objectname) [%(rest)]"], &input);
+    same(r, &["--batch"], &input);
+}
+
+/// Commits (with multi-line subjects and several time zones), annotated tags, trees and blobs enough that many
+/// 4-digit prefixes are shared, across the kinds.
+fn many_kinds(r: &Path) {
+    let mut s = String::new();
+    for c in 0..300 {
+        let tz = ["+0000", "+0230", "-0700", "+1400", "-1100"][c % 5];
+        let msg = format!("subject {c}\nsecond line\n\nbody {c}\n");
+        s.push_str(&format!(
+            "commit refs/heads/main\nauthor a <a@x> {} {tz}\ncommitter c <c@x> {} +0000\ndata {}\n{msg}\nM 100644 inline f{}\ndata 3\n{c:02}\n\n",
+            1_600_000_000 + c * 40_000,
+            1_700_000_000 + c,
+            msg.len(),
+            c % 40
+        ));
+        if c % 3 == 0 {
+            s.push_str(&format!(
+                "tag v{c}\nfrom refs/heads/main\ntagger t <t@x> {} -0300\ndata 4\ntag\n\n",
+                1_650_000_000 + c * 1000
+            ));
+        }
+    }
+    git_stdin(r, &["fast-import", "--quiet"], s.as_bytes());
+    fast_import_blobs(r, 3000, 3, "blobs");
+}
+
+#[test]
+fn ambiguous_prefixes_are_reported_on_stderr_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    many_kinds(r);
+    let ids = all_objects(r);
+    let mut prefixes: Vec<String> = ids.iter().map(|i| i[..4].to_owned()).collect();
+    prefixes.sort();
+    prefixes.dedup();
+    // Upper case too: git prints the prefix lower-cased.
+    prefixes.extend(ids.iter().step_by(50).map(|i| i[..4].to_uppercase()));
+    let (out, err, _) = same(r, &["--batch-check"], (prefixes.join("\n") + "\n").as_bytes());
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.lines().filter(|l| l.ends_with(" ambiguous")).count() > 100);
+    for kind in [" commit 2", " tag 2", " tree\n", " blob\n"] {
+        assert!(err.contains(kind), "a candidate of each kind{kind:?}");
+    }
+}
+
+#[test]
+fn bad_formats_exit_128_with_gits_message() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    fast_import_blobs(r, 5, 4, "main");
+    let input = all_objects(r).join("\n") + "\n";
+    for format in [
+        "%(foo)",
+        "%(objectname",
+        "%(objectname) %(",
+        "x %()",
+        "%(objectmode)",
+        "%(objectname) %(objectmode) %(objecttype)",
+        "%(objectsize:disk",
+    ] {
+        let (_, err, code) = same(r, &[&format!("--batch-check={format}")], input.as_bytes());
+        assert_eq!(code, Some(128), "{format}");
+        assert!(err.starts_with("fatal: bad cat-file format: "), "{err}");
+        same(r, &[&format!("--batch={format}")], input.as_bytes());
+    }
+}
+
+#[test]
+fn a_loose_object_of_unknown_type_is_fatal_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    fast_import_blobs(r, 5, 5, "main");
+    let good = all_objects(r);
+    let bogus = git_stdin(
+        r,
+        &["hash-object", "--literally", "-t", "bogus", "-w", "--stdin"],
+        b"what\n",
+    );
+    let bogus = bogus.trim();
+    for name in [bogus, &bogus[..10]] {
+        let input = format!("{}\n{name}\n{}\n", good[0], good[1]);
+        for args in [&["--batch-check"][..], &["--batch"], &["--batch-check", "--buffer"]] {
+            let (out, err, code) = same(r, args, input.as_bytes());
+            assert_eq!(
+                (code, err.as_str()),
+                (Some(128), "fatal: invalid object type\n")
+            );
+            assert!(
+                out.starts_with(good[0].as_bytes()),
+                "the lines before are written"
+            );
+        }
+    }
+}
+
+#[test]
+fn batch_prints_contents_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    many_kinds(r);
+    git(r, &["repack", "-adfq"]);
+    add_loose(r, 5, "contents");
+    let mut names = all_objects(r);
+    names.extend(
+        names
+            .iter()
+            .step_by(3)
+            .map(|i| i[..5].to_owned())
+            .collect::<Vec<_>>(),
+    );
+    names.extend(odb_index_testkit::absent_ids(10, 40, 6));
+    let input = names.join("\n") + "\n";
+    same(r, &["--batch"], input.as_bytes());
+    same(
+        r,
+        &["--batch=%(objecttype) %(objectname) %(objectsize)"],
+        input.as_bytes(),
+    );
+    same(r, &["--batch", "--buffer"], input.as_bytes());
+    same(r, &["--batch", "--batch-all-objects"], b"");
+}
+
+/// git's `--unordered`: loose objects first, then each pack's objects in pack (offset) order. With one pack the
+/// packed part is git's exactly; loose objects come in directory order in both (compared as a set).
+#[test]
+fn unordered_lists_loose_objects_first_then_packs_in_offset_order_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    many_kinds(r);
+    git(r, &["repack", "-adq"]);
+    let loose = add_loose(r, 30, "unordered");
+    let args = ["--batch-check", "--batch-all-objects", "--unordered"];
+    let (g, _, _) = git_run(r, &args, b"");
+    let (o, err, code) = odb_run(r, &args, b"");
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let (g, o) = (String::from_utf8(g).unwrap(), String::from_utf8(o).unwrap());
+    let split = |s: &str| -> (Vec<String>, Vec<String>) {
+        let lines: Vec<String> = s.lines().map(str::to_owned).collect();
+        let (l, p) = lines.split_at(loose.len());
+        (l.to_vec(), p.to_vec())
+    };
+    let ((mut gl, gp), (mut ol, op)) = (split(&g), split(&o));
+    gl.sort();
+    ol.sort();
+    assert_eq!(ol, gl, "the loose objects first");
+    assert!(
+        ol.iter()
+            .all(|l| loose.iter().any(|id| l.starts_with(id.as_str())))
+    );
+    assert_eq!(op, gp, "then the pack in offset order");
+}
+
+/// Replace refs are not honoured (a documented difference, README "Differences from git"): git answers an id
+/// with a replacement `refs/replace/<id>` with the replacement's type and size (unless
+/// `GIT_NO_REPLACE_OBJECTS` or `core.useReplaceRefs=false`), odb-index with the object's own.
+#[test]
+fn replace_refs_are_a_documented_difference() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    let a = git_stdin(r, &["hash-object", "-w", "--stdin"], b"original\n");
+    let b = git_stdin(
+        r,
+        &["hash-object", "-w", "--stdin"],
+        b"the replacement, longer\n",
+    );
+    git(r, &["replace", "-f", a.trim(), b.trim()]);
+    let input = a.as_bytes();
+    let (g, _, _) = git_run(r, &["--batch-check"], input);
+    let (o, _, _) = odb_run(r, &["--batch-check"], input);
+    assert_eq!(
+        String::from_utf8(g).unwrap(),
+        format!("{} blob 24\n", a.trim()),
+        "git: B's size"
+    );
+    assert_eq!(
+        String::from_utf8(o).unwrap(),
+        format!("{} blob 9\n", a.trim()),
+        "odb-index: A's"
+    );
+    // git without replacement answers as odb-index.
+    let g = git_stdin(
+        r,
+        &[
+            "-c",
+            "core.useReplaceRefs=false",
+            "cat-file",
+            "--batch-check",
+        ],
+        input,
+    );
+    assert_eq!(
+        g,
+        format!("{} blob 9\n", a.trim()),
+        "git, core.useReplaceRefs=false"
+    );
+    let mut cmd = git_cmd(r);
+    cmd.env("GIT_NO_REPLACE_OBJECTS", "1")
+        .args(["cat-file", "-s", a.trim()]);
+    let g = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+    assert_eq!(g, "9\n", "git, GIT_NO_REPLACE_OBJECTS");
+}
