@@ -157,7 +157,11 @@ fn ambiguous_prefixes_are_reported_on_stderr_as_git() {
     prefixes.dedup();
     // Upper case too: git prints the prefix lower-cased.
     prefixes.extend(ids.iter().step_by(50).map(|i| i[..4].to_uppercase()));
-    let (out, err, _) = same(r, &["--batch-check"], (prefixes.join("\n") + "\n").as_bytes());
+    let (out, err, _) = same(
+        r,
+        &["--batch-check"],
+        (prefixes.join("\n") + "\n").as_bytes(),
+    );
     let out = String::from_utf8(out).unwrap();
     assert!(out.lines().filter(|l| l.ends_with(" ambiguous")).count() > 100);
     for kind in [" commit 2", " tag 2", " tree\n", " blob\n"] {
@@ -201,7 +205,11 @@ fn a_loose_object_of_unknown_type_is_fatal_as_git() {
     let bogus = bogus.trim();
     for name in [bogus, &bogus[..10]] {
         let input = format!("{}\n{name}\n{}\n", good[0], good[1]);
-        for args in [&["--batch-check"][..], &["--batch"], &["--batch-check", "--buffer"]] {
+        for args in [
+            &["--batch-check"][..],
+            &["--batch"],
+            &["--batch-check", "--buffer"],
+        ] {
             let (out, err, code) = same(r, args, input.as_bytes());
             assert_eq!(
                 (code, err.as_str()),
