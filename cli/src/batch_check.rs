@@ -7,6 +7,7 @@ use odb_index::{HashKind, Location, ObjectId, PrefixLookup};
 use odb_index_gix::{Objects, Place};
 
 use crate::ambiguous;
+use crate::replace::Replacements;
 
 /// git's default format.
 pub const DEFAULT_FORMAT: &str = "%(objectname) %(objecttype) %(objectsize)";
@@ -38,6 +39,8 @@ pub struct Format {
     split: bool,
     /// `--batch`: the object's contents and a newline follow the line.
     contents: bool,
+    /// Replace refs to honour for named objects.
+    replace: Replacements,
 }
 
 /// Why the command stops as git dies: git's message (without `fatal: `), exit status 128.
@@ -88,7 +91,14 @@ impl Format {
             split: has(Atom::Rest),
             parts,
             contents,
+            replace: Replacements::none(),
         })
+    }
+
+    /// Answer each named object with its replacement's type, size and contents, as git does.
+    pub fn with_replacements(mut self, replace: Replacements) -> Format {
+        self.replace = replace;
+        self
     }
 }
 
@@ -121,7 +131,8 @@ pub fn answer_line(
         Err(_) => Ok(PrefixLookup::NotFound),
     };
     match resolved {
-        Ok(PrefixLookup::Unique(id)) => match objects.place(&id) {
+        Ok(PrefixLookup::Unique(id)) => match objects.place(&format.replace.resolve(&id)?) {
+            // The replacement's data under the name of the object asked for, as git prints it.
             Ok(Some(place)) => write_object(objects, &id, &place, rest, format, Some(name), out)?,
             Ok(None) => status(name, b"missing", out),
             Err(e) => error(name, &e, out)?,

@@ -14,21 +14,24 @@ use odb_index_gix::Objects;
 
 mod ambiguous;
 mod batch_check;
+mod replace;
 use batch_check::{Fatal, Format};
 
 const USAGE: &str = "usage:
-  odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
+  odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
                         [--threads N] [--no-refresh] [--loose probe|cached|none] [--load mmap|read]
                         [--midx-check bounds|pack-index] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
-      %(objectoffset)), `<name> missing`, `<name> ambiguous` or `<name> error <message>`. HEAD, ref
-      names and rev:path are not resolved: they print `<name> missing`. %(objectsize:disk) and
-      %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
+      %(objectoffset)), `<name> missing`, `<name> ambiguous` (git's error: and hint: lines on stderr) or
+      `<name> error <message>`; --batch adds the contents and a newline. A bad FORMAT or a loose object of
+      an unknown type is `fatal: ...` (exit 128), as git. HEAD, ref names, rev:path and replace refs are
+      not resolved: they print `<name> missing` (a replaced id: its own type and size).
+      %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
       --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
-      or with --unordered in storage order (packs, then loose objects), each where it was found. An index
+      or with --unordered in git's order (loose objects, then each pack's in offset order). An index
       file or directory that cannot be read is reported once on stderr (`odb-index: warning: ...`) and its
       objects are `missing`, as git does.
   odb-index verify [--load mmap|read] PATH
@@ -40,7 +43,7 @@ const USAGE: &str = "usage:
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
 
-/// Why the command stops with exit status 2.
+/// Why the command stops (exit status 2, or git's 128).
 enum Failure {
     /// A command-line mistake: one line, with a pointer to `--help`.
     Usage(String),
@@ -197,6 +200,13 @@ fn run() -> Result<ExitCode, Failure> {
     // As git: an index file that cannot be read is warned about once, and the objects only it lists are missing.
     let options = options.incomplete(IncompleteMode::Miss);
     let store = Store::open(&path, options).map_err(|e| fatal(e.to_string()))?;
+    // git disables replace refs for --batch-all-objects.
+    let format = match store.objects_dir().parent() {
+        Some(git_dir) if !all => {
+            format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind()))
+        }
+        _ => format,
+    };
     let mut warnings = Warnings::default();
     warnings.report(&store);
     let objects = || Objects::new(store.handle());

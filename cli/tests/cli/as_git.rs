@@ -15,8 +15,14 @@ type Run = (Vec<u8>, String, Option<i32>);
 
 /// `git cat-file <args>` on `input`.
 fn git_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+    git_run_env(repo, args, input, &[])
+}
+
+/// `git cat-file <args>` on `input`, with `env` set.
+fn git_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
     use std::io::Write as _;
     let mut child = git_cmd(repo)
+        .envs(env.iter().copied())
         .arg("cat-file")
         .args(args)
         .stdin(Stdio::piped())
@@ -40,10 +46,29 @@ fn git_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
 
 /// `odb-index batch-check <args> <repo>` on `input`.
 fn odb_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+    odb_run_env(repo, args, input, &[])
+}
+
+/// `odb-index batch-check <args> <repo>` on `input`, with `env` set.
+fn odb_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
     let mut all: Vec<&std::ffi::OsStr> = vec!["batch-check".as_ref()];
     all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
     all.push(repo.as_os_str());
-    let out = odb(&all, input);
+    let out = if env.is_empty() {
+        odb(&all, input)
+    } else {
+        use std::io::Write as _;
+        let mut child = std::process::Command::new(super::BIN)
+            .args(&all)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(input);
+        child.wait_with_output().unwrap()
+    };
     (
         out.stdout,
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -53,8 +78,13 @@ fn odb_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
 
 /// Both runs alike, byte for byte; returns git's.
 fn same(repo: &Path, args: &[&str], input: &[u8]) -> Run {
-    let g = git_run(repo, args, input);
-    let o = odb_run(repo, args, input);
+    same_env(repo, args, input, &[])
+}
+
+/// Both runs alike with `env` set.
+fn same_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
+    let g = git_run_env(repo, args, input, env);
+    let o = odb_run_env(repo, args, input, env);
     assert_eq!(
         (String::from_utf8_lossy(&o.0), &o.1, o.2),
         (String::from_utf8_lossy(&g.0), &g.1, g.2),
@@ -280,52 +310,65 @@ fn unordered_lists_loose_objects_first_then_packs_in_offset_order_as_git() {
     assert_eq!(op, gp, "then the pack in offset order");
 }
 
-/// Replace refs are not honoured (a documented difference, README "Differences from git"): git answers an id
-/// with a replacement `refs/replace/<id>` with the replacement's type and size (unless
-/// `GIT_NO_REPLACE_OBJECTS` or `core.useReplaceRefs=false`), odb-index with the object's own.
+/// Replace refs as git honours them: loose and packed `refs/replace/<id>`, chains of them (five deep is fatal),
+/// `GIT_NO_REPLACE_OBJECTS`, `core.useReplaceRefs=false`, and none under `--batch-all-objects`.
 #[test]
-fn replace_refs_are_a_documented_difference() {
+fn replace_refs_are_honoured_as_git() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    let a = git_stdin(r, &["hash-object", "-w", "--stdin"], b"original\n");
-    let b = git_stdin(
+    fast_import_blobs(r, 5, 7, "main");
+    let blob = |text: &str| {
+        git_stdin(r, &["hash-object", "-w", "--stdin"], text.as_bytes())
+            .trim()
+            .to_owned()
+    };
+    let (a, b, c) = (
+        blob("original\n"),
+        blob("the replacement, longer\n"),
+        blob("c\n"),
+    );
+    let commit = git(r, &["rev-parse", "main"]).trim().to_owned();
+    git(r, &["replace", "-f", &a, &b]);
+    git(r, &["replace", "-f", &b, &c]); // a → b → c
+    let input = format!("{a}\n{b}\n{}\n{c}\n{commit}\n", &a[..8]);
+    let formats = [
+        "--batch-check",
+        "--batch",
+        "--batch-check=%(objectname) %(objectsize:disk) %(rest)",
+    ];
+    let check = |env: &[(&str, &str)]| {
+        for f in formats {
+            same_env(r, &[f], input.as_bytes(), env);
+        }
+        same_env(r, &["--batch-check", "--batch-all-objects"], b"", env);
+    };
+    let (out, _, _) = same(r, &["--batch-check"], input.as_bytes());
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .starts_with(&format!("{a} blob 2\n")),
+        "a answered with c"
+    );
+    check(&[]);
+    check(&[("GIT_NO_REPLACE_OBJECTS", "1")]);
+    git(r, &["pack-refs", "--all"]);
+    assert!(!r.join(".git/refs/replace").join(&a).exists(), "packed");
+    check(&[]);
+    // A loose ref overrides its packed one.
+    git(r, &["replace", "-f", &a, &commit]);
+    check(&[]);
+    git(r, &["config", "core.useReplaceRefs", "false"]);
+    check(&[]);
+    git(r, &["config", "core.useReplaceRefs", "true"]);
+    // Five replacements in a row: git's fatal error.
+    let chain: Vec<String> = (0..6).map(|i| blob(&format!("chain {i}\n"))).collect();
+    for w in chain.windows(2) {
+        git(r, &["replace", "-f", &w[0], &w[1]]);
+    }
+    let (_, err, code) = same(
         r,
-        &["hash-object", "-w", "--stdin"],
-        b"the replacement, longer\n",
+        &["--batch-check"],
+        format!("{}\n{}\n", chain[1], chain[0]).as_bytes(),
     );
-    git(r, &["replace", "-f", a.trim(), b.trim()]);
-    let input = a.as_bytes();
-    let (g, _, _) = git_run(r, &["--batch-check"], input);
-    let (o, _, _) = odb_run(r, &["--batch-check"], input);
-    assert_eq!(
-        String::from_utf8(g).unwrap(),
-        format!("{} blob 24\n", a.trim()),
-        "git: B's size"
-    );
-    assert_eq!(
-        String::from_utf8(o).unwrap(),
-        format!("{} blob 9\n", a.trim()),
-        "odb-index: A's"
-    );
-    // git without replacement answers as odb-index.
-    let g = git_stdin(
-        r,
-        &[
-            "-c",
-            "core.useReplaceRefs=false",
-            "cat-file",
-            "--batch-check",
-        ],
-        input,
-    );
-    assert_eq!(
-        g,
-        format!("{} blob 9\n", a.trim()),
-        "git, core.useReplaceRefs=false"
-    );
-    let mut cmd = git_cmd(r);
-    cmd.env("GIT_NO_REPLACE_OBJECTS", "1")
-        .args(["cat-file", "-s", a.trim()]);
-    let g = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
-    assert_eq!(g, "9\n", "git, GIT_NO_REPLACE_OBJECTS");
+    assert_eq!(code, Some(128), "{err}");
 }
