@@ -160,7 +160,7 @@ fn padded_sha1(objects: &Objects, hex: &str) -> Option<PrefixLookup> {
     {
         return None;
     }
-    let id = ObjectId::from_hex_kind(hex[..full].as_bytes(), HashKind::Sha1).ok()?;
+    let id = ObjectId::from_hex_kind(&hex.as_bytes()[..full], HashKind::Sha1).ok()?;
     let zeros = hex[full..].bytes().all(|c| c == b'0');
     Some(match objects.handle().locate(&id) {
         Ok(Some(Location::Packed { .. })) => PrefixLookup::Unique(id),

@@ -7,12 +7,19 @@
 //! `find_pack_entry_one`) and loose objects inflated with gix-zlib. gix's algorithms that take a `Find` run on
 //! odb-index through it.
 //!
+//! Open with [`Objects::open`] (default [`Options`]: [`IncompleteMode::Error`]) or [`Objects::open_with`] (a batch
+//! front end answering as git passes `Options::default().incomplete(IncompleteMode::Miss)`). One object by id:
+//! [`Objects::read`] (one lookup, one read; the buffer is cleared first) or, headers only, [`Objects::info`]. The
+//! store's types and the gix crates this implements are re-exported ([`ObjectId`], [`Store`], [`gix_object`],
+//! [`gix_hash`], ...), so a client needs no second dependency; errors are this crate's [`Error`].
+//!
 //! From a lookup to bytes: [`Objects::place`] turns the store's [`Location`](odb_index::Location) into a
 //! [`Place`] (the `.pack` path and offset, or the loose file's path), [`Objects::header_at`] and
 //! [`Objects::read_at`] read what is there.
 //!
 //! Abbreviated ids, iteration and counts are the store's own ([`Handle::lookup_prefix`](odb_index::Handle::lookup_prefix),
-//! [`Handle::objects_sorted`](odb_index::Handle::objects_sorted), ...), through [`Objects::handle`];
+//! [`Handle::objects_sorted`](odb_index::Handle::objects_sorted), ...), through [`Objects::handle`] (a new handle,
+//! the caller's own);
 //! [`Objects::resolve`] reads a hex object name as `git cat-file` does.
 //!
 //! ```

@@ -214,11 +214,19 @@ pub fn registry_src() -> Option<PathBuf> {
 /// with `git fast-import`: one commit holding them all, then `rounds` commits each appending a line to a
 /// rotating third of them (so that a `git repack -adf` afterwards makes deltas of both kinds of chain). Returns
 /// how many files were imported.
-pub fn import_tree(repo: &Path, root: &Path, max_files: usize, rounds: usize, branch: &str) -> usize {
+pub fn import_tree(
+    repo: &Path,
+    root: &Path,
+    max_files: usize,
+    rounds: usize,
+    branch: &str,
+) -> usize {
     let mut files = Vec::new();
     let mut todo = vec![root.to_owned()];
     while let Some(d) = todo.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let Ok(t) = e.file_type() else { continue };
             if t.is_dir() {
@@ -244,11 +252,17 @@ pub fn import_tree(repo: &Path, root: &Path, max_files: usize, rounds: usize, br
             if round > 0 && i % 3 != round % 3 {
                 continue;
             }
-            let Ok(mut data) = std::fs::read(f) else { continue };
+            let Ok(mut data) = std::fs::read(f) else {
+                continue;
+            };
             if round > 0 {
                 data.extend_from_slice(format!("\n{msg}\n").as_bytes());
             }
-            let path = f.strip_prefix(root).unwrap_or(f).to_string_lossy().replace(['\n', '"'], "_");
+            let path = f
+                .strip_prefix(root)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .replace(['\n', '"'], "_");
             write!(s, "M 100644 inline \"{path}\"\ndata {}\n", data.len()).expect("to a Vec");
             s.extend_from_slice(&data);
             s.push(b'\n');

@@ -52,7 +52,7 @@ fn odb_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
 /// `odb-index batch-check <args> <repo>` on `input`, with `env` set.
 fn odb_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
     let mut all: Vec<&std::ffi::OsStr> = vec!["batch-check".as_ref()];
-    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
+    all.extend(args.iter().map(std::ffi::OsStr::new));
     all.push(repo.as_os_str());
     let out = if env.is_empty() {
         odb(&all, input)
