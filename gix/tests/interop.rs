@@ -201,16 +201,7 @@ fn example_client_matches_git_cat_file() {
         ));
         let input = names.join("\n") + "\n";
         let expected = cat_file(r, "--batch-check", &input);
-        let mut ex = example("batch_check")
-            .arg(r)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut si = ex.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || si.write_all(input.as_bytes()));
-        let out = ex.wait_with_output().unwrap();
-        writer.join().unwrap().unwrap();
+        let out = run_example("batch_check", r, input);
         assert!(out.status.success(), "{format}");
         assert!(
             String::from_utf8_lossy(&expected).contains(" ambiguous"),
@@ -274,17 +265,7 @@ fn batch_example_matches_git_cat_file_batch() {
         ));
         let input = names.join("\n") + "\n";
         let expected = cat_file(r, "--batch", &input);
-        let out = example("batch")
-            .arg(r)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = out;
-        let mut si = out.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || si.write_all(input.as_bytes()));
-        let out = out.wait_with_output().unwrap();
-        writer.join().unwrap().unwrap();
+        let out = run_example("batch", r, input);
         assert!(out.status.success(), "{format}");
         let text = String::from_utf8_lossy(&expected);
         assert!(
@@ -316,6 +297,21 @@ fn idx_of_largest_pack(r: &Path) -> String {
         .with_extension("idx")
         .to_string_lossy()
         .into_owned()
+}
+
+/// Run the example `name` on repository `r` with `input` on stdin (written from another thread).
+fn run_example(name: &str, r: &Path, input: String) -> std::process::Output {
+    let mut ex = example(name)
+        .arg(r)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut si = ex.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || si.write_all(input.as_bytes()));
+    let out = ex.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
 }
 
 /// `cargo run --example <name> --`, in the profile this test was built with (`cargo test` built the example

@@ -14,7 +14,7 @@ use super::{add_loose, odb};
 type Run = (Vec<u8>, String, Option<i32>);
 
 /// `git cat-file <args>` on `input`.
-fn git_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+pub(crate) fn git_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
     git_run_env(repo, args, input, &[])
 }
 
