@@ -7,7 +7,7 @@ pub enum Error {
     /// The lookup itself failed (see [`odb_index::Error`]; it names the file).
     #[error(transparent)]
     Lookup(#[from] odb_index::Error),
-    /// A `.pack` file could not be opened or is not a pack.
+    /// A `.pack` file is not a pack (gix-pack's check of its header; a file that cannot be opened is [`Error::Io`]).
     #[error("{path}: cannot open pack: {source}")]
     PackOpen {
         /// The `.pack` file.

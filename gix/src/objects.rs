@@ -67,22 +67,28 @@ struct Pack {
     path: Arc<Path>,
     idx_path: PathBuf,
     kind: HashKind,
-    data: OnceLock<gix_pack::data::File>,
+    data: OnceLock<gix_pack::data::File<odb_index::data::Data>>,
     rev: OnceLock<Arc<RevIndex>>,
 }
 
 impl Pack {
-    /// gix-pack's view of the `.pack` file, mapped on first use.
-    fn data(&self) -> Result<&gix_pack::data::File, Error> {
+    /// gix-pack's view of the `.pack` file, mapped on first use through [`odb_index::data::Data::open`] (a
+    /// regular file only, opened without blocking).
+    fn data(&self) -> Result<&gix_pack::data::File<odb_index::data::Data>, Error> {
         if let Some(d) = self.data.get() {
             return Ok(d);
         }
+        let map = odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap).map_err(
+            |source| Error::Io {
+                path: self.path.to_path_buf(),
+                source,
+            },
+        )?;
         let data =
-            gix_pack::data::File::at(&self.path, kind_to_gix(self.kind)).map_err(|source| {
-                Error::PackOpen {
-                    path: self.path.to_path_buf(),
-                    source,
-                }
+            gix_pack::data::File::from_data(map, self.path.to_path_buf(), kind_to_gix(self.kind))
+                .map_err(|source| Error::PackOpen {
+                path: self.path.to_path_buf(),
+                source,
             })?;
         Ok(self.data.get_or_init(|| data))
     }
