@@ -8,7 +8,8 @@
 # `make -j2 NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1 NO_CURL=1 NO_EXPAT=1`); ODB_INDEX: the command
 # (default: target/release/odb-index, built with `cargo build --release -p odb-index-cli`).
 # The build's bin-wrappers/git is replaced for the run by a router (restored at the end): `git cat-file` with
-# only options the command has (--batch-check[=F], --batch[=F], --buffer, --batch-all-objects, --unordered) runs
+# only options the command has (--batch-check[=F], --batch[=F], --batch-command[=F], --buffer,
+# --batch-all-objects, --unordered) runs
 # `odb-index batch-check ... <git dir>`; everything else runs git. Prints git's test summary, the failed tests,
 # and how many invocations were routed. Results are recorded in README.md ("git's own test suite").
 set -eu
@@ -27,7 +28,7 @@ if test "\$1" = cat-file; then
 	for a in "\$@"; do
 		case "\$a" in
 		cat-file|--buffer|--batch-all-objects|--unordered) ;;
-		--batch-check|--batch-check=*|--batch|--batch=*) batch=yes ;;
+		--batch-check|--batch-check=*|--batch|--batch=*|--batch-command|--batch-command=*) batch=yes ;;
 		*) routed=no ;;
 		esac
 	done

@@ -95,6 +95,21 @@ impl Format {
         })
     }
 
+    /// The two formats of `--batch-command`: `info` (the line only) and `contents` (with the contents). git does
+    /// not split its arguments at blanks: `%(rest)` is empty there.
+    pub fn for_commands(&self) -> (Format, Format) {
+        let info = Format {
+            split: false,
+            contents: false,
+            ..self.clone()
+        };
+        let contents = Format {
+            contents: true,
+            ..info.clone()
+        };
+        (info, contents)
+    }
+
     /// Answer each named object with its replacement's type, size and contents, as git does.
     pub fn with_replacements(mut self, replace: Replacements) -> Format {
         self.replace = replace;

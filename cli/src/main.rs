@@ -14,18 +14,21 @@ use odb_index_gix::Objects;
 
 mod ambiguous;
 mod batch_check;
+mod batch_command;
 mod replace;
 use batch_check::{Fatal, Format};
 
 const USAGE: &str = "usage:
-  odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
+  odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT] | --batch-command[=FORMAT]]
+                        [--batch-all-objects [--unordered]] [--buffer]
                         [--threads N] [--no-refresh] [--loose probe|cached|none] [--load mmap|read]
                         [--midx-check bounds|pack-index] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
       %(objectoffset)), `<name> missing`, `<name> ambiguous` (git's error: and hint: lines on stderr) or
-      `<name> error <message>`; --batch adds the contents and a newline. A bad FORMAT or a loose object of
+      `<name> error <message>`; --batch adds the contents and a newline; --batch-command reads git's
+      commands (`info <name>`, `contents <name>`, `flush` under --buffer). A bad FORMAT or a loose object of
       an unknown type is `fatal: ...` (exit 128), as git. HEAD, ref names, rev:path and replace refs are
       not resolved: they print `<name> missing` (a replaced id: its own type and size).
       %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
@@ -115,14 +118,16 @@ fn run() -> Result<ExitCode, Failure> {
     let mut threads = 1usize;
     let mut format = batch_check::DEFAULT_FORMAT.to_owned();
     let mut contents = false;
+    let mut commands = false;
     let mut all = false;
     let mut unordered = false;
     let mut options = Options::default();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("buffer") if cmd == "batch-check" => buffer = true,
-            Long(mode @ ("batch-check" | "batch")) if cmd == "batch-check" => {
+            Long(mode @ ("batch-check" | "batch" | "batch-command")) if cmd == "batch-check" => {
                 contents = mode == "batch";
+                commands = mode == "batch-command";
                 let mode = mode.to_owned();
                 format = batch_check::DEFAULT_FORMAT.to_owned();
                 if let Some(v) = parser.optional_value() {
@@ -210,7 +215,27 @@ fn run() -> Result<ExitCode, Failure> {
     let mut warnings = Warnings::default();
     warnings.report(&store);
     let objects = || Objects::new(store.handle());
-    let result = if all {
+    let result = if commands && !all {
+        let stdin = std::io::stdin();
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let objects = objects();
+        let ran = batch_command::run(
+            &objects,
+            &format,
+            buffer,
+            &mut stdin.lock(),
+            &mut out,
+            |r| next_line(r),
+        );
+        warnings.report(&store);
+        match ran {
+            Ok(()) => out.flush().map_err(Stream::Output),
+            Err(batch_command::Stop::Input(e)) => Err(Stream::Input(e)),
+            Err(batch_command::Stop::Output(e)) => Err(Stream::Output(e)),
+            Err(batch_command::Stop::Fatal(e)) => Err(Stream::Git(e)),
+        }
+    } else if all {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
@@ -260,7 +285,7 @@ fn one_line(e: &Error) -> String {
 }
 
 /// The next input line without its terminator (`\n` or `\r\n`), as bytes; `None` at end of input.
-fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
     if input.read_until(b'\n', &mut line)? == 0 {
         return Ok(None);

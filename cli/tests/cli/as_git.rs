@@ -372,3 +372,75 @@ fn replace_refs_are_honoured_as_git() {
     );
     assert_eq!(code, Some(128), "{err}");
 }
+
+/// `--batch-command` as git: `info`, `contents` and `flush`, with and without `--buffer`, with a format (and
+/// `%(rest)`, empty there), and git's fatal errors (exit 128; under `--buffer` the queued answers are dropped).
+#[test]
+fn batch_command_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    many_kinds(r);
+    add_loose(r, 3, "command");
+    let ids = all_objects(r);
+    let mut good = String::new();
+    for (i, id) in ids.iter().step_by(97).enumerate() {
+        let cmd = if i % 2 == 0 { "info" } else { "contents" };
+        good.push_str(&format!("{cmd} {id}\n{cmd} {}\n", &id[..4]));
+        if i % 5 == 4 {
+            good.push_str("flush\n");
+        }
+    }
+    good.push_str("info 0123456789012345678901234567890123456789\ncontents deadbeef\r\n");
+    for args in [
+        &["--batch-command"][..],
+        &["--batch-command", "--buffer"],
+        &[
+            "--batch-command=%(objectname) %(objecttype) [%(rest)]",
+            "--buffer",
+        ],
+    ] {
+        let input = if args.contains(&"--buffer") {
+            good.clone()
+        } else {
+            good.replace("flush\n", "")
+        };
+        let (out, _, code) = same(r, args, input.as_bytes());
+        assert_eq!(code, Some(0));
+        assert!(!out.is_empty());
+    }
+    let first = format!("info {}\n", ids[0]);
+    for bad in [
+        "\n",
+        " info x\n",
+        "bogus x\n",
+        "info\n",
+        "infox y\n",
+        "contents\n",
+        "flush now\n",
+        "flushing\n",
+    ] {
+        for buffer in [false, true] {
+            let mut args = vec!["--batch-command"];
+            if buffer {
+                args.push("--buffer");
+            }
+            let input = format!("{first}{bad}{first}");
+            let (_, err, code) = same(r, &args, input.as_bytes());
+            assert_eq!(code, Some(128), "{bad:?}: {err}");
+        }
+    }
+    // git's test knob: what is not flushed under --buffer is dropped at the end.
+    let knob = [("GIT_TEST_CAT_FILE_NO_FLUSH_ON_EXIT", "1")];
+    let input = format!("{first}flush\n{first}");
+    let (out, _, _) = same_env(r, &["--batch-command", "--buffer"], input.as_bytes(), &knob);
+    assert_eq!(out.iter().filter(|&&c| c == b'\n').count(), 1);
+    let (_, err, code) = same(
+        r,
+        &["--batch-command"],
+        format!("{first}flush\n").as_bytes(),
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (Some(128), "fatal: flush is only for --buffer mode\n")
+    );
+}
