@@ -81,6 +81,27 @@ impl Handle {
     /// an `OFS_DELTA`'s base id) without mapping the file a second time.
     ///
     /// Errors: those of [`locate_in_pack`](Self::locate_in_pack).
+    ///
+    /// ```
+    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
+    /// # let repo = odb_index_testkit::init_repo("sha1", false);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
+    /// # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);
+    /// use odb_index::{Location, Options, Store};
+    ///
+    /// let store = Store::open(repo.path(), Options::default())?;
+    /// let mut handle = store.handle();
+    /// let Some(Location::Packed { pack, offset }) = handle.locate(&id.trim().parse()?)? else { panic!() };
+    /// // The pack's entries in offset order (a reverse index), from the index the store loaded.
+    /// let offsets = handle.with_pack_index(pack, |idx| {
+    ///     let mut o: Vec<u64> = (0..idx.len()).filter_map(|i| idx.offset_at(i)).collect();
+    ///     o.sort_unstable();
+    ///     o
+    /// })?;
+    /// assert_eq!(offsets.len(), 10 + 10 + 1 + 1); // blobs, their directories, the root tree, the commit
+    /// assert!(offsets.binary_search(&offset).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_pack_index<R>(
         &mut self,
         pack: PackId,
