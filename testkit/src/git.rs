@@ -195,19 +195,21 @@ pub fn write_stub_pack(path: &Path, objects: u32, len: u64, checksum: &[u8]) {
     f.write_all(checksum).unwrap();
 }
 
-/// The cargo registry's unpacked sources (`$CARGO_HOME/registry/src/*`, `~/.cargo` by default), if any: real
-/// source trees for fixtures.
+/// The cargo registry's unpacked sources (`$CARGO_HOME/registry/src/*`, `~/.cargo` by default; the registry
+/// directory with the most crates), if any: real source trees for fixtures.
 pub fn registry_src() -> Option<PathBuf> {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
+    // The registry with the most crates (a second registry directory may hold only a few).
+    let mut dirs: Vec<(usize, PathBuf)> = std::fs::read_dir(home.join("registry/src"))
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
+        .map(|p| (std::fs::read_dir(&p).map_or(0, |d| d.count()), p))
         .collect();
     dirs.sort();
-    dirs.into_iter().next()
+    dirs.pop().map(|(_, p)| p)
 }
 
 /// Import the first `max_files` files (by path, each at most 64 KiB) under `root` into `refs/heads/<branch>`
