@@ -229,6 +229,7 @@ fn run() -> Result<ExitCode, Failure> {
             |r| next_line(r),
         );
         warnings.report(&store);
+        warnings.report_objects(&objects);
         match ran {
             Ok(()) => out.flush().map_err(Stream::Output),
             Err(batch_command::Stop::Input(e)) => Err(Stream::Input(e)),
@@ -239,8 +240,10 @@ fn run() -> Result<ExitCode, Failure> {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
-        let listed = batch_check::all_objects(&objects(), &format, unordered, true, &mut out);
+        let objects = objects();
+        let listed = batch_check::all_objects(&objects, &format, unordered, true, &mut out);
         warnings.report(&store);
+        warnings.report_objects(&objects);
         match listed {
             Ok(()) => out.flush().map_err(Stream::Output),
             Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
@@ -299,8 +302,8 @@ fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<
     Ok(Some(line))
 }
 
-/// The store's [`problems`](Store::problems) (an index that cannot be read, a missing alternate), each written to
-/// stderr once.
+/// The store's [`problems`](Store::problems) (an index that cannot be read, a missing alternate) and the
+/// adapter's (a `.rev` file that cannot be used: [`Objects::take_problems`]), each written to stderr once.
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
@@ -309,6 +312,16 @@ struct Warnings {
 }
 
 impl Warnings {
+    /// Files the adapter found unusable and answered around since the last call.
+    fn report_objects(&mut self, objects: &Objects) {
+        for e in objects.take_problems() {
+            let text = e.to_string().replace('\n', " ");
+            if self.reported.insert(text.clone()) {
+                eprintln!("odb-index: warning: {text}");
+            }
+        }
+    }
+
     fn report(&mut self, store: &Store) {
         let now = (store.index_loads(), store.listing_version());
         if self.seen == Some(now) {
@@ -353,6 +366,7 @@ fn batch_check(
                 out.flush().map_err(write)?;
                 warnings.report(store);
             }
+            warnings.report_objects(&objects);
         }
         return out.flush().map_err(write);
     }
@@ -404,6 +418,9 @@ fn batch_check(
             out.flush().map_err(write)?;
         }
         warnings.report(store);
+        for h in &handles {
+            warnings.report_objects(h);
+        }
     }
     out.flush().map_err(write)
 }

@@ -444,3 +444,34 @@ fn batch_command_as_git() {
         (Some(128), "fatal: flush is only for --buffer mode\n")
     );
 }
+
+/// A `.rev` file that cannot be used (here truncated): `%(objectsize:disk)` and `%(deltabase)` are git's answers
+/// (from a reverse index built from the `.idx`, as git falls back), and the file is warned about once on stderr.
+#[test]
+fn a_broken_rev_file_is_warned_about_once_and_answers_are_gits() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    many_kinds(r);
+    git(r, &["-c", "pack.writeReverseIndex=true", "repack", "-adfq"]);
+    let pack_dir = odb_index_testkit::objects_dir(r).join("pack");
+    let rev = std::fs::read_dir(&pack_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "rev"))
+        .expect("git wrote a .rev");
+    let good = std::fs::read(&rev).unwrap();
+    let input = all_objects(r).join("\n") + "\n";
+    let format = "--batch-check=%(objectname) %(objectsize:disk) %(deltabase)";
+    let expected = git_run(r, &[format], input.as_bytes());
+    std::fs::write(&rev, &good[..good.len() / 2]).unwrap();
+    for threads in ["1", "2"] {
+        let (out, err, code) = odb_run(r, &[format, "--threads", threads], input.as_bytes());
+        assert_eq!((code, out == expected.0), (Some(0), true), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("odb-index: warning: ") && err.contains(&*rev.to_string_lossy()),
+            "{err}"
+        );
+    }
+}
