@@ -19,10 +19,14 @@ pub fn report(objects: &Objects, prefix: &str) -> String {
         .ok()
         .and_then(|p| handle.prefix_candidates(&p).ok())
         .unwrap_or_default();
-    // git's `core.abbrev=auto`: about half the bits of the packed object count, at least 7 digits.
-    let packed = handle.count_objects().map_or(0, |c| c.packed);
-    let auto = (u64::BITS - packed.max(1).leading_zeros()).div_ceil(2) as usize;
-    let min_len = auto.max(MIN_ABBREV);
+    // git's `core.abbrev=auto`: about half the bits of the packed object count, at least 7 digits; counted once
+    // per process (the command reads one repository), as git caches its approximate count.
+    static MIN_LEN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let min_len = *MIN_LEN.get_or_init(|| {
+        let packed = handle.count_objects().map_or(0, |c| c.packed);
+        let auto = (u64::BITS - packed.max(1).leading_zeros()).div_ceil(2) as usize;
+        auto.max(MIN_ABBREV)
+    });
     let mut lines: Vec<(u8, ObjectId, String)> = candidates
         .into_iter()
         .map(|id| {

@@ -1,7 +1,7 @@
 //! The command's answers where git's are unusual, each compared with `git cat-file` itself (stdout, stderr and
 //! exit status): names of 41 to 64 hex digits in a SHA-1 repository, a NUL inside a line, ambiguous prefixes
 //! (git's `error:` and `hint:` lines), bad formats, a loose object of an unknown type, `--batch` contents,
-//! `--unordered`'s order, and replace refs (a documented difference).
+//! `--batch-command`, `--unordered`'s order, replace refs, and a `.rev` file that cannot be used.
 
 use std::path::Path;
 use std::process::Stdio;
