@@ -72,7 +72,7 @@ impl Handle {
         }
         // Covered by a multi-pack-index that lists the object under another pack (or not at all): the pack's
         // own index decides.
-        find_in(&self.own_index(pack)?, bytes)
+        find_in(&*self.own_index(pack)?, bytes)
     }
 
     /// Run `f` on pack `pack`'s own `.idx`: the one the store loaded (checked against its pack), else (a pack a
