@@ -38,20 +38,12 @@ impl Store {
     ///
     /// ```
     /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
-    /// # use std::process::Command;
-    /// # let tmp = tempfile::tempdir()?;
-    /// # let git = |args: &[&str]| {
-    /// #     let st = Command::new("git").args(args).current_dir(tmp.path())
-    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
-    /// #     assert!(st.status.success());
-    /// # };
-    /// # git(&["init", "-q", "--bare", "."]);
-    /// # git(&["hash-object", "-w", "--stdin"]);
-    /// # git(&["repack", "-adq"]);
-    /// # git(&["multi-pack-index", "write"]);
+    /// # let repo = odb_index_testkit::init_repo("sha1", true);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
+    /// # odb_index_testkit::git(repo.path(), &["multi-pack-index", "write"]);
     /// use odb_index::{Options, Store};
     ///
-    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let store = Store::open(repo.path(), Options::default())?;
     /// let results = store.verify();
     /// assert_eq!(results.len(), 2); // the pack's .idx and the multi-pack-index
     /// assert!(results.iter().all(|v| v.result.is_ok()));
