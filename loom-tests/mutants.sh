@@ -75,6 +75,17 @@ reopen-keeps-closed ~~ src/protocol.rs ~~ self.modify(Ordering::Relaxed, |w| w &
 retire-before-successor ~~ src/protocol.rs ~~         *lock(&self.map) = Arc::clone(&new);\n ~~         old.retire();\n        *lock(&self.map) = Arc::clone(&new);\n ~~         old.retire();\n        trace(|| "retired ~~         trace(|| "retired
 no-retire ~~ src/protocol.rs ~~         old.retire();\n ~~ 
 retire-not-closing ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); ~~ |w| w | RETIRED);
+hole-hit-saves-word ~~ src/protocol.rs ~~ // `seen` stays stale, so the next call looks again at whatever is left.\n ~~ self.seen = w;\n
+walk-hit-saves-word ~~ src/protocol.rs ~~                     if let Some(x) = visit(map, slot, r) {\n                        return (w, Some(x)); ~~                     if let Some(x) = visit(map, slot, r) {\n                        self.seen = w;\n                        return (w, Some(x));
+remove-first-hole ~~ src/protocol.rs ~~ self.holes.swap_remove(i); ~~ self.holes.swap_remove(0);
+spin-never-parks ~~ src/protocol.rs ~~ if !self.load().same_state(seen) { ~~ if self.load().same_state(seen) {
+settled-clones-arc ~~ src/protocol.rs ~~ let w = self.map.load();\n        w.same_state(self.seen) ~~ let w = Arc::clone(&self.map).load();\n        w.same_state(self.seen)
+covered-pack-peeks ~~ src/store/load.rs ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.wait_slot(*m) { ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.get(*m) {
+locate-clones-arc-on-miss ~~ src/store/handle.rs ~~             // 2. Loose objects (git's order ~~             let _map = sync::Arc::clone(self.view.map());\n            // 2. Loose objects (git's order
+arc-clone-uncounted ~~ src/sync.rs ~~             count(|c| c.rmws += 1);\n            Arc(loom::sync::Arc::clone(&self.0)) ~~             Arc(loom::sync::Arc::clone(&self.0))
+arc-drop-uncounted ~~ src/sync.rs ~~         fn drop(&mut self) {\n            count(|c| c.rmws += 1);\n        } ~~         fn drop(&mut self) {}
+acquire-counted-as-other ~~ src/sync.rs ~~ Ordering::Acquire => c.acquire_loads += 1, ~~ Ordering::Acquire => c.other_loads += 1,
+failed-cas-uncounted ~~ src/sync.rs ~~ Err(_) => c.cas_failures += 1, ~~ Err(_) => {}
 free-values-on-retire ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release\n        for s in self.slots.iter() {\n            s.value.with_mut(|p| unsafe { *p = None });\n        }
 LIST
 )

@@ -36,7 +36,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::sync::cell::UnsafeCell;
 use crate::sync::{
-    Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait,
+    Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, lock, spin_limit, spin_loop, trace, wait,
 };
 
 /// Model-checked builds only: what the models in `loom-tests/` use besides the protocol itself: the checker's
@@ -46,7 +46,9 @@ use crate::sync::{
 pub mod model {
     pub use crate::sync::model::*;
     #[cfg(loom)]
-    pub use crate::sync::{OpCounts, reset_model_state, take_op_counts, take_trace};
+    pub use crate::sync::{
+        OpCounts, reset_model_state, set_spin_limit, take_op_counts, take_trace,
+    };
 }
 
 const CURSOR_MASK: u64 = (1 << 32) - 1;
@@ -367,14 +369,7 @@ impl<T, M> SlotMap<T, M> {
     /// for one of those: a load in flight to complete, or a closed map to be retired or reopened. The caller
     /// reloads the word afterwards with [`load`](Self::load).
     pub fn wait_for_change(&self, seen: Word) {
-        #[cfg_attr(
-            any(loom, shuttle),
-            allow(
-                clippy::reversed_empty_ranges,
-                reason = "no spin under a model checker"
-            )
-        )]
-        for _ in 0..SPIN_LIMIT {
+        for _ in 0..spin_limit() {
             if !self.load().same_state(seen) {
                 return;
             }

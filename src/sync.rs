@@ -15,18 +15,72 @@ compile_error!(
 
 #[cfg(loom)]
 mod imp {
-    use std::cell::RefCell;
+    use std::cell::{Cell, RefCell};
 
-    pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
     pub(crate) use std::sync::atomic::Ordering;
 
     pub(crate) mod cell {
         pub(crate) use loom::cell::UnsafeCell;
     }
 
-    /// A bounded busy-wait hint. Under loom there is nothing to gain from spinning and every spin is a branch
-    /// to explore, so the spin budget is zero.
-    pub(crate) const SPIN_LIMIT: u32 = 0;
+    thread_local! {
+        /// This test's spin budget (see [`spin_limit`]); a std thread-local, so per test (loom runs a model's
+        /// threads on its test's OS thread).
+        static SPIN_LIMIT: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A bounded busy-wait hint. Under loom every spin is a branch to explore, so the budget is zero unless a
+    /// model asks for more with [`set_spin_limit`] (the spin-then-park models run with 1, so the spin path is
+    /// checked too).
+    pub(crate) fn spin_limit() -> u32 {
+        SPIN_LIMIT.get()
+    }
+
+    /// Set this test's spin budget (loom builds only; 0 unless set). Lasts for the rest of the test.
+    pub fn set_spin_limit(n: u32) {
+        SPIN_LIMIT.set(n);
+    }
+
+    /// loom's `Arc` behind a counting wrapper: every clone and every drop is a reference-count read-modify-write
+    /// on a shared line, so each counts as one [`OpCounts::rmws`], and P4's budget (one Acquire load per
+    /// steady-state miss) also rules out a reference count touched on the miss path.
+    #[derive(Debug)]
+    pub struct Arc<T: ?Sized>(loom::sync::Arc<T>);
+
+    impl<T> Arc<T> {
+        /// A new `Arc` (no count: nothing is shared yet).
+        pub fn new(value: T) -> Self {
+            Arc(loom::sync::Arc::new(value))
+        }
+    }
+
+    impl<T: ?Sized> Arc<T> {
+        /// Same allocation (reads no count).
+        pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+            loom::sync::Arc::ptr_eq(&a.0, &b.0)
+        }
+    }
+
+    impl<T: ?Sized> Clone for Arc<T> {
+        fn clone(&self) -> Self {
+            count(|c| c.rmws += 1);
+            Arc(loom::sync::Arc::clone(&self.0))
+        }
+    }
+
+    impl<T: ?Sized> Drop for Arc<T> {
+        fn drop(&mut self) {
+            count(|c| c.rmws += 1);
+        }
+    }
+
+    impl<T: ?Sized> std::ops::Deref for Arc<T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            &self.0
+        }
+    }
 
     pub(crate) fn spin_loop() {
         loom::hint::spin_loop();
@@ -225,7 +279,10 @@ mod imp {
     }
 
     /// No spinning under shuttle: each `spin_loop` is a yield to its scheduler, which only lengthens schedules.
-    pub(crate) const SPIN_LIMIT: u32 = 0;
+    #[inline(always)]
+    pub(crate) const fn spin_limit() -> u32 {
+        0
+    }
 
     pub(crate) fn spin_loop() {
         shuttle::hint::spin_loop();
@@ -248,7 +305,10 @@ mod imp {
     /// How many `spin_loop` hints a waiter issues before it parks on the condition variable. Loads take
     /// microseconds to milliseconds (open + mmap + validate), so the spin is short: it only catches a load that
     /// is about to finish.
-    pub(crate) const SPIN_LIMIT: u32 = 64;
+    #[inline(always)]
+    pub(crate) const fn spin_limit() -> u32 {
+        64
+    }
 
     #[inline(always)]
     pub(crate) fn spin_loop() {
@@ -305,7 +365,7 @@ pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, 
 }
 
 #[cfg(loom)]
-pub use imp::{OpCounts, reset_model_state, take_op_counts, take_trace};
+pub use imp::{OpCounts, reset_model_state, set_spin_limit, take_op_counts, take_trace};
 
 /// Model-checked builds only (`--cfg loom` or `--cfg shuttle`): what a model needs from the checker this build
 /// uses, so that one scenario (`loom-tests/scenarios.rs`) runs under both. Threads must be the checker's own (it
@@ -317,9 +377,10 @@ pub mod model {
     #[cfg(shuttle)]
     pub use shuttle::thread::{JoinHandle, spawn};
 
-    /// The checker's `Arc` (loom tracks its reference counts; shuttle's is std's).
+    /// The checker's `Arc` (loom tracks its reference counts and the facade counts each clone and drop as a
+    /// read-modify-write; shuttle's is std's).
     #[cfg(loom)]
-    pub use loom::sync::Arc;
+    pub use super::imp::Arc;
     #[cfg(shuttle)]
     pub use shuttle::sync::Arc;
 

@@ -346,4 +346,52 @@ mod tests {
         assert!(f.may_contain(b"abc"));
         assert_eq!(f.ids(), 0);
     }
+
+    /// A filter of `inserted` ids covering packs 1..=`covered` (800 live ids in all), for `needs_rebuild`.
+    fn filter(inserted: u64, covered: u64) -> MissFilter {
+        MissFilter {
+            bits: Arc::new(SplitBlockBloom {
+                blocks: vec![Block::default()].into_boxed_slice(),
+                ids: inserted,
+            }),
+            covered: (1..=covered).map(PackId).collect(),
+            live_ids: 800,
+            build: Duration::ZERO,
+            built_here: true,
+        }
+    }
+
+    /// Each of the three thresholds, at its limit (kept) and one past it (rebuilt): more than 4 packs outside the
+    /// filter, more than 1/8 of its live ids in packs outside it, more than 1/4 of its ids stale (from packs gone).
+    #[test]
+    fn needs_rebuild_at_its_thresholds() {
+        let covered = |n: u64| (1..=n).map(|p| (PackId(p), 200u32)).collect::<Vec<_>>();
+        let f = filter(800, 4);
+        assert!(
+            !needs_rebuild(&f, covered(4).into_iter()),
+            "nothing outside"
+        );
+        // Packs outside: 4 kept, 5 rebuilt (one id each: far below the ids threshold).
+        let outside = |n: u64, len: u32| (0..n).map(move |k| (PackId(100 + k), len));
+        assert!(!needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(4, 1))
+        ));
+        assert!(needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(5, 1))
+        ));
+        // Ids outside: 800 / 8 = 100 kept, 101 rebuilt.
+        assert!(!needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(1, 100))
+        ));
+        assert!(needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(1, 101))
+        ));
+        // Stale ids (inserted, no longer live): 800 / 4 = 200 kept, 201 rebuilt.
+        assert!(!needs_rebuild(&filter(1000, 4), covered(4).into_iter()));
+        assert!(needs_rebuild(&filter(1001, 4), covered(4).into_iter()));
+    }
 }

@@ -271,6 +271,52 @@ fn mixed_loose_and_packed_with_partial_multi_pack_index() {
     }
 }
 
+/// A repository fully covered by a multi-pack-index, looked up cold from several threads at once (a handle each,
+/// starting in different packs, absent ids in between): every object is found, every absent id is `None`, and
+/// exactly one index file is opened, the multi-pack-index, however the threads race for the covered packs'
+/// slots (their loaders wait for the multi-pack-index's slot and then open nothing). Several cold stores, so
+/// several races.
+#[test]
+fn fully_covered_repository_cold_lookups_from_threads_open_only_the_multi_pack_index() {
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    for b in 0..4 {
+        fast_import_blobs(r, 25, 60 + b, &format!("covered{b}"));
+    }
+    let objects = objects_dir(r);
+    write_midx(r, &idx_files(&objects));
+    let all: Vec<ObjectId> = all_objects(r).iter().map(|h| h.parse().unwrap()).collect();
+    let absent: Vec<ObjectId> = absent_ids(8, 40, 61)
+        .iter()
+        .map(|h| h.parse().unwrap())
+        .collect();
+    const THREADS: usize = 4;
+    for round in 0..8 {
+        let store = Store::open(r, Options::default().refresh(RefreshMode::Never)).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let (store, all, absent) = (&store, &all, &absent);
+                s.spawn(move || {
+                    let mut h = store.handle();
+                    for k in 0..all.len() {
+                        let id = &all[(k + t * all.len() / THREADS) % all.len()];
+                        assert!(h.locate(id).unwrap().is_some(), "{id} not found");
+                        if k % 8 == t {
+                            assert_eq!(h.locate(&absent[k % absent.len()]).unwrap(), None);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            store.index_loads(),
+            1,
+            "round {round}: only the multi-pack-index is opened"
+        );
+        assert!(store.problems().is_empty(), "{:?}", store.problems());
+    }
+}
+
 /// A rewritten multi-pack-index (covering packs added since) is picked up by `Store::refresh`, and by
 /// refresh-on-miss; the packs it covers are not opened one by one.
 #[test]

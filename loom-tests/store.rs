@@ -1,0 +1,145 @@
+//! The real store under loom: `Store::open`, `Handle::locate` (its steady and slow paths), the store's loader
+//! (`load_slot`, a covered pack waiting for its multi-pack-index's slot) and the miss filter's publication, over
+//! small repositories written to a temporary directory before the model runs. The protocol's atomics, mutexes,
+//! condition variables and the map's `Arc` are loom's (`src/sync.rs`); file access is plain std, which loom
+//! neither sees nor needs to (each execution opens the store afresh, so every execution starts cold).
+//!
+//! These models catch in the store what the fake-index models cannot: a handle that marks its view settled too
+//! early (`View::catch_up`) as the store's fast miss path sees it, a covered pack's loader that opens its `.idx`
+//! instead of waiting for the multi-pack-index, a reference count touched on the default configuration's miss path
+//! (P4 counted on the store itself, `OnMiss` refresh and loose probing included).
+
+use std::path::{Path, PathBuf};
+
+use odb_index::idx::write::{Entry, write_idx};
+use odb_index::midx::write::{PackEntries, write_midx};
+use odb_index::protocol::model::{OpCounts, spawn, take_op_counts};
+use odb_index::{HashKind, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store};
+
+const KIND: HashKind = HashKind::Sha1;
+
+/// Object `n` of the fixtures.
+pub fn id(n: u32) -> ObjectId {
+    KIND.digest(format!("loom store object {n}").as_bytes())
+}
+
+/// An id no fixture pack holds.
+pub fn absent() -> ObjectId {
+    KIND.digest(b"loom store: absent")
+}
+
+/// An objects directory whose pack `k` holds the objects `packs[k]` (hand-written `.idx` files and stub packs);
+/// with `midx_covers` > 0, a multi-pack-index covers the first `midx_covers` packs. Returns the directory (kept
+/// alive by the caller) and its path.
+pub fn objects(packs: &[&[u32]], midx_covers: usize) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack_dir = tmp.path().join("pack");
+    std::fs::create_dir(&pack_dir).unwrap();
+    let mut covered = Vec::new();
+    for (k, objs) in packs.iter().enumerate() {
+        let entries: Vec<Entry> = objs
+            .iter()
+            .map(|&n| Entry {
+                id: id(n),
+                offset: 12 + 100 * u64::from(n),
+                crc32: 0,
+            })
+            .collect();
+        let sum = KIND.digest(format!("loom store pack {k}").as_bytes());
+        let name = format!("pack-{sum}.idx");
+        let len = entries.iter().map(|e| e.offset).max().unwrap_or(12) + 1 + KIND.len() as u64;
+        odb_index_testkit::write_stub_pack(
+            &pack_dir.join(&name).with_extension("pack"),
+            entries.len() as u32,
+            len,
+            sum.as_bytes(),
+        );
+        std::fs::write(
+            pack_dir.join(&name),
+            write_idx(2, KIND, &entries, &sum).unwrap(),
+        )
+        .unwrap();
+        if k < midx_covers {
+            covered.push(PackEntries {
+                name,
+                entries: entries.iter().map(|e| (e.id, e.offset)).collect(),
+            });
+        }
+    }
+    if midx_covers > 0 {
+        std::fs::write(
+            pack_dir.join("multi-pack-index"),
+            write_midx(1, KIND, &covered).unwrap(),
+        )
+        .unwrap();
+    }
+    let path = tmp.path().to_path_buf();
+    (tmp, path)
+}
+
+/// The options of the racing models: no refresh (the listing never changes), no loose objects, the filter built
+/// on the first settled miss.
+fn racing_options() -> Options {
+    Options::default()
+        .hash_kind(KIND)
+        .refresh(RefreshMode::Never)
+        .loose(LooseMode::None)
+        .miss_filter(MissFilterMode::Eager)
+}
+
+/// One execution: a handle that looks up `first` then `then` (the absent id not first) against a thread that
+/// looks up the absent id, on a cold store over `dir`. Both must answer right; afterwards a fresh handle finds
+/// every id of `all`, and the store opened `loads` index files.
+pub fn reused_handle_against_a_loader(dir: &Path, wanted: &[u32], all: &[u32], loads: u64) {
+    let store = Store::open(dir, racing_options()).unwrap();
+    let s2 = store.clone();
+    let t = spawn(move || {
+        let mut h = s2.handle();
+        assert_eq!(h.locate(&absent()).unwrap(), None, "found an absent id");
+    });
+    let mut h = store.handle();
+    let found: Vec<bool> = wanted
+        .iter()
+        .map(|&n| h.locate(&id(n)).unwrap().is_some())
+        .collect();
+    t.join().unwrap();
+    assert!(
+        found.iter().all(|&f| f),
+        "false miss with a reused handle: {wanted:?} found {found:?}"
+    );
+    assert_eq!(h.locate(&absent()).unwrap(), None);
+    let mut fresh = store.handle();
+    for &n in all {
+        assert!(
+            fresh.locate(&id(n)).unwrap().is_some(),
+            "{n} missing at the end"
+        );
+    }
+    assert_eq!(store.index_loads(), loads, "index files opened");
+}
+
+/// P4 on the store in its default configuration (refresh on miss, loose probing, the `Auto` filter): once a
+/// handle has settled and decided its filter, a miss costs exactly one Acquire load of shared state, counted
+/// over every facade atomic, mutex, wait and `Arc` clone or drop; and so does a hit in its snapshot.
+pub fn default_miss_path(dir: &Path) {
+    let store = Store::open(dir, Options::default().hash_kind(KIND)).unwrap();
+    let mut h = store.handle();
+    // Settle the view and let the `Auto` filter decide (a few ids: it is built at once).
+    for _ in 0..4 {
+        assert_eq!(h.locate(&absent()).unwrap(), None);
+    }
+    assert!(h.locate(&id(1)).unwrap().is_some());
+    take_op_counts();
+    assert_eq!(h.locate(&absent()).unwrap(), None);
+    assert_eq!(
+        take_op_counts(),
+        OpCounts::ONE_ACQUIRE_LOAD,
+        "the default configuration's miss"
+    );
+    assert!(h.locate(&id(1)).unwrap().is_some());
+    assert_eq!(
+        take_op_counts(),
+        OpCounts::ONE_ACQUIRE_LOAD,
+        "a hit in the snapshot"
+    );
+}
