@@ -11,10 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
-use odb_index::idx::write::{Entry, write_idx};
-use odb_index::midx::write::{PackEntries, write_midx};
-use odb_index::protocol::model::{OpCounts, spawn, take_op_counts};
-use odb_index::{HashKind, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store};
+use crate::idx::write::{Entry, write_idx};
+use crate::midx::write::{PackEntries, write_midx};
+use crate::protocol::model::{OpCounts, spawn, take_op_counts};
+use crate::{HashKind, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store};
 
 const KIND: HashKind = HashKind::Sha1;
 
@@ -108,8 +108,13 @@ pub fn reused_handle_against_a_loader(dir: &Path, wanted: &[u32], all: &[u32], l
         "false miss with a reused handle: {wanted:?} found {found:?}"
     );
     assert_eq!(h.locate(&absent()).unwrap(), None);
+    // The same handle (now settled, its filter possibly installed) and a fresh one find everything.
     let mut fresh = store.handle();
     for &n in all {
+        assert!(
+            h.locate(&id(n)).unwrap().is_some(),
+            "{n} missing for the reused handle"
+        );
         assert!(
             fresh.locate(&id(n)).unwrap().is_some(),
             "{n} missing at the end"

@@ -14,17 +14,23 @@ pub mod loose;
 pub mod midx;
 mod oid;
 pub mod prefix;
-#[doc(hidden)]
-pub mod protocol;
+pub(crate) mod protocol;
 pub mod repo;
 pub mod store;
 pub(crate) mod sync;
 
-/// True when the library was built for a model checker, with `RUSTFLAGS="--cfg loom"` or `--cfg shuttle` (its
-/// protocol then runs only inside a model). Doctests do not see that cfg but link that library: those that touch
-/// the store return early on it.
-#[doc(hidden)]
-pub const BUILT_FOR_MODEL_CHECKING: bool = cfg!(any(loom, shuttle));
+/// The loom models of the protocol (`loom-tests/`), compiled into this crate's unit tests only when they are built
+/// with `RUSTFLAGS="--cfg loom"`: `RUSTFLAGS="--cfg loom" cargo test --release` runs them. The primitives swap
+/// under the same `cfg(all(test, loom))` (`src/sync.rs`), so a dependent built with `--cfg loom` gets `std`'s.
+#[cfg(all(test, loom))]
+#[path = "../loom-tests/main.rs"]
+mod loom_models;
+
+/// The shuttle models (`loom-tests/shuttle.rs`), likewise compiled into the unit tests under
+/// `RUSTFLAGS="--cfg shuttle"` only.
+#[cfg(all(test, shuttle))]
+#[path = "../loom-tests/shuttle.rs"]
+mod shuttle_models;
 
 pub use data::LoadMode;
 pub use error::Error;

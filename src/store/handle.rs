@@ -206,7 +206,6 @@ impl Handle {
     /// ids before the one that failed (`out.len()` minus its length at the call is that id's position).
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # let tmp = tempfile::tempdir()?;
     /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
     /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;

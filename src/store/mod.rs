@@ -1,12 +1,11 @@
 //! The concurrent store: lazily loaded pack indices, cached per-thread handles, refresh on miss.
 //!
 //! A [`Store`] is shared by `Arc`; each thread makes its own [`Handle`]. Index files are loaded on demand, one
-//! slot at a time, by whichever lookup needs them first, through the protocol in [`crate::protocol`]. A lookup
-//! that must wait for another thread's load blocks, and a steady-state miss touches shared memory with one
-//! Acquire load.
+//! slot at a time, by whichever lookup needs them first, through the crate-private protocol of `src/protocol.rs`
+//! (`docs/PROTOCOL.md`). A lookup that must wait for another thread's load blocks, and a steady-state miss touches
+//! shared memory with one Acquire load.
 //!
 //! ```
-//! # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
 //! # use std::process::Command;
 //! # let tmp = tempfile::tempdir()?;
 //! # let git = |args: &[&str]| {
@@ -155,7 +154,6 @@ impl Store {
     /// [`PackId`] to learn when to ask [`Store::is_pack_live`] about them, instead of diffing [`Store::packs`].
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {
