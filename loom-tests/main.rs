@@ -955,3 +955,11 @@ fn store_p4_default_miss_path_is_one_acquire_load() {
     let (_tmp, dir) = store::objects(&[&[1], &[2]], 0);
     builder().check(move || store::default_miss_path(&dir));
 }
+
+/// The real store across a refresh: `Store::refresh` (listing, `build_successor` carrying loaded indices over,
+/// the filter's inheritance, `Current::replace`) races a handle looking up objects present throughout. Each
+/// execution writes its repository afresh (the refresh adds a pack to it).
+#[test]
+fn store_refresh_racing_a_handle() {
+    builder_bounded(2).check(store::refresh_racing_a_handle);
+}

@@ -37,33 +37,9 @@ pub fn objects(packs: &[&[u32]], midx_covers: usize) -> (tempfile::TempDir, Path
     std::fs::create_dir(&pack_dir).unwrap();
     let mut covered = Vec::new();
     for (k, objs) in packs.iter().enumerate() {
-        let entries: Vec<Entry> = objs
-            .iter()
-            .map(|&n| Entry {
-                id: id(n),
-                offset: 12 + 100 * u64::from(n),
-                crc32: 0,
-            })
-            .collect();
-        let sum = KIND.digest(format!("loom store pack {k}").as_bytes());
-        let name = format!("pack-{sum}.idx");
-        let len = entries.iter().map(|e| e.offset).max().unwrap_or(12) + 1 + KIND.len() as u64;
-        odb_index_testkit::write_stub_pack(
-            &pack_dir.join(&name).with_extension("pack"),
-            entries.len() as u32,
-            len,
-            sum.as_bytes(),
-        );
-        std::fs::write(
-            pack_dir.join(&name),
-            write_idx(2, KIND, &entries, &sum).unwrap(),
-        )
-        .unwrap();
+        let pack = write_pack(&pack_dir, k, objs);
         if k < midx_covers {
-            covered.push(PackEntries {
-                name,
-                entries: entries.iter().map(|e| (e.id, e.offset)).collect(),
-            });
+            covered.push(pack);
         }
     }
     if midx_covers > 0 {
@@ -75,6 +51,71 @@ pub fn objects(packs: &[&[u32]], midx_covers: usize) -> (tempfile::TempDir, Path
     }
     let path = tmp.path().to_path_buf();
     (tmp, path)
+}
+
+/// Write pack `k` (a hand-written `.idx` and a stub pack) holding `objs` into `pack_dir`; returns what a
+/// multi-pack-index needs to cover it.
+fn write_pack(pack_dir: &Path, k: usize, objs: &[u32]) -> PackEntries {
+    let entries: Vec<Entry> = objs
+        .iter()
+        .map(|&n| Entry {
+            id: id(n),
+            offset: 12 + 100 * u64::from(n),
+            crc32: 0,
+        })
+        .collect();
+    let sum = KIND.digest(format!("loom store pack {k}").as_bytes());
+    let name = format!("pack-{sum}.idx");
+    let len = entries.iter().map(|e| e.offset).max().unwrap_or(12) + 1 + KIND.len() as u64;
+    odb_index_testkit::write_stub_pack(
+        &pack_dir.join(&name).with_extension("pack"),
+        entries.len() as u32,
+        len,
+        sum.as_bytes(),
+    );
+    std::fs::write(
+        pack_dir.join(&name),
+        write_idx(2, KIND, &entries, &sum).unwrap(),
+    )
+    .unwrap();
+    PackEntries {
+        name,
+        entries: entries.iter().map(|e| (e.id, e.offset)).collect(),
+    }
+}
+
+/// One execution: a refresh (a pack added to a fresh repository of two, then `Store::refresh`, which builds the
+/// successor map from what was loaded) races a handle looking up the objects of both old packs. The handle finds
+/// them (in the old map or, after `RETIRED`, the new one); afterwards a fresh handle finds all three, and each
+/// index was opened exactly once across the two maps (loaded values are carried over, never reloaded).
+pub fn refresh_racing_a_handle() {
+    let (_tmp, dir) = objects(&[&[1], &[2]], 0);
+    let store = Store::open(&dir, racing_options()).unwrap();
+    let s2 = store.clone();
+    let t = spawn(move || {
+        let mut h = s2.handle();
+        for n in [1, 2] {
+            assert!(
+                h.locate(&id(n)).unwrap().is_some(),
+                "false miss of {n} during a refresh"
+            );
+        }
+    });
+    write_pack(&dir.join("pack"), 2, &[3]);
+    assert!(store.refresh().unwrap(), "the listing changed");
+    t.join().unwrap();
+    let mut h = store.handle();
+    for n in [1, 2, 3] {
+        assert!(
+            h.locate(&id(n)).unwrap().is_some(),
+            "{n} missing after the refresh"
+        );
+    }
+    assert_eq!(
+        store.index_loads(),
+        3,
+        "an index opened twice across the refresh"
+    );
 }
 
 /// The options of the racing models: no refresh (the listing never changes), no loose objects, the filter built
