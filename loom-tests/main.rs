@@ -632,8 +632,9 @@ fn check_fast_paths(view: &mut View<Fake, Plan>, loads: &[AtomicUsize]) -> Resul
 }
 
 /// The counting facade itself (`src/sync.rs`), which every P4 model trusts: an `Arc` clone and an `Arc` drop
-/// are one read-modify-write each, the word's load is one Acquire load, and a claim against a stale word is one
-/// failed compare-exchange.
+/// are one read-modify-write each, the word's load is one Acquire load, a claim against a stale word is one
+/// failed compare-exchange, and stores, other loads, `fetch_or`s and locks are counted where the protocol does
+/// them.
 #[test]
 fn p4_the_facade_counts_what_p4_assumes() {
     builder().check(|| {
@@ -661,7 +662,24 @@ fn p4_the_facade_counts_what_p4_assumes() {
             (1, 1),
             "{counts:?}"
         );
+        // Abandoning the ticket: a Relaxed store of the slot state, then the completion's compare-exchange loop
+        // (a Relaxed load and one successful compare-exchange).
         drop(t);
+        let abandon = OpCounts {
+            stores: 1,
+            other_loads: 1,
+            cas_successes: 1,
+            ..OpCounts::default()
+        };
+        assert_eq!(take_op_counts(), abandon, "abandoning a ticket");
+        // A wait on a word that already changed: the mutex and the `fetch_or` that finds the change.
+        map.wait_for_change(w);
+        let wait = OpCounts {
+            rmws: 1,
+            locks: 1,
+            ..OpCounts::default()
+        };
+        assert_eq!(take_op_counts(), wait, "a wait that returns at once");
     });
 }
 
