@@ -532,7 +532,7 @@ fn real(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, 
 /// The split-block Bloom filter (the store's) and a binary fuse filter (xorf's `BinaryFuse8`) over the same
 /// ids: build time per million ids, bytes per id, false-positive rate over fresh absent ids, ns per query.
 fn filter_build(ids: &[ObjectId], fresh: &Ids, runs: usize) -> Result<Vec<Row>, String> {
-    use odb_index::store::SplitBlockBloom;
+    use crate::bloom::SplitBlockBloom;
     use xorf::Filter as _;
     let n = ids.len();
     let key = |id: &[u8]| u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));

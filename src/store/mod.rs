@@ -36,6 +36,7 @@ use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
 
+mod bloom;
 mod filter;
 mod handle;
 mod in_pack;
@@ -49,7 +50,7 @@ mod problem;
 mod snapshot;
 mod successor;
 
-pub use filter::{MissFilterStats, SplitBlockBloom};
+pub use filter::MissFilterStats;
 pub use handle::Handle;
 pub use iter::ObjectCounts;
 pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode};
