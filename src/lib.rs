@@ -47,8 +47,8 @@ pub use ids::PackId;
 pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};
 pub use prefix::{Prefix, PrefixError};
 pub use store::{
-    Handle, IncompleteMode, Location, LooseMode, MidxCheck, MissFilterMode, ObjectCounts, Options,
-    PackInfo, PrefixLookup, Problem, RefreshMode, Store,
+    Handle, IncompleteMode, Location, LooseMode, Metrics, MidxCheck, MissFilterMode, ObjectCounts,
+    Options, PackInfo, PrefixLookup, Problem, RefreshMode, Store,
 };
 
 /// The examples of `docs/API.md`, run as doctests.

@@ -993,10 +993,10 @@ fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>,
             let mut h = store.handle();
             let found = h.contains(&ids.oids[0]).map_err(|e| e.to_string())?;
             out.push(t.elapsed().as_nanos() as f64);
-            if found || store.index_loads() != 1 {
+            if found || store.metrics().index_loads != 1 {
                 return Err(format!(
                     "cold load: found {found}, {} index loads",
-                    store.index_loads()
+                    store.metrics().index_loads
                 ));
             }
         }
@@ -1086,7 +1086,7 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
                         let tid = rustix::thread::gettid();
                         let _ = rustix::process::setpriority_process(Some(tid), 19);
                     }
-                    while waiter && store.index_loads() == 0 {
+                    while waiter && store.metrics().index_loads == 0 {
                         std::thread::sleep(Duration::from_micros(50));
                     }
                     let (c0, r0) = (thread_clock(), thread_cpu());
@@ -1115,8 +1115,8 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
                     waited += 1;
                 }
             }
-            if lr != Some(false) || store.index_loads() != 1 {
-                return Err(format!("loader: {lr:?}, {} index loads", store.index_loads()));
+            if lr != Some(false) || store.metrics().index_loads != 1 {
+                return Err(format!("loader: {lr:?}, {} index loads", store.metrics().index_loads));
             }
             loader_ru.push(lru.as_nanos() as f64);
             waiter_ru.push(wru.as_nanos() as f64);

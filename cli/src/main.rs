@@ -244,13 +244,13 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
-    /// (`index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
     seen: Option<(u64, u64)>,
 }
 
 impl Warnings {
     fn report(&mut self, store: &Store) {
-        let now = (store.index_loads(), store.listing_version());
+        let now = (store.metrics().index_loads, store.listing_version());
         if self.seen == Some(now) {
             return;
         }
