@@ -8,8 +8,9 @@ Usage: .ci/public-api.py target/doc/odb_index.json > docs/public-api.txt
 Walks the crate from its root module through public modules and re-exports (`pub use`), and prints every item
 reachable by a user: modules, types, traits, functions with their signatures, constants, public fields, enum
 variants, inherent methods and associated items, and the traits each type implements (auto traits and blanket
-impls left out: they follow from the fields). Items marked `#[doc(hidden)]` are printed with a `#[doc(hidden)]`
-prefix (they are still surface).
+impls left out: they follow from the fields; so are impls of hidden traits, the compiler's derive markers). Items
+marked `#[doc(hidden)]` are listed too (rustdoc runs with `--document-hidden-items`), with a `#[doc(hidden)]` prefix:
+hidden is still surface.
 """
 import json
 import sys
@@ -133,6 +134,8 @@ def main(path):
             if i.get("is_synthetic") or i.get("blanket_impl"):
                 continue
             if i.get("trait"):
+                if hidden(imp):
+                    continue  # an impl of a hidden trait: the compiler's derive markers (TrivialClone), not ours
                 emit("impl " + i["trait"]["path"].split("::")[-1] + generic_args(i["trait"].get("args")) + " for " + owner, imp)
                 continue
             for mid in i["items"]:

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}/public-api
-cargo +nightly rustdoc -q -p odb-index --lib --target-dir "$target" -- -Z unstable-options --output-format json
+cargo +nightly rustdoc -q -p odb-index --lib --target-dir "$target" -- -Z unstable-options --output-format json --document-hidden-items
 current=$(mktemp)
 trap 'rm -f "$current"' EXIT
 python3 .ci/public-api.py "$target/doc/odb_index.json" >"$current"
