@@ -1,7 +1,7 @@
 //! gix-odb 0.87.0's lazy index loading, as it is and as patched by `docs/upstream/{1,2,3}-*.diff` (each prefix of
-//! the three patches is a [`Variant`]), modelled for loom from a reading of its source (no code copied). Line numbers are those of
-//! `gix-odb-0.87.0/src/store_impls/dynamic/load_index.rs` unless another file is named; `docs/UPSTREAM.md` has the
-//! verdicts and the interleavings.
+//! the three patches is a [`Variant`]), modelled for loom from a reading of its source (no code copied). Line
+//! numbers are those of `gix-odb-0.87.0/src/store_impls/dynamic/load_index.rs` unless another file is named;
+//! `docs/UPSTREAM.md` has the verdicts and the interleavings.
 //!
 //! What is modelled: the arc-swapped `SlotMapIndex` (a published id plus a `loom::cell::UnsafeCell` per
 //! publication, so loom checks that a reader sees what the publisher wrote); its `next_index_to_load` and
