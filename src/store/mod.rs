@@ -34,14 +34,16 @@ use crate::error::Error;
 use crate::oid::HashKind;
 use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
-use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
+use crate::sync::{self, Mutex, Ordering, lock};
 
+mod bloom;
 mod filter;
 mod handle;
 mod in_pack;
 mod iter;
 mod listing;
 mod load;
+mod metrics;
 mod options;
 mod pack;
 mod prefix;
@@ -49,9 +51,10 @@ mod problem;
 mod snapshot;
 mod successor;
 
-pub use filter::{MissFilterStats, SplitBlockBloom};
+pub use filter::MissFilterStats;
 pub use handle::Handle;
 pub use iter::ObjectCounts;
+pub use metrics::Metrics;
 pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode};
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
@@ -61,6 +64,7 @@ pub use crate::ids::PackId;
 
 use listing::{Generation, RefreshState, Stamp, list, pack_path_in, slot_path};
 use load::{Loaded, Map};
+use metrics::Counters;
 use successor::{build_successor, same_listing};
 
 /// Where an object is: what a caller needs to read it (see `docs/API.md`, "From a Location to bytes").
@@ -97,10 +101,8 @@ pub struct Store {
     current: Current<Loaded, Generation>,
     /// Serializes refreshes and owns what survives them.
     refresh: Mutex<RefreshState>,
-    /// Index files opened so far (statistics; touched once per load, never on a lookup).
-    loads: AtomicU64,
-    /// How many refreshes changed the listing ([`Store::listing_version`]).
-    listing_changes: AtomicU64,
+    /// What the store has done ([`Store::metrics`]; touched once per load, listing or build, never on a lookup).
+    counters: Counters,
 }
 
 impl std::fmt::Debug for Store {
@@ -138,15 +140,17 @@ impl Store {
             options,
             current: Current::new(map),
             refresh: Mutex::new(state),
-            loads: AtomicU64::new(0),
-            listing_changes: AtomicU64::new(0),
+            counters: Counters {
+                listings: 1.into(),
+                ..Counters::default()
+            },
         }))
     }
 
-    /// How many index files (`.idx` and multi-pack-index) this store has opened so far, failed opens included.
-    /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
-    pub fn index_loads(&self) -> u64 {
-        self.loads.load(Ordering::Relaxed)
+    /// What this store has done since it was opened: index files loaded, listings, refreshes, miss filters built
+    /// and the misses they answered ([`Metrics`], with an example).
+    pub fn metrics(&self) -> Metrics {
+        self.counters.snapshot()
     }
 
     /// A number that grows each time a refresh changes the listing (packs added or removed, a multi-pack-index
@@ -176,7 +180,7 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn listing_version(&self) -> u64 {
-        self.listing_changes.load(Ordering::Relaxed)
+        self.counters.listing_changes.load(Ordering::Relaxed)
     }
 
     /// The object format.
@@ -284,6 +288,7 @@ impl Store {
             (!alternates_changed && !fresh_loose).then_some(old),
             trust,
         )?;
+        Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &generation);
         if same
             && generation.pack_dir_stamps == old.pack_dir_stamps
@@ -296,9 +301,10 @@ impl Store {
         // Replace the map even when only the stamps changed, so the next miss compares against them.
         self.current
             .replace(|old_map| build_successor(old_map, generation));
+        Counters::add(&self.counters.refreshes, 1);
         if !same {
             // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.
-            self.listing_changes.fetch_add(1, Ordering::Relaxed);
+            Counters::add(&self.counters.listing_changes, 1);
         }
         Ok(!same)
     }
