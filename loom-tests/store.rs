@@ -112,7 +112,7 @@ pub fn refresh_racing_a_handle() {
         );
     }
     assert_eq!(
-        store.index_loads(),
+        store.metrics().index_loads,
         3,
         "an index opened twice across the refresh"
     );
@@ -161,7 +161,7 @@ pub fn reused_handle_against_a_loader(dir: &Path, wanted: &[u32], all: &[u32], l
             "{n} missing at the end"
         );
     }
-    assert_eq!(store.index_loads(), loads, "index files opened");
+    assert_eq!(store.metrics().index_loads, loads, "index files opened");
 }
 
 /// P4 on the store in its default configuration (refresh on miss, loose probing, the `Auto` filter): once a

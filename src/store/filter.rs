@@ -228,10 +228,14 @@ mod tests {
     /// A filter of `inserted` ids covering packs 1..=`covered` (800 live ids in all), for `needs_rebuild`.
     fn filter(inserted: u64, covered: u64) -> MissFilter {
         MissFilter {
-            bits: Arc::new(SplitBlockBloom {
-                blocks: vec![Block::default()].into_boxed_slice(),
-                ids: inserted,
-            }),
+            bits: Arc::new(SplitBlockBloom::from_ids(
+                1,
+                (0..inserted)
+                    .map(|i| HashKind::Sha1.digest(&i.to_le_bytes()))
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(|id| id.as_bytes()),
+            )),
             covered: (1..=covered).map(PackId).collect(),
             live_ids: 800,
             build: Duration::ZERO,

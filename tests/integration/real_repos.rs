@@ -309,7 +309,7 @@ fn fully_covered_repository_cold_lookups_from_threads_open_only_the_multi_pack_i
             }
         });
         assert_eq!(
-            store.index_loads(),
+            store.metrics().index_loads,
             1,
             "round {round}: only the multi-pack-index is opened"
         );
