@@ -49,6 +49,7 @@ mod prefix;
 mod problem;
 mod snapshot;
 mod successor;
+mod watch;
 
 pub use filter::{MissFilterStats, SplitBlockBloom};
 pub use handle::Handle;
@@ -287,12 +288,21 @@ impl Store {
             trust,
         )?;
         let same = same_listing(old, &generation);
+        // With trusted events, timestamps mean nothing: the token says what the listing has seen.
+        let events = generation.watch.has_events()
+            && generation.watch_token.load(Ordering::Relaxed) & watch::FALLBACK == 0;
         if same
-            && generation.pack_dir_stamps == old.pack_dir_stamps
-            && !old.untrusted
-            && !generation.untrusted
+            && Arc::ptr_eq(&generation.watch, &old.watch)
+            && (events
+                || (generation.pack_dir_stamps == old.pack_dir_stamps
+                    && !old.untrusted
+                    && !generation.untrusted))
             && !fresh_loose
         {
+            // Unchanged, and made after the newer drain: misses on the current map compare against that.
+            // Relaxed: see `Generation::watch_token`. Under the refresh lock, so it only grows.
+            let token = generation.watch_token.load(Ordering::Relaxed);
+            old.watch_token.store(token, Ordering::Relaxed);
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.

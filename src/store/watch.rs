@@ -1,0 +1,476 @@
+//! Change detection: whether a pack directory or a loose fan-out directory may have changed since it was
+//! listed. One small interface ([`Watch`]) with two implementations:
+//!
+//! - **stat** (portable, and the fallback): nothing is watched; a miss compares each pack directory's `stat`
+//!   with the one taken when it was listed, and loose objects are probed one `fstatat` per lookup;
+//! - **inotify** (Linux, local file systems): the store's one non-blocking inotify descriptor watches each pack
+//!   directory and, once a handle has listed them, each objects directory and its fan-out directories. A miss
+//!   asks the kernel one question (`ioctl(FIONREAD)`: are events queued?) instead of one `stat` per directory;
+//!   events found are drained under a lock and applied to the store's state (the pack-change counter, the
+//!   version of each fan-out directory), never matched to one lookup, because one drain may consume the events
+//!   of writes that later lookups depend on. The ordering argument is in `docs/PROTOCOL.md` ("Change
+//!   detection").
+//!
+//! Anything that makes events incomplete falls back to `stat` for good (the counter's [`FALLBACK`] bit): a
+//! queue overflow is a rescan, but a watch limit (`ENOSPC`), a pack or objects directory deleted, moved or
+//! unmounted (`IN_DELETE_SELF`, `IN_MOVE_SELF`, `IN_IGNORED`, `IN_UNMOUNT`), or a read error are permanent. A
+//! network file system (NFS, SMB, FUSE, ...) gives no events for writers on other machines, so a store on one
+//! never uses inotify (`statfs` at open).
+
+use std::path::{Path, PathBuf};
+
+use crate::sync::{AtomicU64, Mutex, Ordering, lock};
+
+/// Set in the pack-change counter once events cannot be trusted: every later check is a `stat` check.
+pub(super) const FALLBACK: u64 = 1 << 63;
+
+/// What a miss learns from [`Watch::check`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Check {
+    /// Events are trusted and none arrived since the listing whose token was given, and no drain is under way:
+    /// no pack directory changed, and every fan-out version read after this is current.
+    Quiet,
+    /// Events are pending, a drain is under way, or the pack directories changed since that listing: the slow
+    /// path drains and compares.
+    Changed,
+    /// No events (the stat implementation, or inotify after a fallback): compare `stat`s and probe.
+    Stat,
+}
+
+/// The change detector of one listing's objects directories (shared by the listings that keep the same
+/// directories).
+pub(super) struct Watch {
+    imp: Imp,
+}
+
+enum Imp {
+    Stat,
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    Inotify(inotify::Inotify),
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.imp {
+            Imp::Stat => "Watch::Stat",
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(_) => "Watch::Inotify",
+        })
+    }
+}
+
+impl Watch {
+    /// The `stat` implementation.
+    pub(super) fn stat() -> Watch {
+        Watch { imp: Imp::Stat }
+    }
+
+    /// Inotify on `dirs` (each objects directory; its `pack/` is watched now, the rest as handles list it) where
+    /// that works, else [`Watch::stat`].
+    pub(super) fn open(dirs: &[PathBuf]) -> Watch {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Some(i) = inotify::Inotify::open(dirs, &mut inotify::add_watch) {
+            return Watch {
+                imp: Imp::Inotify(i),
+            };
+        }
+        let _ = dirs;
+        Watch::stat()
+    }
+
+    /// Whether this detector gets events (it may still fall back later).
+    pub(super) fn has_events(&self) -> bool {
+        !matches!(self.imp, Imp::Stat)
+    }
+
+    /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after: one
+    /// `ioctl` and three loads of shared memory (one Acquire), no lock, no write.
+    #[inline]
+    pub(super) fn check(&self, token: u64) -> Check {
+        match &self.imp {
+            Imp::Stat => Check::Stat,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.check(token),
+        }
+    }
+
+    /// Apply every queued event to the shared state (under the drain lock) and return the pack-change counter
+    /// (with [`FALLBACK`] set once events cannot be trusted). A listing made after this call sees every file
+    /// whose event the counter includes.
+    pub(super) fn drain(&self) -> u64 {
+        match &self.imp {
+            Imp::Stat => FALLBACK,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.drain(),
+        }
+    }
+
+    /// The version of fan-out directory `fanout` of objects directory `dir` (its position in the listing's
+    /// directories), or `None` when it is not watched yet (see [`watch_fanout`](Self::watch_fanout)). Read it
+    /// after [`check`](Self::check) answered [`Check::Quiet`] (the Acquire load there orders it), or after
+    /// `watch_fanout`, before listing the directory.
+    #[inline]
+    pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
+        match &self.imp {
+            Imp::Stat => None,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.fanout_version(dir, fanout),
+        }
+    }
+
+    /// Make sure fan-out directory `fanout` of objects directory `dir` (at `path`) is watched (and its objects
+    /// directory, so that a fan-out directory created later is seen). Returns its version, to be read before
+    /// the directory is listed; `None` if it cannot be watched (the caller probes instead).
+    pub(super) fn watch_fanout(&self, dir: usize, path: &Path, fanout: u8) -> Option<u64> {
+        match &self.imp {
+            Imp::Stat => None,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.watch_fanout(dir, path, fanout, &mut inotify::add_watch),
+        }
+    }
+}
+
+/// Counters shared by every handle of a store; written only by drains, under the drain lock.
+struct Shared {
+    /// Odd while a drain is reading and applying events (the reader of an empty queue checks it: the events it
+    /// did not see may be in a drain's hands).
+    seq: AtomicU64,
+    /// How many times a pack directory changed (plus [`FALLBACK`]).
+    changes: AtomicU64,
+    /// One version per (objects directory, fan-out directory): bumped by events in that directory (and by a
+    /// queue overflow). The low bit is set while the directory is watched.
+    fanouts: Box<[AtomicU64]>,
+    /// Held by a drain and by a watch being added.
+    drain: Mutex<()>,
+}
+
+/// A fan-out version's "watched" bit; versions move in steps of 2.
+const WATCHED: u64 = 1;
+
+impl Shared {
+    fn new(dirs: usize) -> Shared {
+        Shared {
+            seq: AtomicU64::new(0),
+            changes: AtomicU64::new(0),
+            fanouts: (0..dirs * 256).map(|_| AtomicU64::new(0)).collect(),
+            drain: Mutex::new(()),
+        }
+    }
+
+    fn fanout(&self, dir: usize, fanout: u8) -> Option<&AtomicU64> {
+        self.fanouts.get(dir * 256 + usize::from(fanout))
+    }
+
+    /// Bump a fan-out directory's version (its events or a rescan), keeping its watched bit. Under the drain
+    /// lock. Relaxed: published by the drain's closing Release increment of `seq`.
+    fn bump(&self, dir: usize, fanout: u8) {
+        if let Some(v) = self.fanout(dir, fanout) {
+            v.fetch_add(2, Ordering::Relaxed);
+        }
+    }
+
+    /// The pack directories changed (or a rescan). Relaxed: published like [`bump`](Self::bump).
+    fn pack_changed(&self) {
+        self.changes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Events cannot be trusted from now on: every check is a stat check, every fan-out unwatched.
+    fn fall_back(&self) {
+        self.changes.fetch_or(FALLBACK, Ordering::Relaxed);
+        for v in self.fanouts.iter() {
+            v.fetch_and(!WATCHED, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod inotify {
+    use std::collections::HashMap;
+    use std::os::fd::OwnedFd;
+    use std::path::{Path, PathBuf};
+
+    use rustix::fs::inotify::{self as sys, ReadFlags, WatchFlags};
+    use rustix::io::Errno;
+
+    use super::{Check, FALLBACK, Ordering, Shared, WATCHED, lock};
+
+    /// Adds a watch (a parameter so tests can make the kernel refuse one: `ENOSPC`).
+    pub(super) type AddWatch = dyn FnMut(&OwnedFd, &Path, WatchFlags) -> Result<i32, Errno>;
+
+    pub(super) fn add_watch(fd: &OwnedFd, path: &Path, flags: WatchFlags) -> Result<i32, Errno> {
+        sys::add_watch(fd, path, flags)
+    }
+
+    /// What a watch descriptor watches.
+    #[derive(Clone, Copy, Debug)]
+    enum Target {
+        /// Objects directory `dir`'s `pack/`.
+        PackDir,
+        /// Objects directory `dir` itself (for fan-out directories created after they were first listed).
+        Objects(usize),
+        /// One fan-out directory.
+        Fanout(usize, u8),
+    }
+
+    /// Watches and what they watch; held under the drain lock (in `targets`).
+    pub(super) struct Inotify {
+        fd: OwnedFd,
+        shared: Shared,
+        /// Watch descriptors; only touched under `shared.drain`.
+        targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
+    }
+
+    /// Events that change a pack directory's listing.
+    const PACK_EVENTS: WatchFlags = WatchFlags::CREATE
+        .union(WatchFlags::DELETE)
+        .union(WatchFlags::MOVED_FROM)
+        .union(WatchFlags::MOVED_TO)
+        .union(WatchFlags::ATTRIB)
+        .union(WatchFlags::CLOSE_WRITE)
+        .union(WatchFlags::DELETE_SELF)
+        .union(WatchFlags::MOVE_SELF)
+        .union(WatchFlags::ONLYDIR);
+    /// Events that change a fan-out directory's listing (or make the objects directory gain one).
+    const DIR_EVENTS: WatchFlags = WatchFlags::CREATE
+        .union(WatchFlags::DELETE)
+        .union(WatchFlags::MOVED_FROM)
+        .union(WatchFlags::MOVED_TO)
+        .union(WatchFlags::DELETE_SELF)
+        .union(WatchFlags::MOVE_SELF)
+        .union(WatchFlags::ONLYDIR);
+
+    /// File systems whose writers on other machines make no events here (`statfs` magic numbers).
+    const REMOTE_FS: &[i64] = &[
+        0x6969,      // NFS
+        0x517B,      // SMB
+        0xFF53_4D42, // CIFS
+        0xFE53_4D42, // SMB2
+        0x6573_5546, // FUSE (sshfs and friends)
+        0x00C3_6400, // Ceph
+        0x5346_414F, // AFS
+        0x0102_1997, // 9P (v9fs)
+        0x7375_7245, // Coda
+        0x0116_1970, // GFS2
+        0x7461_636F, // OCFS2
+        0x0BD0_0BD0, // Lustre
+        0x4750_4653, // GPFS
+        0x0131_11A8, // IBRIX
+    ];
+
+    /// Whether `path` is on a file system whose changes by other machines make no inotify events.
+    pub(super) fn is_remote(path: &Path) -> bool {
+        match rustix::fs::statfs(path) {
+            // `f_type`'s width differs between targets.
+            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+            Ok(s) => REMOTE_FS.contains(&(s.f_type as i64)),
+            Err(_) => true,
+        }
+    }
+
+    impl Inotify {
+        /// Watch each of `dirs`' `pack/`; `None` (use stat) if inotify is not available there.
+        pub(super) fn open(dirs: &[PathBuf], add: &mut AddWatch) -> Option<Inotify> {
+            if dirs.iter().any(|d| is_remote(d)) {
+                return None;
+            }
+            let fd = sys::init(sys::CreateFlags::NONBLOCK | sys::CreateFlags::CLOEXEC).ok()?;
+            let mut targets = HashMap::new();
+            for d in dirs.iter() {
+                // A missing `pack/` (or a watch limit) cannot be watched: stat it.
+                let wd = add(&fd, &d.join("pack"), PACK_EVENTS).ok()?;
+                targets.insert(wd, Target::PackDir);
+            }
+            Some(Inotify {
+                fd,
+                shared: Shared::new(dirs.len()),
+                targets: crate::sync::plain::Mutex::new(targets),
+            })
+        }
+
+        #[inline]
+        pub(super) fn check(&self, token: u64) -> Check {
+            // One system call: how many bytes of events are queued. It takes the queue's lock
+            // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
+            match rustix::io::ioctl_fionread(&self.fd) {
+                Ok(0) => {}
+                _ => return Check::Changed,
+            }
+            // Acquire: pairs with the Release increment that ends a drain, so its counter and version updates
+            // are visible below. Odd: a drain has taken events this queue no longer shows and not applied them.
+            if self.shared.seq.load(Ordering::Acquire) & 1 != 0 {
+                return Check::Changed;
+            }
+            // Relaxed: ordered by the Acquire load above.
+            let c = self.shared.changes.load(Ordering::Relaxed);
+            if c & FALLBACK != 0 {
+                Check::Stat
+            } else if c != token {
+                Check::Changed
+            } else {
+                Check::Quiet
+            }
+        }
+
+        #[inline]
+        pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
+            // Relaxed: ordered by `check`'s Acquire load of `seq`, or by the drain lock in `watch_fanout`.
+            let v = self.shared.fanout(dir, fanout)?.load(Ordering::Relaxed);
+            (v & WATCHED != 0).then_some(v)
+        }
+
+        pub(super) fn drain(&self) -> u64 {
+            let _g = lock(&self.shared.drain);
+            self.drain_locked();
+            self.shared.changes.load(Ordering::Relaxed)
+        }
+
+        /// Read and apply every queued event. Caller holds the drain lock.
+        fn drain_locked(&self) {
+            let s = &self.shared;
+            if s.changes.load(Ordering::Relaxed) & FALLBACK != 0 {
+                return;
+            }
+            // Relaxed: this increment only has to be visible to a reader that finds the queue empty after this
+            // drain's read emptied it, and the kernel's queue lock orders it so (taken by this `read` after the
+            // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
+            // compiler cannot move the increment across.
+            s.seq.fetch_add(1, Ordering::Relaxed);
+            let mut targets = crate::sync::plain::lock(&self.targets);
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+            let mut reader = sys::Reader::new(&self.fd, &mut buf);
+            loop {
+                let e = match reader.next() {
+                    Ok(e) => e,
+                    Err(Errno::AGAIN) => break,
+                    Err(Errno::INTR) => continue,
+                    Err(_) => {
+                        s.fall_back();
+                        break;
+                    }
+                };
+                let flags = e.events();
+                if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                    // Events were lost: everything may have changed. Rescan (list packs again, list every
+                    // fan-out directory again).
+                    s.pack_changed();
+                    for v in s.fanouts.iter() {
+                        v.fetch_add(2, Ordering::Relaxed);
+                    }
+                    continue;
+                }
+                let Some(&target) = targets.get(&e.wd()) else {
+                    continue;
+                };
+                let gone = flags.intersects(
+                    ReadFlags::DELETE_SELF
+                        | ReadFlags::MOVE_SELF
+                        | ReadFlags::IGNORED
+                        | ReadFlags::UNMOUNT,
+                );
+                let name = e.file_name().map(|n| n.to_bytes());
+                match target {
+                    Target::PackDir => {
+                        if gone {
+                            // The directory was replaced (or unmounted): a new one would need a new watch, and
+                            // writes in between would be lost. Stat from now on.
+                            s.pack_changed();
+                            s.fall_back();
+                        } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
+                            // git's temporary files (`tmp_pack_*`, `tmp_idx_*`) change no listing.
+                            s.pack_changed();
+                        }
+                    }
+                    Target::Objects(dir) => {
+                        if gone {
+                            s.pack_changed();
+                            s.fall_back();
+                        } else if let Some(b) = name.and_then(fanout_byte) {
+                            // A fan-out directory created, removed or renamed: list it again (and watch it
+                            // when it is listed).
+                            s.bump(dir, b);
+                        }
+                    }
+                    Target::Fanout(dir, b) => {
+                        if gone {
+                            // Removed (`git prune` removes empty fan-out directories) or moved: unwatched; the
+                            // objects directory's watch sees a new one, the next listing watches it.
+                            targets.remove(&e.wd());
+                            if let Some(v) = s.fanout(dir, b) {
+                                v.fetch_and(!WATCHED, Ordering::Relaxed);
+                                v.fetch_add(2, Ordering::Relaxed);
+                            }
+                        } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
+                            s.bump(dir, b);
+                        }
+                    }
+                }
+            }
+            drop(targets);
+            // Release: pairs with `check`'s Acquire load; publishes the counter and versions written above.
+            s.seq.fetch_add(1, Ordering::Release);
+        }
+
+        pub(super) fn watch_fanout(
+            &self,
+            dir: usize,
+            path: &Path,
+            fanout: u8,
+            add: &mut AddWatch,
+        ) -> Option<u64> {
+            let s = &self.shared;
+            let _g = lock(&s.drain);
+            let v = s.fanout(dir, fanout)?;
+            if s.changes.load(Ordering::Relaxed) & FALLBACK != 0 {
+                return None;
+            }
+            let cur = v.load(Ordering::Relaxed);
+            if cur & WATCHED != 0 {
+                return Some(cur);
+            }
+            let mut targets = crate::sync::plain::lock(&self.targets);
+            if !targets
+                .values()
+                .any(|t| matches!(t, Target::Objects(d) if *d == dir))
+            {
+                match add(&self.fd, path, DIR_EVENTS) {
+                    Ok(wd) => {
+                        targets.insert(wd, Target::Objects(dir));
+                    }
+                    Err(_) => {
+                        drop(targets);
+                        s.pack_changed();
+                        s.fall_back();
+                        return None;
+                    }
+                }
+            }
+            let hex = crate::loose::fanout_name(fanout);
+            let sub = path.join(std::str::from_utf8(&hex).unwrap_or("??"));
+            match add(&self.fd, &sub, DIR_EVENTS) {
+                Ok(wd) => {
+                    targets.insert(wd, Target::Fanout(dir, fanout));
+                }
+                // Not there (yet): the objects directory's watch sees it created.
+                Err(Errno::NOENT) | Err(Errno::NOTDIR) => {}
+                // A watch limit (ENOSPC) or anything else: events would be incomplete. Stat from now on.
+                Err(_) => {
+                    drop(targets);
+                    s.pack_changed();
+                    s.fall_back();
+                    return None;
+                }
+            }
+            // Under the drain lock: no drain runs, so the version read by the caller before listing is this one.
+            let nv = v.fetch_or(WATCHED, Ordering::Relaxed) | WATCHED;
+            Some(nv)
+        }
+    }
+
+    /// The byte a fan-out directory's name stands for (`"3f"` -> `0x3f`; lower-case, as git names them).
+    fn fanout_byte(name: &[u8]) -> Option<u8> {
+        match name {
+            [h, l] => Some((crate::oid::hex_val(*h)? << 4) | crate::oid::hex_val(*l)?),
+            _ => None,
+        }
+    }
+}
