@@ -82,9 +82,40 @@ impl Format {
     }
 }
 
-/// Append the answer for one input line (without its terminator) to `out`.
-pub fn answer_line(objects: &Objects, line: &[u8], format: &Format, out: &mut Vec<u8>) {
-    let (name, rest) = if format.split {
+/// Append the answers for `lines` (each without its terminator) to `out`, in order, as [`answer_line`] would.
+///
+/// The full-length ids among them are looked up first, all at once, with [`odb_index::Handle::locate_many`]:
+/// a miss is answered from that (one pass, no call per id), everything else (hits, prefixes, a lookup that
+/// failed) by [`answer_line`].
+pub fn answer_lines(objects: &Objects, lines: &[Vec<u8>], format: &Format, out: &mut Vec<u8>) {
+    let kind = objects.hash_kind();
+    let mut ids = Vec::with_capacity(lines.len());
+    let names: Vec<(&[u8], Option<usize>)> = lines
+        .iter()
+        .map(|l| {
+            let name = split(l, format).0;
+            let at = ObjectId::from_hex_kind(name, kind).ok().map(|id| {
+                ids.push(id);
+                ids.len() - 1
+            });
+            (name, at)
+        })
+        .collect();
+    let mut found = Vec::with_capacity(ids.len());
+    // On an error `found` stops short of the id that failed: that line and the ones after it are answered one
+    // by one (with the error where there is one).
+    let _ = objects.handle().locate_many(&ids, &mut found);
+    for (line, (name, at)) in lines.iter().zip(names) {
+        match at.and_then(|i| found.get(i)) {
+            Some(None) => status(name, b"missing", out),
+            _ => answer_line(objects, line, format, out),
+        }
+    }
+}
+
+/// An input line's object name and the rest (`%(rest)`), split as git does.
+fn split<'a>(line: &'a [u8], format: &Format) -> (&'a [u8], &'a [u8]) {
+    if format.split {
         match line.iter().position(|c| matches!(c, b' ' | b'\t')) {
             Some(i) => {
                 let r = &line[i..];
@@ -95,7 +126,12 @@ pub fn answer_line(objects: &Objects, line: &[u8], format: &Format, out: &mut Ve
         }
     } else {
         (line, &b""[..])
-    };
+    }
+}
+
+/// Append the answer for one input line (without its terminator) to `out`.
+pub fn answer_line(objects: &Objects, line: &[u8], format: &Format, out: &mut Vec<u8>) {
+    let (name, rest) = split(line, format);
     let resolved = match std::str::from_utf8(name) {
         Ok(hex) => objects.resolve(hex),
         Err(_) => Ok(PrefixLookup::NotFound),

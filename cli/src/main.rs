@@ -17,7 +17,7 @@ use batch_check::Format;
 
 const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
-                        [--threads N] [--no-refresh] [--loose probe|cached|none] [--load mmap|read]
+                        [--threads N] [--no-refresh] [--loose watched|probe|cached|none] [--load mmap|read]
                         [--midx-check bounds|pack-index] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
@@ -34,6 +34,8 @@ const USAGE: &str = "usage:
       Check every pack index (against its pack's trailer and length) and multi-pack-index (against the
       indices of its packs, as `git multi-pack-index verify` does) fully; print `ok <file> <n> objects`
       or `error <file>: <reason>` for each; exit 1 if any failed.
+--loose watched (the default) answers loose objects from fan-out listings kept current by inotify (Linux,
+local file systems; elsewhere it probes, like probe); --no-refresh never re-reads the pack directories.
 --load read reads index files into memory instead of mapping them (for files rewritten in place).
 --midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
@@ -131,12 +133,13 @@ fn run() -> Result<ExitCode, Failure> {
             Long("loose") if cmd == "batch-check" => {
                 let v = parser.value()?;
                 let mode = match v.to_str() {
+                    Some("watched") => LooseMode::Watched,
                     Some("probe") => LooseMode::Probe,
                     Some("cached") => LooseMode::Cached,
                     Some("none") => LooseMode::None,
                     _ => {
                         return Err(usage(format!(
-                            "--loose takes probe, cached or none, not {v:?}"
+                            "--loose takes watched, probe, cached or none, not {v:?}"
                         )));
                     }
                 };
@@ -264,6 +267,9 @@ impl Warnings {
     }
 }
 
+/// Lines read and answered at a time under `--buffer` or `--threads`.
+const BATCH: usize = 4096;
+
 fn batch_check(
     store: &Store,
     objects: impl Fn() -> Objects,
@@ -281,14 +287,32 @@ fn batch_check(
     if threads <= 1 {
         let objects = objects();
         let mut buf = Vec::new();
+        if buffer {
+            // Buffered: answer a batch of lines at a time (`Handle::locate_many`), output in input order.
+            let mut batch = Vec::with_capacity(BATCH);
+            loop {
+                batch.clear();
+                while batch.len() < BATCH {
+                    match next_line(&mut input).map_err(read)? {
+                        Some(l) => batch.push(l),
+                        None => break,
+                    }
+                }
+                if batch.is_empty() {
+                    break;
+                }
+                buf.clear();
+                batch_check::answer_lines(&objects, &batch, format, &mut buf);
+                out.write_all(&buf).map_err(write)?;
+            }
+            return out.flush().map_err(write);
+        }
         while let Some(line) = next_line(&mut input).map_err(read)? {
             buf.clear();
             batch_check::answer_line(&objects, &line, format, &mut buf);
             out.write_all(&buf).map_err(write)?;
-            if !buffer {
-                out.flush().map_err(write)?;
-                warnings.report(store);
-            }
+            out.flush().map_err(write)?;
+            warnings.report(store);
         }
         return out.flush().map_err(write);
     }
@@ -296,8 +320,8 @@ fn batch_check(
     // the answers in input order.
     let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
     loop {
-        let mut batch = Vec::with_capacity(4096);
-        while batch.len() < 4096 {
+        let mut batch = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH {
             match next_line(&mut input).map_err(read)? {
                 Some(l) => batch.push(l),
                 None => break,
@@ -314,9 +338,7 @@ fn batch_check(
                 .map(|(lines, h)| {
                     s.spawn(move || {
                         let mut buf = Vec::new();
-                        for l in lines {
-                            batch_check::answer_line(h, l, format, &mut buf);
-                        }
+                        batch_check::answer_lines(h, lines, format, &mut buf);
                         buf
                     })
                 })

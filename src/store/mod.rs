@@ -145,6 +145,33 @@ impl Store {
         }))
     }
 
+    /// Whether lookups learn of changes to the repository from file system events (inotify: Linux, local
+    /// file systems) rather than by `stat` and probing: then a miss asks the kernel one question (one `ioctl`)
+    /// whatever the number of objects directories, and [`LooseMode::Watched`] answers loose objects from
+    /// listings. False on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode
+    /// other than `Watched`, and once events cannot be trusted (a watch limit reached, a pack or objects
+    /// directory replaced): the store then stats and probes, as correct and slower.
+    ///
+    /// ```
+    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
+    /// # let tmp = tempfile::tempdir()?;
+    /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+    /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
+    /// use odb_index::{LooseMode, Options, RefreshMode, Store};
+    ///
+    /// let never = Options::default().refresh(RefreshMode::Never).loose(LooseMode::Probe);
+    /// assert!(!Store::open(tmp.path(), never)?.change_events());
+    /// // The default uses events where it can (and is as correct without them).
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let _ = store.change_events();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_events(&self) -> bool {
+        let map = self.current.get();
+        let w = &map.meta().watch;
+        w.has_events() && w.drain() & watch::FALLBACK == 0
+    }
+
     /// How many index files (`.idx` and multi-pack-index) this store has opened so far, failed opens included.
     /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
     pub fn index_loads(&self) -> u64 {

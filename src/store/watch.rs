@@ -169,6 +169,15 @@ impl Shared {
         }
     }
 
+    /// A fan-out directory is no longer known to be watched (or to be missing): bump its version and clear
+    /// its watched bit, so the next listing watches it first. Under the drain lock; published like `bump`.
+    fn unwatch(&self, dir: usize, fanout: u8) {
+        if let Some(v) = self.fanout(dir, fanout) {
+            v.fetch_and(!WATCHED, Ordering::Relaxed);
+            v.fetch_add(2, Ordering::Relaxed);
+        }
+    }
+
     /// The pack directories changed (or a rescan). Relaxed: published like [`bump`](Self::bump).
     fn pack_changed(&self) {
         self.changes.fetch_add(1, Ordering::Relaxed);
@@ -385,9 +394,9 @@ mod inotify {
                             s.pack_changed();
                             s.fall_back();
                         } else if let Some(b) = name.and_then(fanout_byte) {
-                            // A fan-out directory created, removed or renamed: list it again (and watch it
-                            // when it is listed).
-                            s.bump(dir, b);
+                            // A fan-out directory created, removed or renamed: list it again, and watch it
+                            // (again) when it is listed: a directory that was missing had no watch of its own.
+                            s.unwatch(dir, b);
                         }
                     }
                     Target::Fanout(dir, b) => {
@@ -395,10 +404,7 @@ mod inotify {
                             // Removed (`git prune` removes empty fan-out directories) or moved: unwatched; the
                             // objects directory's watch sees a new one, the next listing watches it.
                             targets.remove(&e.wd());
-                            if let Some(v) = s.fanout(dir, b) {
-                                v.fetch_and(!WATCHED, Ordering::Relaxed);
-                                v.fetch_add(2, Ordering::Relaxed);
-                            }
+                            s.unwatch(dir, b);
                         } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
                             s.bump(dir, b);
                         }
@@ -450,7 +456,8 @@ mod inotify {
                 Ok(wd) => {
                     targets.insert(wd, Target::Fanout(dir, fanout));
                 }
-                // Not there (yet): the objects directory's watch sees it created.
+                // Not there (yet): the objects directory's watch sees it created (and unwatches it, so the
+                // listing after that watches it).
                 Err(Errno::NOENT) | Err(Errno::NOTDIR) => {}
                 // A watch limit (ENOSPC) or anything else: events would be incomplete. Stat from now on.
                 Err(_) => {
@@ -472,5 +479,86 @@ mod inotify {
             [h, l] => Some((crate::oid::hex_val(*h)? << 4) | crate::oid::hex_val(*l)?),
             _ => None,
         }
+    }
+}
+
+#[cfg(all(
+    test,
+    not(any(loom, shuttle)),
+    any(target_os = "linux", target_os = "android")
+))]
+mod tests {
+    use super::inotify::{Inotify, add_watch};
+    use super::*;
+    use rustix::io::Errno;
+
+    fn objects() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path().join("objects");
+        std::fs::create_dir_all(objects.join("pack")).unwrap();
+        std::fs::create_dir_all(objects.join("ab")).unwrap();
+        (tmp, objects)
+    }
+
+    /// The watch limit (`ENOSPC` from `inotify_add_watch`) at open: no events, stat.
+    #[test]
+    fn watch_limit_at_open_is_stat() {
+        let (_tmp, objects) = objects();
+        let mut refuse = |_: &std::os::fd::OwnedFd, _: &Path, _| Err(Errno::NOSPC);
+        assert!(Inotify::open(std::slice::from_ref(&objects), &mut refuse).is_none());
+        // The same directories with the kernel's own call: events.
+        assert!(Inotify::open(std::slice::from_ref(&objects), &mut add_watch).is_some());
+    }
+
+    /// The watch limit reached when a fan-out directory is first watched: the store falls back to stat for
+    /// good (every check answers `Stat`, no fan-out is watched), never trusting a listing it cannot keep.
+    #[test]
+    fn watch_limit_later_falls_back() {
+        let (_tmp, objects) = objects();
+        let i = Inotify::open(std::slice::from_ref(&objects), &mut add_watch).unwrap();
+        let token = i.drain();
+        assert_eq!(i.check(token), Check::Quiet);
+        let v = i.watch_fanout(0, &objects, 0xab, &mut add_watch).unwrap();
+        assert_eq!(i.fanout_version(0, 0xab), Some(v));
+        // A write in the watched fan-out directory: pending, then drained into its version.
+        std::fs::write(objects.join("ab/cdef"), b"").unwrap();
+        assert_eq!(i.check(token), Check::Changed);
+        assert_eq!(i.drain(), token, "a loose write is not a pack change");
+        assert_eq!(i.check(token), Check::Quiet);
+        assert!(i.fanout_version(0, 0xab).unwrap() > v);
+        let mut refuse = |_: &std::os::fd::OwnedFd, _: &Path, _| Err(Errno::NOSPC);
+        assert_eq!(i.watch_fanout(0, &objects, 0xcd, &mut refuse), None);
+        assert_eq!(i.check(token), Check::Stat);
+        assert_eq!(i.fanout_version(0, 0xab), None);
+        assert_ne!(i.drain() & FALLBACK, 0);
+    }
+
+    /// A pack directory write is a pack change; git's temporary files are not.
+    #[test]
+    fn pack_directory_events_count_but_temporary_files_do_not() {
+        let (_tmp, objects) = objects();
+        let i = Inotify::open(std::slice::from_ref(&objects), &mut add_watch).unwrap();
+        let t0 = i.drain();
+        std::fs::write(objects.join("pack/tmp_pack_x"), b"").unwrap();
+        assert_eq!(i.drain(), t0);
+        std::fs::rename(
+            objects.join("pack/tmp_pack_x"),
+            objects.join("pack/pack-x.idx"),
+        )
+        .unwrap();
+        let t1 = i.drain();
+        assert!(t1 > t0 && t1 & FALLBACK == 0);
+        assert_eq!(i.check(t1), Check::Quiet);
+        assert_eq!(i.check(t0), Check::Changed);
+    }
+
+    /// A local directory is not taken for a network file system.
+    #[test]
+    fn local_directory_is_not_remote() {
+        let (_tmp, objects) = objects();
+        assert!(!super::inotify::is_remote(&objects));
+        assert!(super::inotify::is_remote(
+            &objects.join("no such directory")
+        ));
     }
 }
