@@ -227,7 +227,9 @@ pub(super) fn list(
     // listed: the listing sees every file whose event the token counts.
     let watch = match reuse_loose {
         Some(g) => Arc::clone(&g.watch),
-        None if options.refresh == RefreshMode::OnMiss || options.loose == LooseMode::Watched => {
+        None if options.change_events
+            && (options.refresh == RefreshMode::OnMiss || options.loose == LooseMode::Watched) =>
+        {
             Arc::new(Watch::open(&dirs))
         }
         None => Arc::new(Watch::stat()),

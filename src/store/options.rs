@@ -151,6 +151,10 @@ pub struct Options {
     pub incomplete: IncompleteMode,
     /// How far the multi-pack-index's locations are trusted (default [`MidxCheck::Bounds`]).
     pub midx_check: MidxCheck,
+    /// Learn of changes from file system events where they are available (default true; see
+    /// [`Store::change_events`](super::Store::change_events)). False: `stat` the pack directories and probe
+    /// loose objects, as on systems without events (no inotify descriptor or watches are used).
+    pub change_events: bool,
 }
 
 impl Default for Options {
@@ -164,6 +168,7 @@ impl Default for Options {
             miss_filter: MissFilterMode::Auto,
             incomplete: IncompleteMode::Error,
             midx_check: MidxCheck::Bounds,
+            change_events: true,
         }
     }
 }
@@ -202,6 +207,11 @@ impl Options {
     /// Set when the miss filter is built.
     pub fn miss_filter(mut self, mode: MissFilterMode) -> Self {
         self.miss_filter = mode;
+        self
+    }
+    /// Use file system events for change detection where available (or never).
+    pub fn change_events(mut self, on: bool) -> Self {
+        self.change_events = on;
         self
     }
     /// Set how far the multi-pack-index's locations are trusted.
