@@ -8,7 +8,8 @@ use super::listing::{Generation, LooseSource, Stamp, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
-use super::watch::{Check, FALLBACK, Watch};
+use super::fanouts::FanoutLists;
+use super::watch::{Check, FALLBACK};
 use super::{Location, Store};
 use crate::error::Error;
 use crate::ids::PackId;
@@ -520,69 +521,4 @@ enum Stage {
     Loose,
     /// Packs and loose objects answered "no" and a pack directory changed: refresh.
     Refresh,
-}
-
-/// One handle's listings of watched fan-out directories: per objects directory, per fan-out byte, the version
-/// of the directory it was listed at and its ids (sorted, zero-padded to 32 bytes). Kept across refreshes
-/// while the change detector is the same.
-#[derive(Default)]
-struct FanoutLists {
-    /// The detector the versions are of.
-    watch: Option<Arc<Watch>>,
-    lists: Vec<Vec<Option<(u64, Box<[[u8; 32]]>)>>>,
-}
-
-impl FanoutLists {
-    /// Whether `id` is in directory `dir`'s listing. `None` when the listing is missing or stale and `fill` is
-    /// false; with `fill`, lists the directory (watching it first). Without a watch on the directory (a
-    /// fallback), a probe.
-    #[inline(always)]
-    fn contains(
-        &mut self,
-        watch: &Arc<Watch>,
-        dir: usize,
-        db: &crate::loose::LooseDb,
-        id: &ObjectId,
-        fill: bool,
-    ) -> Option<Result<bool, Error>> {
-        let b = id.first_byte();
-        if let Some(w) = &self.watch
-            && Arc::ptr_eq(w, watch)
-            && let Some(Some((v, list))) = self.lists.get(dir).map(|l| &l[usize::from(b)])
-            && watch.fanout_version(dir, b) == Some(*v)
-        {
-            return Some(Ok(list.binary_search(&crate::loose::key_of(id)).is_ok()));
-        }
-        if !fill {
-            return None;
-        }
-        Some(self.fill(watch, dir, db, id))
-    }
-
-    #[cold]
-    fn fill(
-        &mut self,
-        watch: &Arc<Watch>,
-        dir: usize,
-        db: &crate::loose::LooseDb,
-        id: &ObjectId,
-    ) -> Result<bool, Error> {
-        if !self.watch.as_ref().is_some_and(|w| Arc::ptr_eq(w, watch)) {
-            self.watch = Some(Arc::clone(watch));
-            self.lists.clear();
-        }
-        if self.lists.len() <= dir {
-            self.lists.resize_with(dir + 1, || vec![None; 256]);
-        }
-        let b = id.first_byte();
-        // The version is read before the directory is listed: an event after it makes the listing stale.
-        let Some(v) = watch.watch_fanout(dir, db.path(), b) else {
-            self.lists[dir][usize::from(b)] = None;
-            return db.contains(id);
-        };
-        let list = db.read_fanout(b)?;
-        let found = list.binary_search(&crate::loose::key_of(id)).is_ok();
-        self.lists[dir][usize::from(b)] = Some((v, list));
-        Ok(found)
-    }
 }

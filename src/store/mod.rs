@@ -37,6 +37,7 @@ use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
 
+mod fanouts;
 mod filter;
 mod handle;
 mod in_pack;
