@@ -3,12 +3,12 @@
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
+use super::fanouts::FanoutLists;
 use super::filter::MissFilter;
 use super::listing::{Generation, LooseSource, Stamp, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
-use super::fanouts::FanoutLists;
 use super::watch::{Check, FALLBACK};
 use super::{Location, Store};
 use crate::error::Error;
