@@ -17,8 +17,8 @@ use batch_check::Format;
 
 const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
-                        [--threads N] [--no-refresh] [--loose watched|probe|cached|none] [--load mmap|read]
-                        [--midx-check bounds|pack-index] PATH
+                        [--threads N] [--no-refresh] [--no-events] [--loose watched|probe|cached|none]
+                        [--load mmap|read] [--midx-check bounds|pack-index] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
@@ -35,7 +35,8 @@ const USAGE: &str = "usage:
       indices of its packs, as `git multi-pack-index verify` does) fully; print `ok <file> <n> objects`
       or `error <file>: <reason>` for each; exit 1 if any failed.
 --loose watched (the default) answers loose objects from fan-out listings kept current by inotify (Linux,
-local file systems; elsewhere it probes, like probe); --no-refresh never re-reads the pack directories.
+local file systems; elsewhere it probes, like probe); --no-refresh never re-reads the pack directories;
+--no-events uses no inotify (stat the pack directories on a miss, probe loose objects).
 --load read reads index files into memory instead of mapping them (for files rewritten in place).
 --midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
@@ -118,6 +119,7 @@ fn run() -> Result<ExitCode, Failure> {
             Long("no-refresh") if cmd == "batch-check" => {
                 options = options.refresh(RefreshMode::Never)
             }
+            Long("no-events") if cmd == "batch-check" => options = options.change_events(false),
             Long("threads") if cmd == "batch-check" => {
                 let v = parser.value()?;
                 threads = v

@@ -234,7 +234,8 @@ pub(super) fn list(
         }
         None => Arc::new(Watch::stat()),
     };
-    let watch_token = watch.drain();
+    // A token never carries the fallback bit: a fallen-back state then never equals it.
+    let watch_token = watch.drain() & !super::watch::FALLBACK;
     let alternate_problems = problems.len();
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
     // searched, so a miss cannot be claimed.

@@ -317,8 +317,7 @@ impl Store {
         )?;
         let same = same_listing(old, &generation);
         // With trusted events, timestamps mean nothing: the token says what the listing has seen.
-        let events = generation.watch.has_events()
-            && generation.watch_token.load(Ordering::Relaxed) & watch::FALLBACK == 0;
+        let events = generation.watch.trusted();
         if same
             && Arc::ptr_eq(&generation.watch, &old.watch)
             && (events

@@ -84,7 +84,7 @@ impl Watch {
     }
 
     /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after: one
-    /// `ioctl` and three loads of shared memory (one Acquire), no lock, no write.
+    /// `ioctl` and one Acquire load of shared memory, no lock, no write.
     #[inline]
     pub(super) fn check(&self, token: u64) -> Check {
         match &self.imp {
@@ -102,6 +102,15 @@ impl Watch {
             Imp::Stat => FALLBACK,
             #[cfg(any(target_os = "linux", target_os = "android"))]
             Imp::Inotify(i) => i.drain(),
+        }
+    }
+
+    /// Whether events are in use and trusted (no fallback yet).
+    pub(super) fn trusted(&self) -> bool {
+        match &self.imp {
+            Imp::Stat => false,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.trusted(),
         }
     }
 
@@ -132,11 +141,10 @@ impl Watch {
 
 /// Counters shared by every handle of a store; written only by drains, under the drain lock.
 struct Shared {
-    /// Odd while a drain is reading and applying events (the reader of an empty queue checks it: the events it
-    /// did not see may be in a drain's hands).
-    seq: AtomicU64,
-    /// How many times a pack directory changed (plus [`FALLBACK`]).
-    changes: AtomicU64,
+    /// One word, so the steady check is one load and one comparison: bit 0 ([`DRAINING`]) is set while a drain
+    /// is reading and applying events (the reader of an empty queue checks it: the events it did not see may be
+    /// in a drain's hands); bits 1-62 count pack-directory changes (steps of 2); bit 63 is [`FALLBACK`].
+    state: AtomicU64,
     /// One version per (objects directory, fan-out directory): bumped by events in that directory (and by a
     /// queue overflow). The low bit is set while the directory is watched.
     fanouts: Box<[AtomicU64]>,
@@ -144,14 +152,16 @@ struct Shared {
     drain: Mutex<()>,
 }
 
+/// The state word's "a drain is under way" bit.
+const DRAINING: u64 = 1;
+
 /// A fan-out version's "watched" bit; versions move in steps of 2.
 const WATCHED: u64 = 1;
 
 impl Shared {
     fn new(dirs: usize) -> Shared {
         Shared {
-            seq: AtomicU64::new(0),
-            changes: AtomicU64::new(0),
+            state: AtomicU64::new(0),
             fanouts: (0..dirs * 256).map(|_| AtomicU64::new(0)).collect(),
             drain: Mutex::new(()),
         }
@@ -162,7 +172,7 @@ impl Shared {
     }
 
     /// Bump a fan-out directory's version (its events or a rescan), keeping its watched bit. Under the drain
-    /// lock. Relaxed: published by the drain's closing Release increment of `seq`.
+    /// lock. Relaxed: published by the drain's closing Release decrement of `state`.
     fn bump(&self, dir: usize, fanout: u8) {
         if let Some(v) = self.fanout(dir, fanout) {
             v.fetch_add(2, Ordering::Relaxed);
@@ -180,12 +190,12 @@ impl Shared {
 
     /// The pack directories changed (or a rescan). Relaxed: published like [`bump`](Self::bump).
     fn pack_changed(&self) {
-        self.changes.fetch_add(1, Ordering::Relaxed);
+        self.state.fetch_add(2, Ordering::Relaxed);
     }
 
     /// Events cannot be trusted from now on: every check is a stat check, every fan-out unwatched.
     fn fall_back(&self) {
-        self.changes.fetch_or(FALLBACK, Ordering::Relaxed);
+        self.state.fetch_or(FALLBACK, Ordering::Relaxed);
         for v in self.fanouts.iter() {
             v.fetch_and(!WATCHED, Ordering::Relaxed);
         }
@@ -201,7 +211,7 @@ mod inotify {
     use rustix::fs::inotify::{self as sys, ReadFlags, WatchFlags};
     use rustix::io::Errno;
 
-    use super::{Check, FALLBACK, Ordering, Shared, WATCHED, lock};
+    use super::{Check, DRAINING, FALLBACK, Ordering, Shared, WATCHED, lock};
 
     /// Adds a watch (a parameter so tests can make the kernel refuse one: `ENOSPC`).
     pub(super) type AddWatch = dyn FnMut(&OwnedFd, &Path, WatchFlags) -> Result<i32, Errno>;
@@ -300,29 +310,29 @@ mod inotify {
         pub(super) fn check(&self, token: u64) -> Check {
             // One system call: how many bytes of events are queued. It takes the queue's lock
             // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
-            match rustix::io::ioctl_fionread(&self.fd) {
-                Ok(0) => {}
-                _ => return Check::Changed,
-            }
-            // Acquire: pairs with the Release increment that ends a drain, so its counter and version updates
-            // are visible below. Odd: a drain has taken events this queue no longer shows and not applied them.
-            if self.shared.seq.load(Ordering::Acquire) & 1 != 0 {
+            if !queue_empty(&self.fd) {
                 return Check::Changed;
             }
-            // Relaxed: ordered by the Acquire load above.
-            let c = self.shared.changes.load(Ordering::Relaxed);
-            if c & FALLBACK != 0 {
-                Check::Stat
-            } else if c != token {
-                Check::Changed
-            } else {
+            // Acquire: pairs with the Release decrement that ends a drain, so its version updates are visible to
+            // the caller's loads after this. Equal to the token: no drain under way (a draining state is odd, a
+            // token even), no pack change since the listing, no fallback (a token never has the bit).
+            let w = self.shared.state.load(Ordering::Acquire);
+            if w == token {
                 Check::Quiet
+            } else if w & FALLBACK != 0 {
+                Check::Stat
+            } else {
+                Check::Changed
             }
+        }
+
+        pub(super) fn trusted(&self) -> bool {
+            self.shared.state.load(Ordering::Relaxed) & FALLBACK == 0
         }
 
         #[inline]
         pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
-            // Relaxed: ordered by `check`'s Acquire load of `seq`, or by the drain lock in `watch_fanout`.
+            // Relaxed: ordered by `check`'s Acquire load of `state`, or by the drain lock (`watch_fanout`).
             let v = self.shared.fanout(dir, fanout)?.load(Ordering::Relaxed);
             (v & WATCHED != 0).then_some(v)
         }
@@ -330,20 +340,20 @@ mod inotify {
         pub(super) fn drain(&self) -> u64 {
             let _g = lock(&self.shared.drain);
             self.drain_locked();
-            self.shared.changes.load(Ordering::Relaxed)
+            self.shared.state.load(Ordering::Relaxed)
         }
 
         /// Read and apply every queued event. Caller holds the drain lock.
         fn drain_locked(&self) {
             let s = &self.shared;
-            if s.changes.load(Ordering::Relaxed) & FALLBACK != 0 {
+            if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
                 return;
             }
             // Relaxed: this increment only has to be visible to a reader that finds the queue empty after this
             // drain's read emptied it, and the kernel's queue lock orders it so (taken by this `read` after the
             // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
             // compiler cannot move the increment across.
-            s.seq.fetch_add(1, Ordering::Relaxed);
+            s.state.fetch_add(DRAINING, Ordering::Relaxed);
             let mut targets = crate::sync::plain::lock(&self.targets);
             let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
             let mut reader = sys::Reader::new(&self.fd, &mut buf);
@@ -413,7 +423,7 @@ mod inotify {
             }
             drop(targets);
             // Release: pairs with `check`'s Acquire load; publishes the counter and versions written above.
-            s.seq.fetch_add(1, Ordering::Release);
+            s.state.fetch_sub(DRAINING, Ordering::Release);
         }
 
         pub(super) fn watch_fanout(
@@ -426,7 +436,7 @@ mod inotify {
             let s = &self.shared;
             let _g = lock(&s.drain);
             let v = s.fanout(dir, fanout)?;
-            if s.changes.load(Ordering::Relaxed) & FALLBACK != 0 {
+            if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
                 return None;
             }
             let cur = v.load(Ordering::Relaxed);
@@ -470,6 +480,64 @@ mod inotify {
             // Under the drain lock: no drain runs, so the version read by the caller before listing is this one.
             let nv = v.fetch_or(WATCHED, Ordering::Relaxed) | WATCHED;
             Some(nv)
+        }
+    }
+
+    /// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, issued inline
+    /// where the architecture allows (rustix's wrapper is a call and an error conversion: about 20 instructions
+    /// a miss, which `instructions-per-miss` counts), through rustix elsewhere. An error is "not empty": the
+    /// slow path drains and sees it.
+    #[inline(always)]
+    fn queue_empty(owned: &OwnedFd) -> bool {
+        use std::os::fd::AsRawFd as _;
+        let fd = owned.as_raw_fd();
+        let mut n: std::ffi::c_int = 0;
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            let ret: isize;
+            // SAFETY: `ioctl(2)` (syscall 16 on x86_64 Linux) with FIONREAD (0x541B) writes one `c_int` through
+            // its third argument, which points at `n`, live and writable for the call; `fd` is a descriptor this
+            // `Inotify` owns (open for its whole life). The kernel clobbers rcx and r11 (declared) and nothing
+            // else; the asm is not `nomem`, so the compiler treats it as reading and writing memory and moves no
+            // load or store across it (the ordering argument in PROTOCOL.md needs that).
+            unsafe {
+                std::arch::asm!(
+                    "syscall",
+                    inlateout("rax") 16isize => ret,
+                    in("rdi") fd as isize,
+                    in("rsi") 0x541Bisize,
+                    in("rdx") &mut n as *mut std::ffi::c_int,
+                    lateout("rcx") _,
+                    lateout("r11") _,
+                    options(nostack),
+                );
+            }
+            ret == 0 && n == 0
+        }
+        #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+        {
+            let ret: isize;
+            // SAFETY: as for x86_64: `ioctl` is syscall 29 on aarch64 Linux (x8), arguments in x0-x2, result in
+            // x0; `n` is live and writable for the call; not `nomem` (a compiler barrier).
+            unsafe {
+                std::arch::asm!(
+                    "svc 0",
+                    in("x8") 29isize,
+                    inlateout("x0") fd as isize => ret,
+                    in("x1") 0x541Bisize,
+                    in("x2") &mut n as *mut std::ffi::c_int,
+                    options(nostack),
+                );
+            }
+            ret == 0 && n == 0
+        }
+        #[cfg(not(all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        )))]
+        {
+            let _ = (fd, &mut n);
+            matches!(rustix::io::ioctl_fionread(owned), Ok(0))
         }
     }
 
