@@ -123,8 +123,9 @@ impl Handle {
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
             //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
-            let changed = stage == Stage::Refresh || self.snap.vanished || self.packs_changed();
-            if !self.refresh_on_miss || !changed {
+            if !self.refresh_on_miss
+                || !(stage == Stage::Refresh || self.snap.vanished || self.packs_changed())
+            {
                 break;
             }
             let map = sync::Arc::clone(self.view.map());
