@@ -30,7 +30,7 @@ mkrepo() { # mkrepo NAME PACKS LOOSE FIRST-CRATE
     i=0
     for d in $(ls "$SRC" | tail -n +"$4" | head -"$2"); do i=$((i + 1)); import "$T/$1" "$SRC/$d" "b$i"; done
     # Loose objects: the files of the next crates, written with hash-object.
-    ls "$SRC" | tail -n +$(($4 + $2)) | head -20 | while read -r d; do find "$SRC/$d" -type f -size -512k; done |
+    ls "$SRC" | tail -n +$(($4 + $2)) | head -80 | while read -r d; do find "$SRC/$d" -type f -size -512k; done |
         head -"$3" | $G -C "$T/$1" hash-object -w --stdin-paths > /dev/null
 }
 mkrepo real 12 3000 1

@@ -272,6 +272,18 @@ impl Warnings {
 /// Lines read and answered at a time under `--buffer` or `--threads`.
 const BATCH: usize = 4096;
 
+/// Replace `batch` with the next (up to) [`BATCH`] lines of `input`; empty at the end of the input.
+fn next_batch(input: &mut impl BufRead, batch: &mut Vec<Vec<u8>>) -> std::io::Result<()> {
+    batch.clear();
+    while batch.len() < BATCH {
+        match next_line(input)? {
+            Some(l) => batch.push(l),
+            None => break,
+        }
+    }
+    Ok(())
+}
+
 fn batch_check(
     store: &Store,
     objects: impl Fn() -> Objects,
@@ -293,13 +305,7 @@ fn batch_check(
             // Buffered: answer a batch of lines at a time (`Handle::locate_many`), output in input order.
             let mut batch = Vec::with_capacity(BATCH);
             loop {
-                batch.clear();
-                while batch.len() < BATCH {
-                    match next_line(&mut input).map_err(read)? {
-                        Some(l) => batch.push(l),
-                        None => break,
-                    }
-                }
+                next_batch(&mut input, &mut batch).map_err(read)?;
                 if batch.is_empty() {
                     break;
                 }
@@ -323,12 +329,7 @@ fn batch_check(
     let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
     loop {
         let mut batch = Vec::with_capacity(BATCH);
-        while batch.len() < BATCH {
-            match next_line(&mut input).map_err(read)? {
-                Some(l) => batch.push(l),
-                None => break,
-            }
-        }
+        next_batch(&mut input, &mut batch).map_err(read)?;
         if batch.is_empty() {
             break;
         }
