@@ -151,7 +151,9 @@ impl Store {
     /// whatever the number of objects directories, and [`LooseMode::Watched`] answers loose objects from
     /// listings. False on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode
     /// other than `Watched`, and once events cannot be trusted (a watch limit reached, a pack or objects
-    /// directory replaced): the store then stats and probes, as correct and slower.
+    /// directory replaced): the store then stats and probes, as correct and slower. Each store with events
+    /// holds one inotify descriptor; the kernel limits how many one user has (`fs.inotify.max_user_instances`,
+    /// often 128), and a store opened past the limit uses `stat`.
     ///
     /// ```
     /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
