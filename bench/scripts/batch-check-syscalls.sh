@@ -10,7 +10,9 @@
 set -eu
 RUNS=${1:-5}
 BIN=${BIN:-$(pwd)/target/release/odb-index}
-SRC=${SRC:-$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ | head -1)}
+# The registry's largest unpacked source directory (there may be small ones, e.g. from `cargo package`).
+SRC=${SRC:-$(for d in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do echo "$(ls "$d" | wc -l) $d"; done |
+    sort -n | tail -1 | cut -d' ' -f2-)}
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 G="git -c gc.auto=0 -c maintenance.auto=false"
 T=$(mktemp -d /tmp/odb-index-batch-check-XXXXXX)
