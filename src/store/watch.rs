@@ -46,7 +46,7 @@ pub(super) struct Watch {
 enum Imp {
     Stat,
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    Inotify(inotify::Inotify),
+    Inotify(Inotify),
 }
 
 impl std::fmt::Debug for Watch {
@@ -69,7 +69,7 @@ impl Watch {
     /// that works, else [`Watch::stat`].
     pub(super) fn open(dirs: &[PathBuf]) -> Watch {
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        if let Some(i) = inotify::Inotify::open(dirs, &mut inotify::add_watch) {
+        if let Some(i) = Inotify::open(dirs, &mut add_watch) {
             return Watch {
                 imp: Imp::Inotify(i),
             };
@@ -134,7 +134,7 @@ impl Watch {
         match &self.imp {
             Imp::Stat => None,
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(i) => i.watch_fanout(dir, path, fanout, &mut inotify::add_watch),
+            Imp::Inotify(i) => i.watch_fanout(dir, path, fanout, &mut add_watch),
         }
     }
 }
@@ -202,274 +202,266 @@ impl Shared {
     }
 }
 
+// The inotify implementation (Linux).
+
 #[cfg(any(target_os = "linux", target_os = "android"))]
-mod inotify {
-    use std::collections::HashMap;
-    use std::os::fd::OwnedFd;
-    use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use std::os::fd::OwnedFd;
 
-    use rustix::fs::inotify::{self as sys, ReadFlags, WatchFlags};
-    use rustix::io::Errno;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use rustix::fs::inotify::{self as sys, ReadFlags, WatchFlags};
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use rustix::io::Errno;
 
-    use super::{Check, DRAINING, FALLBACK, Ordering, Shared, WATCHED, lock};
+/// Adds a watch (a parameter so tests can make the kernel refuse one: `ENOSPC`).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(super) type AddWatch = dyn FnMut(&OwnedFd, &Path, WatchFlags) -> Result<i32, Errno>;
 
-    /// Adds a watch (a parameter so tests can make the kernel refuse one: `ENOSPC`).
-    pub(super) type AddWatch = dyn FnMut(&OwnedFd, &Path, WatchFlags) -> Result<i32, Errno>;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(super) fn add_watch(fd: &OwnedFd, path: &Path, flags: WatchFlags) -> Result<i32, Errno> {
+    sys::add_watch(fd, path, flags)
+}
 
-    pub(super) fn add_watch(fd: &OwnedFd, path: &Path, flags: WatchFlags) -> Result<i32, Errno> {
-        sys::add_watch(fd, path, flags)
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// What a watch descriptor watches.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    /// Objects directory `dir`'s `pack/`.
+    PackDir,
+    /// Objects directory `dir` itself (for fan-out directories created after they were first listed).
+    Objects(usize),
+    /// One fan-out directory.
+    Fanout(usize, u8),
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// Watches and what they watch; held under the drain lock (in `targets`).
+pub(super) struct Inotify {
+    fd: OwnedFd,
+    shared: Shared,
+    /// Watch descriptors; only touched under `shared.drain`.
+    targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// Events that change a pack directory's listing.
+const PACK_EVENTS: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::ATTRIB)
+    .union(WatchFlags::CLOSE_WRITE)
+    .union(WatchFlags::DELETE_SELF)
+    .union(WatchFlags::MOVE_SELF)
+    .union(WatchFlags::ONLYDIR);
+/// Events that change a fan-out directory's listing (or make the objects directory gain one).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const DIR_EVENTS: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::DELETE_SELF)
+    .union(WatchFlags::MOVE_SELF)
+    .union(WatchFlags::ONLYDIR);
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// File systems whose writers on other machines make no events here (`statfs` magic numbers).
+const REMOTE_FS: &[i64] = &[
+    0x6969,      // NFS
+    0x517B,      // SMB
+    0xFF53_4D42, // CIFS
+    0xFE53_4D42, // SMB2
+    0x6573_5546, // FUSE (sshfs and friends)
+    0x00C3_6400, // Ceph
+    0x5346_414F, // AFS
+    0x0102_1997, // 9P (v9fs)
+    0x7375_7245, // Coda
+    0x0116_1970, // GFS2
+    0x7461_636F, // OCFS2
+    0x0BD0_0BD0, // Lustre
+    0x4750_4653, // GPFS
+    0x0131_11A8, // IBRIX
+];
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// Whether `path` is on a file system whose changes by other machines make no inotify events.
+pub(super) fn is_remote(path: &Path) -> bool {
+    match rustix::fs::statfs(path) {
+        // `f_type`'s width differs between targets.
+        #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+        Ok(s) => REMOTE_FS.contains(&(s.f_type as i64)),
+        Err(_) => true,
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl Inotify {
+    /// Watch each of `dirs`' `pack/`; `None` (use stat) if inotify is not available there.
+    pub(super) fn open(dirs: &[PathBuf], add: &mut AddWatch) -> Option<Inotify> {
+        if dirs.iter().any(|d| is_remote(d)) {
+            return None;
+        }
+        let fd = sys::init(sys::CreateFlags::NONBLOCK | sys::CreateFlags::CLOEXEC).ok()?;
+        let mut targets = HashMap::new();
+        for d in dirs.iter() {
+            // A missing `pack/` (or a watch limit) cannot be watched: stat it.
+            let wd = add(&fd, &d.join("pack"), PACK_EVENTS).ok()?;
+            targets.insert(wd, Target::PackDir);
+        }
+        Some(Inotify {
+            fd,
+            shared: Shared::new(dirs.len()),
+            targets: crate::sync::plain::Mutex::new(targets),
+        })
     }
 
-    /// What a watch descriptor watches.
-    #[derive(Clone, Copy, Debug)]
-    enum Target {
-        /// Objects directory `dir`'s `pack/`.
-        PackDir,
-        /// Objects directory `dir` itself (for fan-out directories created after they were first listed).
-        Objects(usize),
-        /// One fan-out directory.
-        Fanout(usize, u8),
-    }
-
-    /// Watches and what they watch; held under the drain lock (in `targets`).
-    pub(super) struct Inotify {
-        fd: OwnedFd,
-        shared: Shared,
-        /// Watch descriptors; only touched under `shared.drain`.
-        targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
-    }
-
-    /// Events that change a pack directory's listing.
-    const PACK_EVENTS: WatchFlags = WatchFlags::CREATE
-        .union(WatchFlags::DELETE)
-        .union(WatchFlags::MOVED_FROM)
-        .union(WatchFlags::MOVED_TO)
-        .union(WatchFlags::ATTRIB)
-        .union(WatchFlags::CLOSE_WRITE)
-        .union(WatchFlags::DELETE_SELF)
-        .union(WatchFlags::MOVE_SELF)
-        .union(WatchFlags::ONLYDIR);
-    /// Events that change a fan-out directory's listing (or make the objects directory gain one).
-    const DIR_EVENTS: WatchFlags = WatchFlags::CREATE
-        .union(WatchFlags::DELETE)
-        .union(WatchFlags::MOVED_FROM)
-        .union(WatchFlags::MOVED_TO)
-        .union(WatchFlags::DELETE_SELF)
-        .union(WatchFlags::MOVE_SELF)
-        .union(WatchFlags::ONLYDIR);
-
-    /// File systems whose writers on other machines make no events here (`statfs` magic numbers).
-    const REMOTE_FS: &[i64] = &[
-        0x6969,      // NFS
-        0x517B,      // SMB
-        0xFF53_4D42, // CIFS
-        0xFE53_4D42, // SMB2
-        0x6573_5546, // FUSE (sshfs and friends)
-        0x00C3_6400, // Ceph
-        0x5346_414F, // AFS
-        0x0102_1997, // 9P (v9fs)
-        0x7375_7245, // Coda
-        0x0116_1970, // GFS2
-        0x7461_636F, // OCFS2
-        0x0BD0_0BD0, // Lustre
-        0x4750_4653, // GPFS
-        0x0131_11A8, // IBRIX
-    ];
-
-    /// Whether `path` is on a file system whose changes by other machines make no inotify events.
-    pub(super) fn is_remote(path: &Path) -> bool {
-        match rustix::fs::statfs(path) {
-            // `f_type`'s width differs between targets.
-            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-            Ok(s) => REMOTE_FS.contains(&(s.f_type as i64)),
-            Err(_) => true,
+    #[inline]
+    pub(super) fn check(&self, token: u64) -> Check {
+        // One system call: how many bytes of events are queued. It takes the queue's lock
+        // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
+        if !queue_empty(&self.fd) {
+            return Check::Changed;
+        }
+        // Acquire: pairs with the Release decrement that ends a drain, so its version updates are visible to
+        // the caller's loads after this. Equal to the token: no drain under way (a draining state is odd, a
+        // token even), no pack change since the listing, no fallback (a token never has the bit).
+        let w = self.shared.state.load(Ordering::Acquire);
+        if w == token {
+            Check::Quiet
+        } else if w & FALLBACK != 0 {
+            Check::Stat
+        } else {
+            Check::Changed
         }
     }
 
-    impl Inotify {
-        /// Watch each of `dirs`' `pack/`; `None` (use stat) if inotify is not available there.
-        pub(super) fn open(dirs: &[PathBuf], add: &mut AddWatch) -> Option<Inotify> {
-            if dirs.iter().any(|d| is_remote(d)) {
-                return None;
-            }
-            let fd = sys::init(sys::CreateFlags::NONBLOCK | sys::CreateFlags::CLOEXEC).ok()?;
-            let mut targets = HashMap::new();
-            for d in dirs.iter() {
-                // A missing `pack/` (or a watch limit) cannot be watched: stat it.
-                let wd = add(&fd, &d.join("pack"), PACK_EVENTS).ok()?;
-                targets.insert(wd, Target::PackDir);
-            }
-            Some(Inotify {
-                fd,
-                shared: Shared::new(dirs.len()),
-                targets: crate::sync::plain::Mutex::new(targets),
-            })
-        }
+    pub(super) fn trusted(&self) -> bool {
+        self.shared.state.load(Ordering::Relaxed) & FALLBACK == 0
+    }
 
-        #[inline]
-        pub(super) fn check(&self, token: u64) -> Check {
-            // One system call: how many bytes of events are queued. It takes the queue's lock
-            // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
-            if !queue_empty(&self.fd) {
-                return Check::Changed;
-            }
-            // Acquire: pairs with the Release decrement that ends a drain, so its version updates are visible to
-            // the caller's loads after this. Equal to the token: no drain under way (a draining state is odd, a
-            // token even), no pack change since the listing, no fallback (a token never has the bit).
-            let w = self.shared.state.load(Ordering::Acquire);
-            if w == token {
-                Check::Quiet
-            } else if w & FALLBACK != 0 {
-                Check::Stat
-            } else {
-                Check::Changed
-            }
-        }
+    #[inline]
+    pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
+        // Relaxed: ordered by `check`'s Acquire load of `state`, or by the drain lock (`watch_fanout`).
+        let v = self.shared.fanout(dir, fanout)?.load(Ordering::Relaxed);
+        (v & WATCHED != 0).then_some(v)
+    }
 
-        pub(super) fn trusted(&self) -> bool {
-            self.shared.state.load(Ordering::Relaxed) & FALLBACK == 0
-        }
+    pub(super) fn drain(&self) -> u64 {
+        let _g = lock(&self.shared.drain);
+        self.drain_locked();
+        self.shared.state.load(Ordering::Relaxed)
+    }
 
-        #[inline]
-        pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
-            // Relaxed: ordered by `check`'s Acquire load of `state`, or by the drain lock (`watch_fanout`).
-            let v = self.shared.fanout(dir, fanout)?.load(Ordering::Relaxed);
-            (v & WATCHED != 0).then_some(v)
+    /// Read and apply every queued event. Caller holds the drain lock.
+    fn drain_locked(&self) {
+        let s = &self.shared;
+        if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
+            return;
         }
-
-        pub(super) fn drain(&self) -> u64 {
-            let _g = lock(&self.shared.drain);
-            self.drain_locked();
-            self.shared.state.load(Ordering::Relaxed)
-        }
-
-        /// Read and apply every queued event. Caller holds the drain lock.
-        fn drain_locked(&self) {
-            let s = &self.shared;
-            if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
-                return;
-            }
-            // Relaxed: this increment only has to be visible to a reader that finds the queue empty after this
-            // drain's read emptied it, and the kernel's queue lock orders it so (taken by this `read` after the
-            // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
-            // compiler cannot move the increment across.
-            s.state.fetch_add(DRAINING, Ordering::Relaxed);
-            let mut targets = crate::sync::plain::lock(&self.targets);
-            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
-            let mut reader = sys::Reader::new(&self.fd, &mut buf);
-            loop {
-                let e = match reader.next() {
-                    Ok(e) => e,
-                    Err(Errno::AGAIN) => break,
-                    Err(Errno::INTR) => continue,
-                    Err(_) => {
-                        s.fall_back();
-                        break;
-                    }
-                };
-                let flags = e.events();
-                if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                    // Events were lost: everything may have changed. Rescan (list packs again, list every
-                    // fan-out directory again).
-                    s.pack_changed();
-                    for v in s.fanouts.iter() {
-                        v.fetch_add(2, Ordering::Relaxed);
-                    }
-                    continue;
+        // Relaxed: this increment only has to be visible to a reader that finds the queue empty after this
+        // drain's read emptied it, and the kernel's queue lock orders it so (taken by this `read` after the
+        // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
+        // compiler cannot move the increment across.
+        s.state.fetch_add(DRAINING, Ordering::Relaxed);
+        let mut targets = crate::sync::plain::lock(&self.targets);
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut reader = sys::Reader::new(&self.fd, &mut buf);
+        loop {
+            let e = match reader.next() {
+                Ok(e) => e,
+                Err(Errno::AGAIN) => break,
+                Err(Errno::INTR) => continue,
+                Err(_) => {
+                    s.fall_back();
+                    break;
                 }
-                let Some(&target) = targets.get(&e.wd()) else {
-                    continue;
-                };
-                let gone = flags.intersects(
-                    ReadFlags::DELETE_SELF
-                        | ReadFlags::MOVE_SELF
-                        | ReadFlags::IGNORED
-                        | ReadFlags::UNMOUNT,
-                );
-                let name = e.file_name().map(|n| n.to_bytes());
-                match target {
-                    Target::PackDir => {
-                        if gone {
-                            // The directory was replaced (or unmounted): a new one would need a new watch, and
-                            // writes in between would be lost. Stat from now on.
-                            s.pack_changed();
-                            s.fall_back();
-                        } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
-                            // git's temporary files (`tmp_pack_*`, `tmp_idx_*`) change no listing.
-                            s.pack_changed();
-                        }
-                    }
-                    Target::Objects(dir) => {
-                        if gone {
-                            s.pack_changed();
-                            s.fall_back();
-                        } else if let Some(b) = name.and_then(fanout_byte) {
-                            // A fan-out directory created, removed or renamed: list it again, and watch it
-                            // (again) when it is listed: a directory that was missing had no watch of its own.
-                            s.unwatch(dir, b);
-                        }
-                    }
-                    Target::Fanout(dir, b) => {
-                        if gone {
-                            // Removed (`git prune` removes empty fan-out directories) or moved: unwatched; the
-                            // objects directory's watch sees a new one, the next listing watches it.
-                            targets.remove(&e.wd());
-                            s.unwatch(dir, b);
-                        } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
-                            s.bump(dir, b);
-                        }
-                    }
+            };
+            let flags = e.events();
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                // Events were lost: everything may have changed. Rescan (list packs again, list every
+                // fan-out directory again).
+                s.pack_changed();
+                for v in s.fanouts.iter() {
+                    v.fetch_add(2, Ordering::Relaxed);
                 }
+                continue;
             }
-            drop(targets);
-            // Release: pairs with `check`'s Acquire load; publishes the counter and versions written above.
-            s.state.fetch_sub(DRAINING, Ordering::Release);
-        }
-
-        pub(super) fn watch_fanout(
-            &self,
-            dir: usize,
-            path: &Path,
-            fanout: u8,
-            add: &mut AddWatch,
-        ) -> Option<u64> {
-            let s = &self.shared;
-            let _g = lock(&s.drain);
-            let v = s.fanout(dir, fanout)?;
-            if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
-                return None;
-            }
-            let cur = v.load(Ordering::Relaxed);
-            if cur & WATCHED != 0 {
-                return Some(cur);
-            }
-            let mut targets = crate::sync::plain::lock(&self.targets);
-            if !targets
-                .values()
-                .any(|t| matches!(t, Target::Objects(d) if *d == dir))
-            {
-                match add(&self.fd, path, DIR_EVENTS) {
-                    Ok(wd) => {
-                        targets.insert(wd, Target::Objects(dir));
-                    }
-                    Err(_) => {
-                        drop(targets);
+            let Some(&target) = targets.get(&e.wd()) else {
+                continue;
+            };
+            let gone = flags.intersects(
+                ReadFlags::DELETE_SELF
+                    | ReadFlags::MOVE_SELF
+                    | ReadFlags::IGNORED
+                    | ReadFlags::UNMOUNT,
+            );
+            let name = e.file_name().map(|n| n.to_bytes());
+            match target {
+                Target::PackDir => {
+                    if gone {
+                        // The directory was replaced (or unmounted): a new one would need a new watch, and
+                        // writes in between would be lost. Stat from now on.
                         s.pack_changed();
                         s.fall_back();
-                        return None;
+                    } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
+                        // git's temporary files (`tmp_pack_*`, `tmp_idx_*`) change no listing.
+                        s.pack_changed();
+                    }
+                }
+                Target::Objects(dir) => {
+                    if gone {
+                        s.pack_changed();
+                        s.fall_back();
+                    } else if let Some(b) = name.and_then(fanout_byte) {
+                        // A fan-out directory created, removed or renamed: list it again, and watch it
+                        // (again) when it is listed: a directory that was missing had no watch of its own.
+                        s.unwatch(dir, b);
+                    }
+                }
+                Target::Fanout(dir, b) => {
+                    if gone {
+                        // Removed (`git prune` removes empty fan-out directories) or moved: unwatched; the
+                        // objects directory's watch sees a new one, the next listing watches it.
+                        targets.remove(&e.wd());
+                        s.unwatch(dir, b);
+                    } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
+                        s.bump(dir, b);
                     }
                 }
             }
-            let hex = crate::loose::fanout_name(fanout);
-            let sub = path.join(std::str::from_utf8(&hex).unwrap_or("??"));
-            match add(&self.fd, &sub, DIR_EVENTS) {
+        }
+        drop(targets);
+        // Release: pairs with `check`'s Acquire load; publishes the counter and versions written above.
+        s.state.fetch_sub(DRAINING, Ordering::Release);
+    }
+
+    pub(super) fn watch_fanout(
+        &self,
+        dir: usize,
+        path: &Path,
+        fanout: u8,
+        add: &mut AddWatch,
+    ) -> Option<u64> {
+        let s = &self.shared;
+        let _g = lock(&s.drain);
+        let v = s.fanout(dir, fanout)?;
+        if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
+            return None;
+        }
+        let cur = v.load(Ordering::Relaxed);
+        if cur & WATCHED != 0 {
+            return Some(cur);
+        }
+        let mut targets = crate::sync::plain::lock(&self.targets);
+        if !targets
+            .values()
+            .any(|t| matches!(t, Target::Objects(d) if *d == dir))
+        {
+            match add(&self.fd, path, DIR_EVENTS) {
                 Ok(wd) => {
-                    targets.insert(wd, Target::Fanout(dir, fanout));
+                    targets.insert(wd, Target::Objects(dir));
                 }
-                // Not there (yet): the objects directory's watch sees it created (and unwatches it, so the
-                // listing after that watches it).
-                Err(Errno::NOENT) | Err(Errno::NOTDIR) => {}
-                // A watch limit (ENOSPC) or anything else: events would be incomplete. Stat from now on.
                 Err(_) => {
                     drop(targets);
                     s.pack_changed();
@@ -477,76 +469,95 @@ mod inotify {
                     return None;
                 }
             }
-            // Under the drain lock: no drain runs, so the version read by the caller before listing is this one.
-            let nv = v.fetch_or(WATCHED, Ordering::Relaxed) | WATCHED;
-            Some(nv)
         }
-    }
-
-    /// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, issued inline
-    /// where the architecture allows (rustix's wrapper is a call and an error conversion: about 20 instructions
-    /// a miss, which `instructions-per-miss` counts), through rustix elsewhere. An error is "not empty": the
-    /// slow path drains and sees it.
-    #[inline(always)]
-    fn queue_empty(owned: &OwnedFd) -> bool {
-        use std::os::fd::AsRawFd as _;
-        let fd = owned.as_raw_fd();
-        let mut n: std::ffi::c_int = 0;
-        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-        {
-            let ret: isize;
-            // SAFETY: `ioctl(2)` (syscall 16 on x86_64 Linux) with FIONREAD (0x541B) writes one `c_int` through
-            // its third argument, which points at `n`, live and writable for the call; `fd` is a descriptor this
-            // `Inotify` owns (open for its whole life). The kernel clobbers rcx and r11 (declared) and nothing
-            // else; the asm is not `nomem`, so the compiler treats it as reading and writing memory and moves no
-            // load or store across it (the ordering argument in PROTOCOL.md needs that).
-            unsafe {
-                std::arch::asm!(
-                    "syscall",
-                    inlateout("rax") 16isize => ret,
-                    in("rdi") fd as isize,
-                    in("rsi") 0x541Bisize,
-                    in("rdx") &mut n as *mut std::ffi::c_int,
-                    lateout("rcx") _,
-                    lateout("r11") _,
-                    options(nostack),
-                );
+        let hex = crate::loose::fanout_name(fanout);
+        let sub = path.join(std::str::from_utf8(&hex).unwrap_or("??"));
+        match add(&self.fd, &sub, DIR_EVENTS) {
+            Ok(wd) => {
+                targets.insert(wd, Target::Fanout(dir, fanout));
             }
-            ret == 0 && n == 0
-        }
-        #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
-        {
-            let ret: isize;
-            // SAFETY: as for x86_64: `ioctl` is syscall 29 on aarch64 Linux (x8), arguments in x0-x2, result in
-            // x0; `n` is live and writable for the call; not `nomem` (a compiler barrier).
-            unsafe {
-                std::arch::asm!(
-                    "svc 0",
-                    in("x8") 29isize,
-                    inlateout("x0") fd as isize => ret,
-                    in("x1") 0x541Bisize,
-                    in("x2") &mut n as *mut std::ffi::c_int,
-                    options(nostack),
-                );
+            // Not there (yet): the objects directory's watch sees it created (and unwatches it, so the
+            // listing after that watches it).
+            Err(Errno::NOENT) | Err(Errno::NOTDIR) => {}
+            // A watch limit (ENOSPC) or anything else: events would be incomplete. Stat from now on.
+            Err(_) => {
+                drop(targets);
+                s.pack_changed();
+                s.fall_back();
+                return None;
             }
-            ret == 0 && n == 0
         }
-        #[cfg(not(all(
-            any(target_arch = "x86_64", target_arch = "aarch64"),
-            target_os = "linux"
-        )))]
-        {
-            let _ = (fd, &mut n);
-            matches!(rustix::io::ioctl_fionread(owned), Ok(0))
-        }
+        // Under the drain lock: no drain runs, so the version read by the caller before listing is this one.
+        let nv = v.fetch_or(WATCHED, Ordering::Relaxed) | WATCHED;
+        Some(nv)
     }
+}
 
-    /// The byte a fan-out directory's name stands for (`"3f"` -> `0x3f`; lower-case, as git names them).
-    fn fanout_byte(name: &[u8]) -> Option<u8> {
-        match name {
-            [h, l] => Some((crate::oid::hex_val(*h)? << 4) | crate::oid::hex_val(*l)?),
-            _ => None,
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, issued inline
+/// where the architecture allows (rustix's wrapper is a call and an error conversion: about 20 instructions
+/// a miss, which `instructions-per-miss` counts), through rustix elsewhere. An error is "not empty": the
+/// slow path drains and sees it.
+#[inline(always)]
+fn queue_empty(owned: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let fd = owned.as_raw_fd();
+    let mut n: std::ffi::c_int = 0;
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        let ret: isize;
+        // SAFETY: `ioctl(2)` (syscall 16 on x86_64 Linux) with FIONREAD (0x541B) writes one `c_int` through
+        // its third argument, which points at `n`, live and writable for the call; `fd` is a descriptor this
+        // `Inotify` owns (open for its whole life). The kernel clobbers rcx and r11 (declared) and nothing
+        // else; the asm is not `nomem`, so the compiler treats it as reading and writing memory and moves no
+        // load or store across it (the ordering argument in PROTOCOL.md needs that).
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") 16isize => ret,
+                in("rdi") fd as isize,
+                in("rsi") 0x541Bisize,
+                in("rdx") &mut n as *mut std::ffi::c_int,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
         }
+        ret == 0 && n == 0
+    }
+    #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+    {
+        let ret: isize;
+        // SAFETY: as for x86_64: `ioctl` is syscall 29 on aarch64 Linux (x8), arguments in x0-x2, result in
+        // x0; `n` is live and writable for the call; not `nomem` (a compiler barrier).
+        unsafe {
+            std::arch::asm!(
+                "svc 0",
+                in("x8") 29isize,
+                inlateout("x0") fd as isize => ret,
+                in("x1") 0x541Bisize,
+                in("x2") &mut n as *mut std::ffi::c_int,
+                options(nostack),
+            );
+        }
+        ret == 0 && n == 0
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "aarch64"),
+        target_os = "linux"
+    )))]
+    {
+        let _ = (fd, &mut n);
+        matches!(rustix::io::ioctl_fionread(owned), Ok(0))
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// The byte a fan-out directory's name stands for (`"3f"` -> `0x3f`; lower-case, as git names them).
+fn fanout_byte(name: &[u8]) -> Option<u8> {
+    match name {
+        [h, l] => Some((crate::oid::hex_val(*h)? << 4) | crate::oid::hex_val(*l)?),
+        _ => None,
     }
 }
 
@@ -556,7 +567,6 @@ mod inotify {
     any(target_os = "linux", target_os = "android")
 ))]
 mod tests {
-    use super::inotify::{Inotify, add_watch};
     use super::*;
     use rustix::io::Errno;
 
@@ -624,9 +634,7 @@ mod tests {
     #[test]
     fn local_directory_is_not_remote() {
         let (_tmp, objects) = objects();
-        assert!(!super::inotify::is_remote(&objects));
-        assert!(super::inotify::is_remote(
-            &objects.join("no such directory")
-        ));
+        assert!(!is_remote(&objects));
+        assert!(is_remote(&objects.join("no such directory")));
     }
 }
