@@ -252,19 +252,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The cargo registry's unpacked sources (`$CARGO_HOME/registry/src/*`, `~/.cargo` by default), if any.
-pub fn registry_src() -> Option<PathBuf> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs.into_iter().next()
-}
+pub use odb_index_testkit::registry_src;
 
 /// `packs` packs of `per_pack` blobs each; the second returned directory is a copy with a multi-pack-index.
 pub fn many_packs(dir: &Path, packs: usize, per_pack: usize) -> Result<(PathBuf, PathBuf), String> {

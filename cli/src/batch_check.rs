@@ -3,8 +3,11 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use odb_index::{ObjectId, PrefixLookup};
+use odb_index::{HashKind, Location, ObjectId, PrefixLookup};
 use odb_index_gix::{Objects, Place};
+
+use crate::ambiguous;
+use crate::replace::Replacements;
 
 /// git's default format.
 pub const DEFAULT_FORMAT: &str = "%(objectname) %(objecttype) %(objectsize)";
@@ -34,12 +37,21 @@ pub struct Format {
     header: bool,
     /// `%(rest)` present: the input line is split at its first space or tab, as git does.
     split: bool,
+    /// `--batch`: the object's contents and a newline follow the line.
+    contents: bool,
+    /// Replace refs to honour for named objects.
+    replace: Replacements,
 }
+
+/// Why the command stops as git dies: git's message (without `fatal: `), exit status 128.
+#[derive(Debug)]
+pub struct Fatal(pub String);
 
 impl Format {
     /// Parse as git's `expand_format`: `%(atom)` expands, `%%` and a `%` before anything but `(` stay `%`,
-    /// an unknown atom or an unclosed `%(` is an error.
-    pub fn parse(format: &str) -> Result<Format, String> {
+    /// an unknown atom or an unclosed `%(` is an error with git's message (`bad cat-file format: ...`).
+    /// `contents`: `--batch` (the object's contents follow each line).
+    pub fn parse(format: &str, contents: bool) -> Result<Format, String> {
         let mut parts = Vec::new();
         let mut text = Vec::new();
         let mut rest = format;
@@ -50,9 +62,9 @@ impl Format {
                 text.push(b'%');
                 rest = r;
             } else if let Some(r) = rest.strip_prefix('(') {
-                let end = r
-                    .find(')')
-                    .ok_or_else(|| format!("bad format: unclosed %({r}"))?;
+                let end = r.find(')').ok_or_else(|| {
+                    format!("bad cat-file format: element '({r}' does not end in ')'")
+                })?;
                 let atom = match &r[..end] {
                     "objectname" => Atom::Name,
                     "objecttype" => Atom::Type,
@@ -62,7 +74,7 @@ impl Format {
                     "rest" => Atom::Rest,
                     "objectpack" => Atom::Pack,
                     "objectoffset" => Atom::Offset,
-                    other => return Err(format!("unknown format element: {other}")),
+                    other => return Err(format!("bad cat-file format: %({other})")),
                 };
                 parts.push(Part::Text(std::mem::take(&mut text)));
                 parts.push(Part::Atom(atom));
@@ -78,26 +90,58 @@ impl Format {
             header: has(Atom::Type) || has(Atom::Size),
             split: has(Atom::Rest),
             parts,
+            contents,
+            replace: Replacements::none(),
         })
+    }
+
+    /// The two formats of `--batch-command`: `info` (the line only) and `contents` (with the contents). git does
+    /// not split its arguments at blanks: `%(rest)` is empty there.
+    pub fn for_commands(&self) -> (Format, Format) {
+        let info = Format {
+            split: false,
+            contents: false,
+            ..self.clone()
+        };
+        let contents = Format {
+            contents: true,
+            ..info.clone()
+        };
+        (info, contents)
+    }
+
+    /// Answer each named object with its replacement's type, size and contents, as git does.
+    pub fn with_replacements(mut self, replace: Replacements) -> Format {
+        self.replace = replace;
+        self
     }
 }
 
-/// Append the answers for `lines` (each without its terminator) to `out`, in order, as [`answer_line`] would.
+/// Append the answers for `lines` (each without its terminator) to `out`, in order, as [`answer_line`] would;
+/// stops at the first fatal error, as git dies there.
 ///
 /// The full-length ids among them are looked up first, all at once, with [`odb_index::Handle::locate_many`]:
-/// a miss is answered from that (one pass, no call per id), everything else (hits, prefixes, a lookup that
-/// failed) by [`answer_line`].
-pub fn answer_lines(objects: &Objects, lines: &[Vec<u8>], format: &Format, out: &mut Vec<u8>) {
+/// a miss (of an id that no replace ref names) is answered from that (one pass, no call per id), everything
+/// else (hits, prefixes, replaced ids, a lookup that failed) by [`answer_line`].
+pub fn answer_lines(
+    objects: &Objects,
+    lines: &[Vec<u8>],
+    format: &Format,
+    out: &mut Vec<u8>,
+) -> Result<(), Fatal> {
     let kind = objects.hash_kind();
     let mut ids = Vec::with_capacity(lines.len());
     let names: Vec<(&[u8], Option<usize>)> = lines
         .iter()
         .map(|l| {
             let name = split(l, format).0;
-            let at = ObjectId::from_hex_kind(name, kind).ok().map(|id| {
-                ids.push(id);
-                ids.len() - 1
-            });
+            let at = ObjectId::from_hex_kind(name, kind)
+                .ok()
+                .filter(|id| format.replace.resolve(id).is_ok_and(|r| r == *id))
+                .map(|id| {
+                    ids.push(id);
+                    ids.len() - 1
+                });
             (name, at)
         })
         .collect();
@@ -108,13 +152,16 @@ pub fn answer_lines(objects: &Objects, lines: &[Vec<u8>], format: &Format, out: 
     for (line, (name, at)) in lines.iter().zip(names) {
         match at.and_then(|i| found.get(i)) {
             Some(None) => status(name, b"missing", out),
-            _ => answer_line(objects, line, format, out),
+            _ => answer_line(objects, line, format, out)?,
         }
     }
+    Ok(())
 }
 
-/// An input line's object name and the rest (`%(rest)`), split as git does.
+/// An input line's object name and the rest (`%(rest)`), split as git does. The line ends at its first NUL, as
+/// git reads it (a C string).
 fn split<'a>(line: &'a [u8], format: &Format) -> (&'a [u8], &'a [u8]) {
+    let line = line.split(|&c| c == 0).next().unwrap_or(line);
     if format.split {
         match line.iter().position(|c| matches!(c, b' ' | b'\t')) {
             Some(i) => {
@@ -129,26 +176,63 @@ fn split<'a>(line: &'a [u8], format: &Format) -> (&'a [u8], &'a [u8]) {
     }
 }
 
-/// Append the answer for one input line (without its terminator) to `out`.
-pub fn answer_line(objects: &Objects, line: &[u8], format: &Format, out: &mut Vec<u8>) {
+/// Append the answer for one input line (without its terminator) to `out`; an ambiguous name is also reported
+/// on stderr as git does. The line ends at its first NUL, as git reads it (a C string).
+pub fn answer_line(
+    objects: &Objects,
+    line: &[u8],
+    format: &Format,
+    out: &mut Vec<u8>,
+) -> Result<(), Fatal> {
     let (name, rest) = split(line, format);
     let resolved = match std::str::from_utf8(name) {
-        Ok(hex) => objects.resolve(hex),
+        Ok(hex) => match padded_sha1(objects, hex) {
+            Some(found) => Ok(found),
+            None => objects.resolve(hex),
+        },
         Err(_) => Ok(PrefixLookup::NotFound),
     };
     match resolved {
-        Ok(PrefixLookup::Unique(id)) => match objects.place(&id) {
-            Ok(Some(place)) => write_object(objects, &id, &place, rest, format, Some(name), out),
+        Ok(PrefixLookup::Unique(id)) => match objects.place(&format.replace.resolve(&id)?) {
+            // The replacement's data under the name of the object asked for, as git prints it.
+            Ok(Some(place)) => write_object(objects, &id, &place, rest, format, Some(name), out)?,
             Ok(None) => status(name, b"missing", out),
-            Err(e) => error(name, &e, out),
+            Err(e) => error(name, &e, out)?,
         },
-        Ok(PrefixLookup::Ambiguous) => status(name, b"ambiguous", out),
+        Ok(PrefixLookup::Ambiguous) => {
+            let hex = String::from_utf8_lossy(name);
+            eprint!("{}", ambiguous::report(objects, &hex));
+            status(name, b"ambiguous", out)
+        }
         Ok(PrefixLookup::NotFound) => status(name, b"missing", out),
-        Err(e) => error(name, &e, out),
+        Err(e) => error(name, &e, out)?,
     }
+    Ok(())
 }
 
-/// Append the line for `id` at `place` (`name` is what to print if it cannot be read; `None`: the id).
+/// git's reading of 41 to 64 hex digits in a SHA-1 repository (its abbreviation code takes up to 64 digits,
+/// the SHA-256 length): the object named by the first 40 digits if it is packed (the digits after them are
+/// not compared), or loose and the digits after them are all `0`; otherwise missing. `None` for any other
+/// name.
+fn padded_sha1(objects: &Objects, hex: &str) -> Option<PrefixLookup> {
+    let full = HashKind::Sha1.hex_len();
+    if objects.hash_kind() != HashKind::Sha1
+        || !(full + 1..=HashKind::Sha256.hex_len()).contains(&hex.len())
+        || !hex.bytes().all(|c| c.is_ascii_hexdigit())
+    {
+        return None;
+    }
+    let id = ObjectId::from_hex_kind(&hex.as_bytes()[..full], HashKind::Sha1).ok()?;
+    let zeros = hex[full..].bytes().all(|c| c == b'0');
+    Some(match objects.handle().locate(&id) {
+        Ok(Some(Location::Packed { .. })) => PrefixLookup::Unique(id),
+        Ok(Some(Location::Loose { .. })) if zeros => PrefixLookup::Unique(id),
+        _ => PrefixLookup::NotFound,
+    })
+}
+
+/// Append the line for `id` at `place` (`name` is what to print if it cannot be read; `None`: the id), and under
+/// `--batch` the contents and a newline.
 pub fn write_object(
     objects: &Objects,
     id: &ObjectId,
@@ -157,11 +241,18 @@ pub fn write_object(
     format: &Format,
     name: Option<&[u8]>,
     out: &mut Vec<u8>,
-) {
+) -> Result<(), Fatal> {
     let start = out.len();
     let hex = id.to_string();
     let name = name.unwrap_or(hex.as_bytes());
-    let header = if format.header {
+    // Under `--batch` the object is read once, its type and size taken from that read.
+    let mut data = Vec::new();
+    let header = if format.contents {
+        match objects.read_at(place, &mut data) {
+            Ok(kind) => Some((kind, data.len() as u64)),
+            Err(e) => return error(name, &e, out),
+        }
+    } else if format.header {
         match objects.header_at(place) {
             Ok(h) => Some(h),
             Err(e) => return error(name, &e, out),
@@ -218,6 +309,11 @@ pub fn write_object(
         }
     }
     out.push(b'\n');
+    if format.contents {
+        out.extend_from_slice(&data);
+        out.push(b'\n');
+    }
+    Ok(())
 }
 
 fn status(name: &[u8], what: &[u8], out: &mut Vec<u8>) {
@@ -227,14 +323,20 @@ fn status(name: &[u8], what: &[u8], out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
-fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) {
+/// An object that cannot be read: `<name> error <message>` (the batch goes on), except what git dies on.
+fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(), Fatal> {
+    if let odb_index_gix::Error::LooseUnknownType { .. } = e {
+        return Err(Fatal("invalid object type".into()));
+    }
     let msg = format!("error {}", e.to_string().replace('\n', " "));
-    status(name, msg.as_bytes(), out)
+    status(name, msg.as_bytes(), out);
+    Ok(())
 }
 
 /// `--batch-all-objects`: every object, sorted by id without repeats ([`odb_index::Handle::objects_sorted`]; each
-/// looked up again, as git does), or with `unordered` once each in the order
-/// [`odb_index::Handle::for_each_object`] visits them, each reported where it was first visited.
+/// looked up again, as git does), or with `unordered` once each in git's order: loose objects first, then the
+/// packs' objects pack by pack (in the order the store lists its packs), each pack's in offset order; each
+/// reported where it comes first in that order.
 pub fn all_objects(
     objects: &Objects,
     format: &Format,
@@ -255,12 +357,24 @@ pub fn all_objects(
             visited.push((*id, loc));
             ControlFlow::Continue(())
         })?;
+        let mut pack_rank = std::collections::HashMap::new();
+        for (_, loc) in &visited {
+            if let Location::Packed { pack, .. } = loc {
+                let next = pack_rank.len();
+                pack_rank.entry(*pack).or_insert(next);
+            }
+        }
+        // Stable: loose objects keep their visiting order.
+        visited.sort_by_key(|(_, loc)| match loc {
+            Location::Loose { .. } => (0, 0, 0),
+            Location::Packed { pack, offset } => (1, pack_rank[pack], *offset),
+        });
         let mut seen = std::collections::HashSet::with_capacity(visited.len());
         for (id, loc) in visited {
             if seen.insert(id) {
                 match objects.place_at(&id, loc) {
-                    Ok(place) => write_object(objects, &id, &place, b"", format, None, &mut buf),
-                    Err(e) => error(id.to_string().as_bytes(), &e, &mut buf),
+                    Ok(place) => write_object(objects, &id, &place, b"", format, None, &mut buf)?,
+                    Err(e) => error(id.to_string().as_bytes(), &e, &mut buf)?,
                 }
                 emit(&mut buf)?;
             }
@@ -269,9 +383,9 @@ pub fn all_objects(
         let all = objects.handle().objects_sorted()?;
         for (id, _) in all {
             match objects.place(&id) {
-                Ok(Some(place)) => write_object(objects, &id, &place, b"", format, None, &mut buf),
+                Ok(Some(place)) => write_object(objects, &id, &place, b"", format, None, &mut buf)?,
                 Ok(None) => status(id.to_string().as_bytes(), b"missing", &mut buf),
-                Err(e) => error(id.to_string().as_bytes(), &e, &mut buf),
+                Err(e) => error(id.to_string().as_bytes(), &e, &mut buf)?,
             }
             emit(&mut buf)?;
         }
@@ -286,6 +400,14 @@ pub enum AllError {
     List(odb_index::Error),
     /// Writing the output failed.
     Write(std::io::Error),
+    /// An object git dies on (exit status 128).
+    Fatal(Fatal),
+}
+
+impl From<Fatal> for AllError {
+    fn from(e: Fatal) -> Self {
+        AllError::Fatal(e)
+    }
 }
 
 impl From<odb_index::Error> for AllError {

@@ -12,22 +12,29 @@ use odb_index::{
 };
 use odb_index_gix::Objects;
 
+mod ambiguous;
 mod batch_check;
-use batch_check::Format;
+mod batch_command;
+mod replace;
+use batch_check::{Fatal, Format};
 
 const USAGE: &str = "usage:
-  odb-index batch-check [--batch-check[=FORMAT]] [--batch-all-objects [--unordered]] [--buffer]
+  odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT] | --batch-command[=FORMAT]]
+                        [--batch-all-objects [--unordered]] [--buffer]
                         [--threads N] [--no-refresh] [--no-events] [--loose watched|probe|cached|none]
                         [--load mmap|read] [--midx-check bounds|pack-index] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
-      %(objectoffset)), `<name> missing`, `<name> ambiguous` or `<name> error <message>`. HEAD, ref
-      names and rev:path are not resolved: they print `<name> missing`. %(objectsize:disk) and
-      %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
+      %(objectoffset)), `<name> missing`, `<name> ambiguous` (git's error: and hint: lines on stderr) or
+      `<name> error <message>`; --batch adds the contents and a newline; --batch-command reads git's
+      commands (`info <name>`, `contents <name>`, `flush` under --buffer). A bad FORMAT or a loose object of
+      an unknown type is `fatal: ...` (exit 128), as git. HEAD, ref names, rev:path and replace refs are
+      not resolved: they print `<name> missing` (a replaced id: its own type and size).
+      %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
       --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
-      or with --unordered in storage order (packs, then loose objects), each where it was found. An index
+      or with --unordered in git's order (loose objects, then each pack's in offset order). An index
       file or directory that cannot be read is reported once on stderr (`odb-index: warning: ...`) and its
       objects are `missing`, as git does.
   odb-index verify [--load mmap|read] PATH
@@ -42,12 +49,20 @@ local file systems; elsewhere it probes, like probe); --no-refresh never re-read
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
 
-/// Why the command stops with exit status 2.
+/// Why the command stops (exit status 2, or git's 128).
 enum Failure {
     /// A command-line mistake: one line, with a pointer to `--help`.
     Usage(String),
     /// Anything else (the repository cannot be opened, input or output failed): one line.
     Fatal(String),
+    /// What git dies on, with git's message and exit status: `fatal: <message>`, exit 128.
+    Git(String),
+}
+
+impl From<Fatal> for Failure {
+    fn from(Fatal(msg): Fatal) -> Failure {
+        Failure::Git(msg)
+    }
 }
 
 fn usage(msg: impl Into<String>) -> Failure {
@@ -75,6 +90,10 @@ fn main() -> ExitCode {
             eprintln!("odb-index: {}", one_line_str(&msg));
             ExitCode::from(2)
         }
+        Err(Failure::Git(msg)) => {
+            eprintln!("fatal: {msg}");
+            ExitCode::from(128)
+        }
     }
 }
 
@@ -101,17 +120,23 @@ fn run() -> Result<ExitCode, Failure> {
     let mut buffer = false;
     let mut threads = 1usize;
     let mut format = batch_check::DEFAULT_FORMAT.to_owned();
+    let mut contents = false;
+    let mut commands = false;
     let mut all = false;
     let mut unordered = false;
     let mut options = Options::default();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("buffer") if cmd == "batch-check" => buffer = true,
-            Long("batch-check") if cmd == "batch-check" => {
+            Long(mode @ ("batch-check" | "batch" | "batch-command")) if cmd == "batch-check" => {
+                contents = mode == "batch";
+                commands = mode == "batch-command";
+                let mode = mode.to_owned();
+                format = batch_check::DEFAULT_FORMAT.to_owned();
                 if let Some(v) = parser.optional_value() {
                     format = v
                         .into_string()
-                        .map_err(|v| usage(format!("--batch-check format is not UTF-8: {v:?}")))?;
+                        .map_err(|v| usage(format!("--{mode} format is not UTF-8: {v:?}")))?;
                 }
             }
             Long("batch-all-objects") if cmd == "batch-check" => all = true,
@@ -181,23 +206,58 @@ fn run() -> Result<ExitCode, Failure> {
     if cmd == "verify" {
         return verify(&path, options.load);
     }
-    let format = Format::parse(&format).map_err(usage)?;
+    let format = Format::parse(&format, contents).map_err(Failure::Git)?;
     // As git: an index file that cannot be read is warned about once, and the objects only it lists are missing.
     let options = options.incomplete(IncompleteMode::Miss);
     let store = Store::open(&path, options).map_err(|e| fatal(e.to_string()))?;
+    // git disables replace refs for --batch-all-objects.
+    let format = match store.objects_dir().parent() {
+        Some(git_dir) if !all => {
+            format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind()))
+        }
+        _ => format,
+    };
     let mut warnings = Warnings::default();
     warnings.report(&store);
     let objects = || Objects::new(store.handle());
-    let result = if all {
+    let result = if commands && !all {
+        let stdin = std::io::stdin();
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let objects = objects();
+        let ran = batch_command::run(
+            &objects,
+            &format,
+            buffer,
+            &mut stdin.lock(),
+            &mut out,
+            |r| next_line(r),
+        );
+        warnings.report(&store);
+        warnings.report_objects(&objects);
+        match ran {
+            Ok(()) => out.flush().map_err(Stream::Output),
+            Err(batch_command::Stop::Input(e)) => Err(Stream::Input(e)),
+            Err(batch_command::Stop::Output(e)) => Err(Stream::Output(e)),
+            Err(batch_command::Stop::Fatal(e)) => Err(Stream::Git(e)),
+        }
+    } else if all {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
-        let listed = batch_check::all_objects(&objects(), &format, unordered, true, &mut out);
+        let objects = objects();
+        let listed = batch_check::all_objects(&objects, &format, unordered, true, &mut out);
         warnings.report(&store);
+        warnings.report_objects(&objects);
         match listed {
             Ok(()) => out.flush().map_err(Stream::Output),
             Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
             Err(batch_check::AllError::List(e)) => return Err(fatal(e.to_string())),
+            Err(batch_check::AllError::Fatal(e)) => {
+                out.flush()
+                    .map_err(|e| fatal(format!("writing output: {e}")))?;
+                return Err(e.into());
+            }
         }
     } else {
         let answered = batch_check(&store, objects, &format, buffer, threads, &mut warnings);
@@ -214,6 +274,7 @@ fn run() -> Result<ExitCode, Failure> {
         }
         Err(Stream::Output(e)) => Err(fatal(format!("writing output: {e}"))),
         Err(Stream::Input(e)) => Err(fatal(format!("reading standard input: {e}"))),
+        Err(Stream::Git(e)) => Err(e.into()),
     }
 }
 
@@ -223,6 +284,8 @@ enum Stream {
     Input(std::io::Error),
     /// Writing standard output.
     Output(std::io::Error),
+    /// An object git dies on: the output so far was written.
+    Git(Fatal),
 }
 
 fn one_line(e: &Error) -> String {
@@ -230,7 +293,7 @@ fn one_line(e: &Error) -> String {
 }
 
 /// The next input line without its terminator (`\n` or `\r\n`), as bytes; `None` at end of input.
-fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
     if input.read_until(b'\n', &mut line)? == 0 {
         return Ok(None);
@@ -244,8 +307,8 @@ fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(line))
 }
 
-/// The store's [`problems`](Store::problems) (an index that cannot be read, a missing alternate), each written to
-/// stderr once.
+/// The store's [`problems`](Store::problems) (an index that cannot be read, a missing alternate) and the
+/// adapter's (a `.rev` file that cannot be used: [`Objects::take_problems`]), each written to stderr once.
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
@@ -254,6 +317,16 @@ struct Warnings {
 }
 
 impl Warnings {
+    /// Files the adapter found unusable and answered around since the last call.
+    fn report_objects(&mut self, objects: &Objects) {
+        for e in objects.take_problems() {
+            let text = e.to_string().replace('\n', " ");
+            if self.reported.insert(text.clone()) {
+                eprintln!("odb-index: warning: {text}");
+            }
+        }
+    }
+
     fn report(&mut self, store: &Store) {
         let now = (store.index_loads(), store.listing_version());
         if self.seen == Some(now) {
@@ -310,17 +383,27 @@ fn batch_check(
                     break;
                 }
                 buf.clear();
-                batch_check::answer_lines(&objects, &batch, format, &mut buf);
+                let answered = batch_check::answer_lines(&objects, &batch, format, &mut buf);
                 out.write_all(&buf).map_err(write)?;
+                if let Err(e) = answered {
+                    out.flush().map_err(write)?;
+                    return Err(Stream::Git(e));
+                }
+                warnings.report_objects(&objects);
             }
             return out.flush().map_err(write);
         }
         while let Some(line) = next_line(&mut input).map_err(read)? {
             buf.clear();
-            batch_check::answer_line(&objects, &line, format, &mut buf);
+            let answered = batch_check::answer_line(&objects, &line, format, &mut buf);
             out.write_all(&buf).map_err(write)?;
+            if let Err(e) = answered {
+                out.flush().map_err(write)?;
+                return Err(Stream::Git(e));
+            }
             out.flush().map_err(write)?;
             warnings.report(store);
+            warnings.report_objects(&objects);
         }
         return out.flush().map_err(write);
     }
@@ -334,15 +417,16 @@ fn batch_check(
             break;
         }
         let chunk = batch.len().div_ceil(threads);
-        let results: Vec<Vec<u8>> = std::thread::scope(|s| {
+        let results: Vec<(Vec<u8>, Option<Fatal>)> = std::thread::scope(|s| {
             let workers: Vec<_> = batch
                 .chunks(chunk)
                 .zip(handles.iter_mut())
                 .map(|(lines, h)| {
                     s.spawn(move || {
                         let mut buf = Vec::new();
-                        batch_check::answer_lines(h, lines, format, &mut buf);
-                        buf
+                        let answered = batch_check::answer_lines(h, lines, format, &mut buf);
+                        // On an error the lines after the one that failed are not answered: git dies there.
+                        (buf, answered.err())
                     })
                 })
                 .collect();
@@ -351,13 +435,20 @@ fn batch_check(
                 .map(|w| w.join().expect("lookup thread panicked"))
                 .collect()
         });
-        for r in &results {
-            out.write_all(r).map_err(write)?;
+        for (r, fatal) in results {
+            out.write_all(&r).map_err(write)?;
+            if let Some(e) = fatal {
+                out.flush().map_err(write)?;
+                return Err(Stream::Git(e));
+            }
         }
         if !buffer {
             out.flush().map_err(write)?;
         }
         warnings.report(store);
+        for h in &handles {
+            warnings.report_objects(h);
+        }
     }
     out.flush().map_err(write)
 }

@@ -7,7 +7,7 @@ pub enum Error {
     /// The lookup itself failed (see [`odb_index::Error`]; it names the file).
     #[error(transparent)]
     Lookup(#[from] odb_index::Error),
-    /// A `.pack` file could not be opened or is not a pack.
+    /// A `.pack` file is not a pack (gix-pack's check of its header; a file that cannot be opened is [`Error::Io`]).
     #[error("{path}: cannot open pack: {source}")]
     PackOpen {
         /// The `.pack` file.
@@ -48,5 +48,14 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong.
         reason: String,
+    },
+    /// A loose object file whose header names a type git does not know (`git hash-object --literally -t <type>`;
+    /// git: `fatal: invalid object type`).
+    #[error("{path}: loose object of unknown type {kind:?}")]
+    LooseUnknownType {
+        /// The file.
+        path: PathBuf,
+        /// The type its header names.
+        kind: String,
     },
 }

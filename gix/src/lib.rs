@@ -2,17 +2,24 @@
 //!
 //! gix interop for [odb-index](odb_index): conversions to and from gix-hash's ids and kinds ([`convert`]), and
 //! gix-object's [`Find`](gix_object::Find), [`FindHeader`](gix_object::FindHeader) and
-//! [`Exists`](gix_object::Exists) implemented on an odb-index [`Handle`](odb_index::Handle) ([`Objects`]), with
+//! [`Exists`](gix_object::Exists) implemented on an odb-index [`Handle`] ([`Objects`]), with
 //! gix-pack decoding pack entries (both delta kinds; a REF_DELTA's base is looked up in the same pack, as git's
 //! `find_pack_entry_one`) and loose objects inflated with gix-zlib. gix's algorithms that take a `Find` run on
 //! odb-index through it.
 //!
-//! From a lookup to bytes: [`Objects::place`] turns the store's [`Location`](odb_index::Location) into a
+//! Open with [`Objects::open`] (default [`Options`]: [`IncompleteMode::Error`]) or [`Objects::open_with`] (a batch
+//! front end answering as git passes `Options::default().incomplete(IncompleteMode::Miss)`). One object by id:
+//! [`Objects::read`] (one lookup, one read; the buffer is cleared first) or, headers only, [`Objects::info`]. The
+//! store's types and the gix crates this implements are re-exported ([`ObjectId`], [`Store`], [`gix_object`],
+//! [`gix_hash`], ...), so a client needs no second dependency; errors are this crate's [`Error`].
+//!
+//! From a lookup to bytes: [`Objects::place`] turns the store's [`Location`] into a
 //! [`Place`] (the `.pack` path and offset, or the loose file's path), [`Objects::header_at`] and
 //! [`Objects::read_at`] read what is there.
 //!
-//! Abbreviated ids, iteration and counts are the store's own ([`Handle::lookup_prefix`](odb_index::Handle::lookup_prefix),
-//! [`Handle::objects_sorted`](odb_index::Handle::objects_sorted), ...), through [`Objects::handle`];
+//! Abbreviated ids, iteration and counts are the store's own ([`Handle::lookup_prefix`],
+//! [`Handle::objects_sorted`], ...), through [`Objects::handle`] (a new handle,
+//! the caller's own);
 //! [`Objects::resolve`] reads a hex object name as `git cat-file` does.
 //!
 //! ```
@@ -37,10 +44,16 @@
 
 pub mod convert;
 mod error;
+mod loose;
 mod objects;
 mod rev;
 
 pub use error::Error;
 pub use objects::{Info, Objects, Place};
-/// What [`Objects::resolve`] answers (the store's type).
-pub use odb_index::PrefixLookup;
+/// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
+pub use odb_index::{
+    Handle, HashKind, IncompleteMode, Location, ObjectId, Options, PackId, PrefixLookup, Store,
+};
+/// The gix crates whose traits and types [`Objects`] implements and returns, at the versions it was built with
+/// (a client naming `gix_object::Find` through another version of gix-object would find it not implemented).
+pub use {gix_hash, gix_object};

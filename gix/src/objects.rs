@@ -1,6 +1,6 @@
 //! [`Objects`]: an odb-index [`Handle`] with the data behind each location, for gix's traits.
 
-use std::cell::{Cell, RefCell, RefMut};
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,13 +11,13 @@ use gix_pack::data::decode::{
     entry::ResolvedBase as EntryBase, header::ResolvedBase as HeaderBase,
 };
 use gix_pack::data::entry::Header as EntryHeader;
-use odb_index::idx::PackIndex;
 use odb_index::{
     Handle, HashKind, Location, ObjectId, Options, PackId, Prefix, PrefixLookup, Store,
 };
 
 use crate::Error;
 use crate::convert::{kind_to_gix, oid_from_gix};
+use crate::loose::Loose;
 use crate::rev::RevIndex;
 
 /// Where an object's bytes are: what [`Objects::place`] turns a [`Location`] into.
@@ -60,51 +60,35 @@ pub struct Info {
     pub place: Place,
 }
 
-/// An opened pack: gix-pack's view of the data, and the index and reverse index, opened when first needed.
+/// An opened pack: gix-pack's view of the data and the reverse index, made when first needed (the `.idx` is
+/// the store's, reached through [`Handle::with_pack_index`]).
 struct Pack {
     id: PackId,
     path: Arc<Path>,
     idx_path: PathBuf,
     kind: HashKind,
-    data: OnceLock<gix_pack::data::File>,
-    idx: OnceLock<Arc<PackIndex>>,
+    data: OnceLock<gix_pack::data::File<odb_index::data::Data>>,
     rev: OnceLock<Arc<RevIndex>>,
 }
 
 impl Pack {
-    /// The pack's `.idx`, for the reverse index only (opened again here: the store keeps its own copy private).
-    fn index(&self, kind: HashKind) -> Result<Arc<PackIndex>, Error> {
-        if let Some(i) = self.idx.get() {
-            return Ok(Arc::clone(i));
-        }
-        let idx = Arc::new(PackIndex::open(&self.idx_path, kind)?);
-        Ok(Arc::clone(self.idx.get_or_init(|| idx)))
-    }
-
-    fn rev(&self, kind: HashKind) -> Result<Arc<RevIndex>, Error> {
-        if let Some(r) = self.rev.get() {
-            return Ok(Arc::clone(r));
-        }
-        let idx = self.index(kind)?;
-        let rev = Arc::new(RevIndex::open(
-            &idx,
-            &self.path.with_extension("rev"),
-            kind,
-        )?);
-        Ok(Arc::clone(self.rev.get_or_init(|| rev)))
-    }
-
-    /// gix-pack's view of the `.pack` file, mapped on first use.
-    fn data(&self) -> Result<&gix_pack::data::File, Error> {
+    /// gix-pack's view of the `.pack` file, mapped on first use through [`odb_index::data::Data::open`] (a
+    /// regular file only, opened without blocking).
+    fn data(&self) -> Result<&gix_pack::data::File<odb_index::data::Data>, Error> {
         if let Some(d) = self.data.get() {
             return Ok(d);
         }
+        let map = odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap).map_err(
+            |source| Error::Io {
+                path: self.path.to_path_buf(),
+                source,
+            },
+        )?;
         let data =
-            gix_pack::data::File::at(&self.path, kind_to_gix(self.kind)).map_err(|source| {
-                Error::PackOpen {
-                    path: self.path.to_path_buf(),
-                    source,
-                }
+            gix_pack::data::File::from_data(map, self.path.to_path_buf(), kind_to_gix(self.kind))
+                .map_err(|source| Error::PackOpen {
+                path: self.path.to_path_buf(),
+                source,
             })?;
         Ok(self.data.get_or_init(|| data))
     }
@@ -161,6 +145,10 @@ pub struct Objects {
     /// [`Store::listing_version`] when the cached packs were last checked with [`Store::is_pack_live`].
     listing_seen: Cell<u64>,
     inflate: RefCell<gix_zlib::Inflate>,
+    /// The loose objects' decompressor (streaming: a loose file is never read whole).
+    loose: RefCell<gix_zlib::Decompress>,
+    /// Files that were unusable but had a fallback (a broken `.rev`), not yet taken by [`Objects::take_problems`].
+    problems: RefCell<Vec<Error>>,
 }
 
 impl std::fmt::Debug for Objects {
@@ -182,14 +170,41 @@ impl Objects {
             handle: RefCell::new(handle),
             packs: RefCell::new(HashMap::new()),
             inflate: RefCell::new(gix_zlib::Inflate::default()),
+            loose: RefCell::new(gix_zlib::Decompress::new()),
+            problems: RefCell::new(Vec::new()),
         }
     }
 
-    /// Open the repository at `path` with default [`Options`] and read objects through a handle of it.
+    /// Open the repository at `path` with default [`Options`] (so [`IncompleteMode::Error`](crate::IncompleteMode):
+    /// a miss while some index could not be read is an error, never "absent") and read objects through a handle
+    /// of it. Same as `Objects::open_with(path, Options::default())`.
     pub fn open(path: impl AsRef<Path>) -> Result<Objects, Error> {
-        Ok(Objects::new(
-            Store::open(path, Options::default())?.handle(),
-        ))
+        Objects::open_with(path, Options::default())
+    }
+
+    /// Open the repository at `path` (a work tree, a `.git` directory, a bare repository or an objects
+    /// directory) with `options` and read objects through a handle of it. A front end answering a batch as git
+    /// does (`cat-file --batch`) passes `Options::default().incomplete(IncompleteMode::Miss)`: an index that
+    /// cannot be read makes its objects absent (listed by [`Store::problems`]) instead of failing every miss.
+    ///
+    /// ```
+    /// # let repo = odb_index_testkit::init_repo("sha1", false);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 7, "main");
+    /// use odb_index_gix::{IncompleteMode, Objects, Options};
+    ///
+    /// let pack_dir = repo.path().join(".git/objects/pack");
+    /// std::fs::write(pack_dir.join("pack-1234.idx"), b"not an index")?;
+    /// std::fs::write(pack_dir.join("pack-1234.pack"), b"PACK")?;
+    /// let absent = "0123456789012345678901234567890123456789".parse()?;
+    /// let strict = Objects::open(repo.path())?;
+    /// assert!(strict.info(&absent).is_err()); // cannot claim absence
+    /// let lenient = Objects::open_with(repo.path(), Options::default().incomplete(IncompleteMode::Miss))?;
+    /// assert_eq!(lenient.info(&absent)?, None); // as git
+    /// assert_eq!(lenient.store().problems().len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_with(path: impl AsRef<Path>, options: Options) -> Result<Objects, Error> {
+        Ok(Objects::new(Store::open(path, options)?.handle()))
     }
 
     /// The store this reads.
@@ -197,12 +212,20 @@ impl Objects {
         &self.store
     }
 
-    /// The handle, for the store's own API: prefixes ([`Handle::lookup_prefix`],
+    /// A new handle of the same store, for the store's own API: prefixes ([`Handle::lookup_prefix`],
     /// [`Handle::shortest_unique_len`]), iteration ([`Handle::objects_sorted`], [`Handle::for_each_object`]),
-    /// counts. Every method of `Objects` borrows it too: use the guard for one call and drop it (as
-    /// `objects.handle().objects_sorted()?` does) before reading anything, or the `RefCell` panics.
-    pub fn handle(&self) -> RefMut<'_, Handle> {
-        self.handle.borrow_mut()
+    /// counts. It is the caller's own (nothing here borrows it, so it can be held across any call of `Objects`);
+    /// it shares the store's loaded indices, so making one is cheap (see [`Store::handle`]).
+    pub fn handle(&self) -> Handle {
+        self.store.handle()
+    }
+
+    /// Files found unusable since the last call, each once, whose objects were still answered by a fallback, as
+    /// git does after a warning: a pack's `.rev` file that cannot be used (truncated, empty, another version,
+    /// not a regular file, ...) is replaced by a reverse index built from the `.idx`. A front end prints them as
+    /// warnings. (Index files the store could not load are [`Store::problems`].)
+    pub fn take_problems(&self) -> Vec<Error> {
+        std::mem::take(&mut self.problems.borrow_mut())
     }
 
     /// The repository's object format.
@@ -335,19 +358,8 @@ impl Objects {
                 Ok((out.kind, out.object_size))
             }
             Place::Loose { path } => {
-                let data = read_file(path)?;
-                let mut head = [0u8; 64];
-                let mut inflate = self.inflate.borrow_mut();
-                inflate.reset();
-                let (_, _, written) =
-                    inflate
-                        .prefix(&data, &mut head)
-                        .map_err(|e| Error::LooseCorrupt {
-                            path: path.clone(),
-                            reason: e.to_string(),
-                        })?;
-                let (kind, size, _) = loose_header(path, &head[..written])?;
-                Ok((kind, size))
+                let loose = Loose::open(path, &mut self.loose.borrow_mut())?;
+                Ok((loose.kind, loose.size))
             }
         }
     }
@@ -359,23 +371,21 @@ impl Objects {
         match place {
             Place::Packed { pack, offset, .. } => {
                 let p = self.pack(*pack)?;
-                let rev = p.rev(self.kind)?;
-                let idx = p.index(self.kind)?;
+                let rev = self.rev(&p)?;
                 let end = (p.data()?.data_len().saturating_sub(self.kind.len())) as u64;
-                rev.disk_size(&idx, *offset, end)
+                self.with_index(&p, |idx| rev.disk_size(idx, *offset, end))?
                     .ok_or_else(|| Error::Index {
                         path: p.idx_path.clone(),
                         reason: format!("no entry at pack offset {offset}"),
                     })
             }
-            Place::Loose { path } => {
-                std::fs::metadata(path)
-                    .map(|m| m.len())
-                    .map_err(|source| Error::Io {
-                        path: path.clone(),
-                        source,
-                    })
-            }
+            Place::Loose { path } => odb_index::data::open_regular(path)
+                .map(|(_, md)| md)
+                .map(|m| m.len())
+                .map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                }),
         }
     }
 
@@ -397,16 +407,51 @@ impl Objects {
                 let base = entry
                     .checked_base_pack_offset(base_distance)
                     .ok_or_else(bad)?;
-                let idx = p.index(self.kind)?;
-                let rev = p.rev(self.kind)?;
-                let i = rev.index_position(&idx, base).ok_or_else(bad)?;
-                Ok(idx.id_at(i).and_then(ObjectId::from_bytes))
+                let rev = self.rev(&p)?;
+                let id = self.with_index(&p, |idx| {
+                    let i = rev.index_position(idx, base)?;
+                    idx.id_at(i).and_then(ObjectId::from_bytes)
+                })?;
+                id.ok_or_else(bad).map(Some)
             }
             _ => Ok(None),
         }
     }
 
-    /// Read the object at `place` into `out` (inflated, deltas applied); returns its type.
+    /// Read object `id` into `out`: one lookup, then one read of the entry (its header read once), inflated
+    /// and with deltas applied. `out` is cleared first: on success it holds exactly the object's bytes
+    /// (`out.len()` is [`Info::size`]), and on `Ok(None)` (absent; an id of the other hash kind is absent too)
+    /// or an error its contents are unspecified. Its capacity is reused, so one buffer serves a whole batch.
+    ///
+    /// ```
+    /// # let repo = odb_index_testkit::init_repo("sha1", false);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
+    /// # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main:f0/0"]);
+    /// use odb_index_gix::{ObjectId, Objects, gix_object::Kind};
+    ///
+    /// let objects = Objects::open(repo.path())?;
+    /// let id: ObjectId = id.trim().parse()?;
+    /// let mut buf = b"left over from before".to_vec();
+    /// let info = objects.read(&id, &mut buf)?.expect("present");
+    /// assert_eq!((info.kind, info.size, &buf[..]), (Kind::Blob, 9, &b"blob 1 0\n"[..]));
+    /// let absent = "0123456789012345678901234567890123456789".parse()?;
+    /// assert_eq!(objects.read(&absent, &mut buf)?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read(&self, id: &ObjectId, out: &mut Vec<u8>) -> Result<Option<Info>, Error> {
+        let Some(place) = self.place(id)? else {
+            return Ok(None);
+        };
+        let kind = self.read_at(&place, out)?;
+        Ok(Some(Info {
+            kind,
+            size: out.len() as u64,
+            place,
+        }))
+    }
+
+    /// Read the object at `place` into `out` (inflated, deltas applied; `out` is cleared first and holds exactly
+    /// the object's bytes on success); returns its type.
     pub fn read_at(&self, place: &Place, out: &mut Vec<u8>) -> Result<Kind, Error> {
         match place {
             Place::Packed { pack, offset, .. } => {
@@ -431,39 +476,10 @@ impl Objects {
                 Ok(outcome.kind)
             }
             Place::Loose { path } => {
-                let data = read_file(path)?;
-                let corrupt = |reason: String| Error::LooseCorrupt {
-                    path: path.clone(),
-                    reason,
-                };
-                let mut head = [0u8; 64];
-                let mut inflate = self.inflate.borrow_mut();
-                inflate.reset();
-                let (_, used, written) = inflate
-                    .prefix(&data, &mut head)
-                    .map_err(|e| corrupt(e.to_string()))?;
-                let (kind, size, header_len) = loose_header(path, &head[..written])?;
-                // zlib expands at most ~1032:1; a larger claimed size is corruption, not an allocation to try.
-                if size > 1032 * data.len() as u64 + 64 {
-                    return Err(corrupt(format!(
-                        "claims {size} bytes from a {}-byte file",
-                        data.len()
-                    )));
-                }
-                let n = inflate
-                    .rest(
-                        &data[used..],
-                        &head[..written],
-                        header_len,
-                        out,
-                        size as usize,
-                    )
-                    .map_err(|e| corrupt(e.to_string()))?;
-                if n as u64 != size {
-                    return Err(corrupt(format!(
-                        "header says {size} bytes, the data has {n}"
-                    )));
-                }
+                let mut z = self.loose.borrow_mut();
+                let loose = Loose::open(path, &mut z)?;
+                let kind = loose.kind;
+                loose.read_into(&mut z, out)?;
                 Ok(kind)
             }
         }
@@ -481,11 +497,32 @@ impl Objects {
             idx_path: info.idx_path,
             kind: self.kind,
             data: OnceLock::new(),
-            idx: OnceLock::new(),
             rev: OnceLock::new(),
         });
         self.packs.borrow_mut().insert(id, Arc::clone(&pack));
         Ok(pack)
+    }
+
+    /// `f` on the store's `.idx` of `pack` (the handle borrowed for the call only).
+    fn with_index<R>(
+        &self,
+        pack: &Pack,
+        f: impl FnOnce(&odb_index::idx::PackIndex) -> R,
+    ) -> Result<R, Error> {
+        Ok(self.handle.borrow_mut().with_pack_index(pack.id, f)?)
+    }
+
+    /// The reverse index of `pack`, made on first need: from its `.rev` file, or (none, or one that cannot be
+    /// used: reported once through [`Objects::take_problems`]) from the `.idx`'s offsets.
+    fn rev(&self, pack: &Pack) -> Result<Arc<RevIndex>, Error> {
+        if let Some(r) = pack.rev.get() {
+            return Ok(Arc::clone(r));
+        }
+        let rev_path = pack.path.with_extension("rev");
+        let (rev, problem) =
+            self.with_index(pack, |idx| RevIndex::open(idx, &rev_path, self.kind))?;
+        self.problems.borrow_mut().extend(problem);
+        Ok(Arc::clone(pack.rev.get_or_init(|| Arc::new(rev))))
     }
 
     /// The entry of a REF_DELTA's `base` if it is in the same pack (git's `find_pack_entry_one`), for gix-pack's
@@ -506,20 +543,6 @@ impl Objects {
             .transpose()
             .map_err(gix_error::Error::from_error)
     }
-}
-
-fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })
-}
-
-fn loose_header(path: &Path, head: &[u8]) -> Result<(Kind, u64, usize), Error> {
-    gix_object::decode::loose_header(head).map_err(|e| Error::LooseCorrupt {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    })
 }
 
 impl gix_object::Find for Objects {

@@ -129,7 +129,7 @@ fn headers_and_data_of_every_object_match_git() {
         let r = repo.path();
         let objects = Objects::open(r).unwrap();
         let input = all_objects(r).join("\n") + "\n";
-        let expected = String::from_utf8(cat_file(r, &input)).unwrap();
+        let expected = String::from_utf8(cat_file(r, "--batch-check", &input)).unwrap();
         let mut buf = Vec::new();
         let (mut packed, mut loose) = (0, 0);
         for line in expected.lines() {
@@ -200,17 +200,8 @@ fn example_client_matches_git_cat_file() {
             3,
         ));
         let input = names.join("\n") + "\n";
-        let expected = cat_file(r, &input);
-        let mut ex = example()
-            .arg(r)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut si = ex.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || si.write_all(input.as_bytes()));
-        let out = ex.wait_with_output().unwrap();
-        writer.join().unwrap().unwrap();
+        let expected = cat_file(r, "--batch-check", &input);
+        let out = run_example("batch_check", r, input);
         assert!(out.status.success(), "{format}");
         assert!(
             String::from_utf8_lossy(&expected).contains(" ambiguous"),
@@ -223,21 +214,114 @@ fn example_client_matches_git_cat_file() {
     }
 }
 
-/// `cargo run --example batch_check --`, in the profile this test was built with (`cargo test` built the example
+/// The `batch` example (`cat-file --batch` on the adapter, 30 lines) against `git cat-file --batch`, byte for
+/// byte, on a real source tree (the cargo registry's sources, else this workspace's) imported in four commits,
+/// repacked with deltas (`git repack -adf`), then more commits and loose objects on top.
+#[test]
+fn batch_example_matches_git_cat_file_batch() {
+    let root = odb_index_testkit::registry_src().unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_owned()
+    });
+    let lines =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/batch.rs"))
+            .unwrap();
+    assert!(
+        lines.lines().count() <= 30,
+        "the --batch client is at most 30 lines"
+    );
+    for format in ["sha1", "sha256"] {
+        let repo = init_repo(format, false);
+        let r = repo.path();
+        let files = odb_index_testkit::import_tree(r, &root, 1500, 3, "main");
+        assert!(files > 100, "{}: only {files} files", root.display());
+        git(r, &["repack", "-adfq"]);
+        odb_index_testkit::fast_import_blobs(r, 2000, 4, "blobs"); // another pack: shared 4-digit prefixes
+        for i in 0..20 {
+            git_stdin(
+                r,
+                &["hash-object", "-w", "--stdin"],
+                format!("loose {i}\n").as_bytes(),
+            );
+        }
+        let verified = git(r, &["verify-pack", "-v", &idx_of_largest_pack(r)]);
+        assert!(
+            verified.contains("chain length = 2"),
+            "{format}: the repack made delta chains"
+        );
+        let mut names = all_objects(r);
+        let prefixes: Vec<String> = names
+            .iter()
+            .step_by(7)
+            .map(|id| id[..5].to_owned())
+            .collect();
+        names.extend(prefixes);
+        names.extend(odb_index_testkit::absent_ids(
+            20,
+            if format == "sha1" { 40 } else { 64 },
+            5,
+        ));
+        let input = names.join("\n") + "\n";
+        let expected = cat_file(r, "--batch", &input);
+        let out = run_example("batch", r, input);
+        assert!(out.status.success(), "{format}");
+        let text = String::from_utf8_lossy(&expected);
+        assert!(
+            text.contains(" ambiguous\n") && text.contains(" missing\n"),
+            "{format}"
+        );
+        assert!(
+            out.stdout == expected,
+            "{format}: the batch example's output differs from git's"
+        );
+    }
+}
+
+/// The `.idx` of the largest pack in `r`.
+fn idx_of_largest_pack(r: &Path) -> String {
+    let pack_dir = objects_dir(r).join("pack");
+    let mut packs: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(&pack_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pack"))
+        .map(|p| (p.metadata().unwrap().len(), p))
+        .collect();
+    packs.sort();
+    packs
+        .last()
+        .unwrap()
+        .1
+        .with_extension("idx")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Run the example `name` on repository `r` with `input` on stdin (written from another thread).
+fn run_example(name: &str, r: &Path, input: String) -> std::process::Output {
+    let mut ex = example(name)
+        .arg(r)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut si = ex.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || si.write_all(input.as_bytes()));
+    let out = ex.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
+}
+
+/// `cargo run --example <name> --`, in the profile this test was built with (`cargo test` built the example
 /// already, so this only checks that it is up to date).
-fn example() -> Command {
+fn example(name: &str) -> Command {
     let exe = std::env::current_exe().unwrap();
     // target/<profile>/deps/<test binary>
     let profile = exe.parent().unwrap().parent().unwrap().file_name().unwrap();
     let mut c = Command::new(env!("CARGO"));
-    c.args([
-        "run",
-        "-q",
-        "-p",
-        "odb-index-gix",
-        "--example",
-        "batch_check",
-    ]);
+    c.args(["run", "-q", "-p", "odb-index-gix", "--example", name]);
     if profile == "release" {
         c.arg("--release");
     }
@@ -245,11 +329,11 @@ fn example() -> Command {
     c
 }
 
-/// `git cat-file --batch-check` on `input` (written from another thread: the output may fill its pipe first);
-/// its stdout. Its stderr (hints about ambiguous names) is dropped.
-fn cat_file(r: &Path, input: &str) -> Vec<u8> {
+/// `git cat-file <mode>` on `input` (written from another thread: the output may fill its pipe first); its
+/// stdout. Its stderr (hints about ambiguous names) is dropped.
+fn cat_file(r: &Path, mode: &str, input: &str) -> Vec<u8> {
     let mut child = odb_index_testkit::git_cmd(r)
-        .args(["cat-file", "--batch-check"])
+        .args(["cat-file", mode])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -377,4 +461,177 @@ fn packs_a_refresh_removed_are_dropped_once_the_listing_moves() {
         objects.read_at(&new, &mut data).unwrap(),
         gix_object::Kind::Blob
     );
+}
+
+/// Every object's `%(objectsize:disk)` and `%(deltabase)` as the adapter answers them, and the problems it
+/// reported while answering.
+fn disk_sizes_and_bases(r: &Path, ids: &[String]) -> (Vec<String>, Vec<String>) {
+    let objects = Objects::open(r).unwrap();
+    let mut lines = Vec::new();
+    for id in ids {
+        let place = objects
+            .place(&id.parse().unwrap())
+            .unwrap()
+            .expect("present");
+        let base = objects.delta_base(&place).unwrap();
+        let base = base.map_or("0".repeat(40), |b| b.to_string());
+        lines.push(format!(
+            "{id} {} {base}",
+            objects.disk_size(&place).unwrap()
+        ));
+    }
+    let problems = objects
+        .take_problems()
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        objects.take_problems().is_empty(),
+        "each problem is reported once"
+    );
+    (lines, problems)
+}
+
+/// A `.rev` that cannot be used (truncated, empty, version 2, a directory, a symlink loop, a FIFO, a symlink to
+/// `/dev/zero`, a 1 GB sparse file) is reported once and every answer comes from the `.idx`, as git falls back
+/// (never a hang, never a read of more than the format's length).
+#[test]
+fn broken_rev_files_are_reported_once_and_answers_come_from_the_idx() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    history(r, 20, 1);
+    git(r, &["-c", "pack.writeReverseIndex=true", "repack", "-adfq"]);
+    let pack_dir = objects_dir(r).join("pack");
+    let rev = std::fs::read_dir(&pack_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "rev"))
+        .expect("git wrote a .rev");
+    let good = std::fs::read(&rev).unwrap();
+    let ids = all_objects(r);
+    let expected: Vec<String> = odb_index_testkit::git_stdin(
+        r,
+        &[
+            "cat-file",
+            "--batch-check=%(objectname) %(objectsize:disk) %(deltabase)",
+        ],
+        (ids.join("\n") + "\n").as_bytes(),
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect();
+    assert!(
+        expected.iter().any(|l| !l.ends_with(&"0".repeat(40))),
+        "some deltas"
+    );
+    let (lines, problems) = disk_sizes_and_bases(r, &ids);
+    assert_eq!(
+        (lines, problems.len()),
+        (expected.clone(), 0),
+        "the good .rev"
+    );
+    let reset = || {
+        let _ = std::fs::remove_file(&rev);
+        let _ = std::fs::remove_dir(&rev);
+    };
+    let mut version2 = good.clone();
+    version2[7] = 2;
+    type Breakage<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let breakages: Vec<Breakage> = vec![
+        (
+            "truncated",
+            Box::new(|| std::fs::write(&rev, &good[..good.len() - 7]).unwrap()),
+        ),
+        ("empty", Box::new(|| std::fs::write(&rev, b"").unwrap())),
+        (
+            "version 2",
+            Box::new(|| std::fs::write(&rev, &version2).unwrap()),
+        ),
+        (
+            "a directory",
+            Box::new(|| std::fs::create_dir(&rev).unwrap()),
+        ),
+        (
+            "a symlink loop",
+            Box::new(|| std::os::unix::fs::symlink(&rev, &rev).unwrap()),
+        ),
+        (
+            "a symlink to /dev/zero",
+            Box::new(|| std::os::unix::fs::symlink("/dev/zero", &rev).unwrap()),
+        ),
+        (
+            "a FIFO",
+            Box::new(|| assert!(Command::new("mkfifo").arg(&rev).status().unwrap().success())),
+        ),
+        (
+            "1 GB sparse",
+            Box::new(|| {
+                std::fs::File::create(&rev)
+                    .unwrap()
+                    .set_len(1 << 30)
+                    .unwrap()
+            }),
+        ),
+    ];
+    for (what, brk) in &breakages {
+        reset();
+        brk();
+        let (lines, problems) = disk_sizes_and_bases(r, &ids);
+        assert_eq!(lines, expected, "{what}: the answers from the .idx");
+        assert_eq!(problems.len(), 1, "{what}: reported once: {problems:?}");
+        assert!(
+            problems[0].contains(&*rev.to_string_lossy()),
+            "{what}: names the file: {problems:?}"
+        );
+    }
+    reset();
+}
+
+/// A loose object's header is read by streaming its first bytes (a large object is never read whole for its
+/// type and size), and a loose object name that is not a regular file is a typed error, never a hang.
+#[test]
+fn loose_headers_stream_and_non_regular_loose_files_are_errors() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    let big: Vec<u8> = (0..8u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let id = git_stdin(r, &["hash-object", "-w", "--stdin"], &big);
+    let objects = Objects::open(r).unwrap();
+    let id: odb_index::ObjectId = id.trim().parse().unwrap();
+    let info = objects.info(&id).unwrap().expect("present");
+    assert_eq!(
+        (info.kind, info.size),
+        (gix_object::Kind::Blob, big.len() as u64)
+    );
+    let mut buf = Vec::new();
+    assert_eq!(
+        objects.read(&id, &mut buf).unwrap().map(|i| i.size),
+        Some(big.len() as u64)
+    );
+    assert!(buf == big);
+    let Place::Loose { path } = info.place else {
+        panic!("loose")
+    };
+    for (what, make) in [("/dev/zero", "ln"), ("a FIFO", "mkfifo")] {
+        std::fs::remove_file(&path).unwrap();
+        let st = if make == "ln" {
+            Command::new("ln")
+                .args(["-s", "/dev/zero"])
+                .arg(&path)
+                .status()
+        } else {
+            Command::new("mkfifo").arg(&path).status()
+        };
+        assert!(st.unwrap().success());
+        match objects.info(&id) {
+            Err(Error::Io { path: p, .. }) => assert_eq!(p, path, "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        assert!(
+            matches!(objects.read(&id, &mut buf), Err(Error::Io { .. })),
+            "{what}"
+        );
+    }
 }

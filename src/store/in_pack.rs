@@ -60,13 +60,7 @@ impl Handle {
                 found: id.kind(),
             });
         }
-        if !self.generation().pack_by_id.contains_key(&pack) {
-            // Perhaps a pack newer than this handle's listing.
-            self.move_to_current();
-            if !self.generation().pack_by_id.contains_key(&pack) {
-                return Err(Error::StalePack { pack });
-            }
-        }
+        self.check_listed(pack)?;
         let bytes = id.as_bytes();
         if let Some(answer) = self.in_loaded(pack, bytes) {
             return Ok(answer);
@@ -78,9 +72,70 @@ impl Handle {
         }
         // Covered by a multi-pack-index that lists the object under another pack (or not at all): the pack's
         // own index decides.
-        if let Some((_, idx)) = self.own_indices.iter().find(|(p, _)| *p == pack) {
-            return Ok(idx.lookup(bytes));
+        Ok(self.own_index(pack)?.lookup(bytes))
+    }
+
+    /// Run `f` on pack `pack`'s own `.idx`: the one the store loaded (checked against its pack), else (a pack a
+    /// multi-pack-index covers) the one opened for [`locate_in_pack`](Self::locate_in_pack), once per handle.
+    /// For readers that need the pack's entries in offset order (a reverse index: git's `%(objectsize:disk)`,
+    /// an `OFS_DELTA`'s base id) without mapping the file a second time.
+    ///
+    /// Errors: those of [`locate_in_pack`](Self::locate_in_pack).
+    ///
+    /// ```
+    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
+    /// # let repo = odb_index_testkit::init_repo("sha1", false);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
+    /// # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);
+    /// use odb_index::{Location, Options, Store};
+    ///
+    /// let store = Store::open(repo.path(), Options::default())?;
+    /// let mut handle = store.handle();
+    /// let Some(Location::Packed { pack, offset }) = handle.locate(&id.trim().parse()?)? else { panic!() };
+    /// // The pack's entries in offset order (a reverse index), from the index the store loaded.
+    /// let offsets = handle.with_pack_index(pack, |idx| {
+    ///     let mut o: Vec<u64> = (0..idx.len()).filter_map(|i| idx.offset_at(i)).collect();
+    ///     o.sort_unstable();
+    ///     o
+    /// })?;
+    /// assert_eq!(offsets.len(), 10 + 10 + 1 + 1); // blobs, their directories, the root tree, the commit
+    /// assert!(offsets.binary_search(&offset).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_pack_index<R>(
+        &mut self,
+        pack: PackId,
+        f: impl FnOnce(&PackIndex) -> R,
+    ) -> Result<R, Error> {
+        self.check_listed(pack)?;
+        if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
+            return Ok(f(&p.idx));
         }
+        self.load_all();
+        if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
+            return Ok(f(&p.idx));
+        }
+        let idx = self.own_index(pack)?;
+        Ok(f(&idx))
+    }
+
+    /// `Ok` if `pack` is in this handle's listing, or in the store's current one (a pack newer than the handle's).
+    fn check_listed(&mut self, pack: PackId) -> Result<(), Error> {
+        if !self.generation().pack_by_id.contains_key(&pack) {
+            self.move_to_current();
+            if !self.generation().pack_by_id.contains_key(&pack) {
+                return Err(Error::StalePack { pack });
+            }
+        }
+        Ok(())
+    }
+
+    /// The pack's own `.idx` opened by this handle (for a pack a multi-pack-index covers), opened on first need.
+    fn own_index(&mut self, pack: PackId) -> Result<Arc<PackIndex>, Error> {
+        if let Some((_, idx)) = self.own_indices.iter().find(|(p, _)| *p == pack) {
+            return Ok(Arc::clone(idx));
+        }
+        let store = Arc::clone(self.store());
         let g = self.generation();
         let listed = g.pack_by_id.get(&pack).map(|&i| &g.packs[i]);
         let Some(listed) = listed else {
@@ -91,9 +146,8 @@ impl Handle {
             store.hash_kind(),
             store.options.load,
         )?);
-        let answer = idx.lookup(bytes);
-        self.own_indices.push((pack, idx));
-        Ok(answer)
+        self.own_indices.push((pack, Arc::clone(&idx)));
+        Ok(idx)
     }
 
     /// The answer from what this handle has loaded: `Some(answer)` if the pack's own index is loaded (or a

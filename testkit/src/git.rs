@@ -194,3 +194,83 @@ pub fn write_stub_pack(path: &Path, objects: u32, len: u64, checksum: &[u8]) {
         .unwrap();
     f.write_all(checksum).unwrap();
 }
+
+/// The cargo registry's unpacked sources (`$CARGO_HOME/registry/src/*`, `~/.cargo` by default; the registry
+/// directory with the most crates), if any: real source trees for fixtures.
+pub fn registry_src() -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    // The registry with the most crates (a second registry directory may hold only a few).
+    let mut dirs: Vec<(usize, PathBuf)> = std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .map(|p| (std::fs::read_dir(&p).map_or(0, |d| d.count()), p))
+        .collect();
+    dirs.sort();
+    dirs.pop().map(|(_, p)| p)
+}
+
+/// Import the first `max_files` files (by path, each at most 64 KiB) under `root` into `refs/heads/<branch>`
+/// with `git fast-import`: one commit holding them all, then `rounds` commits each appending a line to a
+/// rotating third of them (so that a `git repack -adf` afterwards makes deltas of both kinds of chain). Returns
+/// how many files were imported.
+pub fn import_tree(
+    repo: &Path,
+    root: &Path,
+    max_files: usize,
+    rounds: usize,
+    branch: &str,
+) -> usize {
+    let mut files = Vec::new();
+    let mut todo = vec![root.to_owned()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if t.is_file() && e.metadata().is_ok_and(|m| m.len() <= 64 * 1024) {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    files.truncate(max_files);
+    let mut s = Vec::new();
+    for round in 0..=rounds {
+        let msg = format!("round {round}");
+        write!(
+            s,
+            "commit refs/heads/{branch}\ncommitter c <c@example.invalid> {} +0000\ndata {}\n{msg}\n",
+            1_700_000_000 + round,
+            msg.len()
+        )
+        .expect("to a Vec");
+        for (i, f) in files.iter().enumerate() {
+            if round > 0 && i % 3 != round % 3 {
+                continue;
+            }
+            let Ok(mut data) = std::fs::read(f) else {
+                continue;
+            };
+            if round > 0 {
+                data.extend_from_slice(format!("\n{msg}\n").as_bytes());
+            }
+            let path = f
+                .strip_prefix(root)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .replace(['\n', '"'], "_");
+            write!(s, "M 100644 inline \"{path}\"\ndata {}\n", data.len()).expect("to a Vec");
+            s.extend_from_slice(&data);
+            s.push(b'\n');
+        }
+        s.push(b'\n');
+    }
+    git_stdin(repo, &["fast-import", "--quiet"], &s);
+    files.len()
+}
