@@ -43,6 +43,10 @@ pub(super) struct Watch {
     imp: Imp,
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per store, behind an Arc; boxing would add a pointer load to every miss's check"
+)]
 enum Imp {
     Stat,
     #[cfg(any(target_os = "linux", target_os = "android"))]
