@@ -1,7 +1,8 @@
 //! Exhaustive (bounded) model checks of the lazy-loading protocol in `src/protocol.rs`, on the crate's real code.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom` (or without `--test loom`: every other
-//! target of the package is compiled out under `cfg(loom)`). Each model checks one property and says what would
+//! Compiled into the crate's unit tests under `cfg(all(test, loom))` (`src/lib.rs`), so the models reach the
+//! crate-private protocol: run with `RUSTFLAGS="--cfg loom" cargo test --release` (`--lib` for the models alone,
+//! `-- loom_models::NAME` for one). Each model checks one property and says what would
 //! go wrong without it; `docs/PROTOCOL.md` maps them onto the invariants P1-P6. Set `LOOM_MAX_PREEMPTIONS=N` to
 //! change the preemption bound (default 3, 2 for the three-thread models), or `ODB_LOOM_EXHAUSTIVE=1` to run
 //! without a bound.
@@ -10,16 +11,15 @@
 //! of its test, so everything a model records (trace, operation counts, witness, execution count) lives in std
 //! `thread_local!`s, and nothing installs a panic hook (loaders that must panic use `resume_unwind`, which runs
 //! no hook).
-#![cfg(loom)]
 
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
+use crate::protocol::model::{OpCounts, reset_model_state, take_op_counts, take_trace};
+use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
-use odb_index::protocol::model::{OpCounts, reset_model_state, take_op_counts, take_trace};
-use odb_index::protocol::{Current, Settled, SlotMap, SlotRef, View};
 
 /// gix-odb 0.87.0 as published and as patched by `docs/upstream/` (see `docs/UPSTREAM.md`).
 mod gix_odb_087;
@@ -122,7 +122,7 @@ fn fail(msg: &str) -> ! {
 fn claim_up_to(
     map: &SlotMap<Fake, Plan>,
     n: usize,
-) -> Vec<odb_index::protocol::Ticket<'_, Fake, Plan>> {
+) -> Vec<crate::protocol::Ticket<'_, Fake, Plan>> {
     let mut tickets = Vec::new();
     while tickets.len() < n {
         let w = map.load();

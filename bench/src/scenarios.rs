@@ -575,7 +575,7 @@ fn real(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, 
 /// The split-block Bloom filter (the store's) and a binary fuse filter (xorf's `BinaryFuse8`) over the same
 /// ids: build time per million ids, bytes per id, false-positive rate over fresh absent ids, ns per query.
 fn filter_build(ids: &[ObjectId], fresh: &Ids, runs: usize) -> Result<Vec<Row>, String> {
-    use odb_index::store::SplitBlockBloom;
+    use crate::bloom::SplitBlockBloom;
     use xorf::Filter as _;
     let n = ids.len();
     let key = |id: &[u8]| u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));
@@ -1042,10 +1042,10 @@ fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>,
             let mut h = store.handle();
             let found = h.contains(&ids.oids[0]).map_err(|e| e.to_string())?;
             out.push(t.elapsed().as_nanos() as f64);
-            if found || store.index_loads() != 1 {
+            if found || store.metrics().index_loads != 1 {
                 return Err(format!(
                     "cold load: found {found}, {} index loads",
-                    store.index_loads()
+                    store.metrics().index_loads
                 ));
             }
         }
@@ -1136,7 +1136,7 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
                         let tid = rustix::thread::gettid();
                         let _ = rustix::process::setpriority_process(Some(tid), 19);
                     }
-                    while waiter && store.index_loads() == 0 {
+                    while waiter && store.metrics().index_loads == 0 {
                         std::thread::sleep(Duration::from_micros(50));
                     }
                     let (c0, r0) = (thread_clock(), thread_cpu());
@@ -1165,8 +1165,8 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
                     waited += 1;
                 }
             }
-            if lr != Some(false) || store.index_loads() != 1 {
-                return Err(format!("loader: {lr:?}, {} index loads", store.index_loads()));
+            if lr != Some(false) || store.metrics().index_loads != 1 {
+                return Err(format!("loader: {lr:?}, {} index loads", store.metrics().index_loads));
             }
             loader_ru.push(lru.as_nanos() as f64);
             waiter_ru.push(wru.as_nanos() as f64);

@@ -312,7 +312,7 @@ fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
-    /// (`index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
     seen: Option<(u64, u64)>,
 }
 
@@ -328,7 +328,7 @@ impl Warnings {
     }
 
     fn report(&mut self, store: &Store) {
-        let now = (store.index_loads(), store.listing_version());
+        let now = (store.metrics().index_loads, store.listing_version());
         if self.seen == Some(now) {
             return;
         }

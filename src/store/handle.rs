@@ -7,6 +7,7 @@ use super::fanouts::FanoutLists;
 use super::filter::MissFilter;
 use super::listing::{Generation, LooseSource, Stamp, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
+use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
 use super::watch::{Check, FALLBACK};
@@ -231,7 +232,6 @@ impl Handle {
     /// ids before the one that failed (`out.len()` minus its length at the call is that id's position).
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # let tmp = tempfile::tempdir()?;
     /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
     /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
@@ -415,7 +415,10 @@ impl Handle {
             }
         }
         match MissFilter::build(&snap.pack_indices()) {
-            Some(f) => snap.install_filter(Arc::clone(cell.publish(Arc::new(f)))),
+            Some(f) => {
+                Counters::add(&self.store.counters.filter_builds, 1);
+                snap.install_filter(Arc::clone(cell.publish(Arc::new(f))));
+            }
             None => snap.filter_countdown = FILTER_DONE,
         }
     }
@@ -481,7 +484,7 @@ impl Handle {
                     store.kind,
                     store.options.load,
                     store.options.midx_check,
-                    &store.loads,
+                    &store.counters.index_loads,
                 )
             },
         )
@@ -499,7 +502,16 @@ impl Handle {
 
     pub(super) fn move_to_current(&mut self) {
         self.view = View::new(self.store.current.get());
+        self.flush_counts();
         self.snap = Snapshot::default();
+    }
+
+    /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).
+    fn flush_counts(&mut self) {
+        let n = std::mem::take(&mut self.snap.filter_answers);
+        if n > 0 {
+            Counters::add(&self.store.counters.filter_answers, n);
+        }
     }
 
     fn pack_dirs_changed(&self) -> bool {
@@ -511,6 +523,12 @@ impl Handle {
             .iter()
             .zip(g.pack_dir_stamps.iter())
             .any(|(d, s)| Stamp::of(d) != *s)
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.flush_counts();
     }
 }
 

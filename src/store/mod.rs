@@ -1,12 +1,11 @@
 //! The concurrent store: lazily loaded pack indices, cached per-thread handles, refresh on miss.
 //!
 //! A [`Store`] is shared by `Arc`; each thread makes its own [`Handle`]. Index files are loaded on demand, one
-//! slot at a time, by whichever lookup needs them first, through the protocol in [`crate::protocol`]. A lookup
-//! that must wait for another thread's load blocks, and a steady-state miss touches shared memory with one
-//! Acquire load.
+//! slot at a time, by whichever lookup needs them first, through the crate-private protocol of `src/protocol.rs`
+//! (`docs/PROTOCOL.md`). A lookup that must wait for another thread's load blocks, and a steady-state miss touches
+//! shared memory with one Acquire load.
 //!
 //! ```
-//! # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
 //! # use std::process::Command;
 //! # let tmp = tempfile::tempdir()?;
 //! # let git = |args: &[&str]| {
@@ -35,8 +34,9 @@ use crate::error::Error;
 use crate::oid::HashKind;
 use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
-use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
+use crate::sync::{self, Mutex, Ordering, lock};
 
+mod bloom;
 mod fanouts;
 mod filter;
 mod handle;
@@ -44,6 +44,7 @@ mod in_pack;
 mod iter;
 mod listing;
 mod load;
+mod metrics;
 mod options;
 mod pack;
 mod prefix;
@@ -52,9 +53,10 @@ mod snapshot;
 mod successor;
 mod watch;
 
-pub use filter::{MissFilterStats, SplitBlockBloom};
+pub use filter::MissFilterStats;
 pub use handle::Handle;
 pub use iter::ObjectCounts;
+pub use metrics::Metrics;
 pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode};
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
@@ -64,6 +66,7 @@ pub use crate::ids::PackId;
 
 use listing::{Generation, RefreshState, Stamp, list, pack_path_in, slot_path};
 use load::{Loaded, Map};
+use metrics::Counters;
 use successor::{build_successor, same_listing};
 
 /// Where an object is: what a caller needs to read it (see `docs/API.md`, "From a Location to bytes").
@@ -100,10 +103,8 @@ pub struct Store {
     current: Current<Loaded, Generation>,
     /// Serializes refreshes and owns what survives them.
     refresh: Mutex<RefreshState>,
-    /// Index files opened so far (statistics; touched once per load, never on a lookup).
-    loads: AtomicU64,
-    /// How many refreshes changed the listing ([`Store::listing_version`]).
-    listing_changes: AtomicU64,
+    /// What the store has done ([`Store::metrics`]; touched once per load, listing or build, never on a lookup).
+    counters: Counters,
 }
 
 impl std::fmt::Debug for Store {
@@ -141,8 +142,10 @@ impl Store {
             options,
             current: Current::new(map),
             refresh: Mutex::new(state),
-            loads: AtomicU64::new(0),
-            listing_changes: AtomicU64::new(0),
+            counters: Counters {
+                listings: 1.into(),
+                ..Counters::default()
+            },
         }))
     }
 
@@ -175,10 +178,10 @@ impl Store {
         w.has_events() && w.drain() & watch::FALLBACK == 0
     }
 
-    /// How many index files (`.idx` and multi-pack-index) this store has opened so far, failed opens included.
-    /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
-    pub fn index_loads(&self) -> u64 {
-        self.loads.load(Ordering::Relaxed)
+    /// What this store has done since it was opened: index files loaded, listings, refreshes, miss filters built
+    /// and the misses they answered ([`Metrics`], with an example).
+    pub fn metrics(&self) -> Metrics {
+        self.counters.snapshot()
     }
 
     /// A number that grows each time a refresh changes the listing (packs added or removed, a multi-pack-index
@@ -186,7 +189,6 @@ impl Store {
     /// [`PackId`] to learn when to ask [`Store::is_pack_live`] about them, instead of diffing [`Store::packs`].
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {
@@ -209,7 +211,7 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn listing_version(&self) -> u64 {
-        self.listing_changes.load(Ordering::Relaxed)
+        self.counters.listing_changes.load(Ordering::Relaxed)
     }
 
     /// The object format.
@@ -317,6 +319,7 @@ impl Store {
             (!alternates_changed && !fresh_loose).then_some(old),
             trust,
         )?;
+        Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &generation);
         // With trusted events, timestamps mean nothing: the token says what the listing has seen.
         let events = generation.watch.trusted();
@@ -337,9 +340,10 @@ impl Store {
         // Replace the map even when only the stamps changed, so the next miss compares against them.
         self.current
             .replace(|old_map| build_successor(old_map, generation));
+        Counters::add(&self.counters.refreshes, 1);
         if !same {
             // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.
-            self.listing_changes.fetch_add(1, Ordering::Relaxed);
+            Counters::add(&self.counters.listing_changes, 1);
         }
         Ok(!same)
     }

@@ -87,7 +87,6 @@ pub enum IncompleteMode {
 /// order of the file's ids (each fanout bucket checked once), so ids out of order cannot hide an object.
 ///
 /// ```
-/// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
 /// # use std::process::Command;
 /// # let tmp = tempfile::tempdir()?;
 /// # let git = |args: &[&str], input: Option<&str>| -> std::io::Result<()> {

@@ -264,7 +264,7 @@ fn mixed_loose_and_packed_with_partial_multi_pack_index() {
         assert!(store.problems().is_empty(), "{:?}", store.problems());
         // The multi-pack-index answered for A and B: their .idx files were never opened.
         assert_eq!(
-            store.index_loads(),
+            store.metrics().index_loads,
             1 + (n_idx - 2) as u64,
             "multi-pack-index plus the uncovered packs"
         );
@@ -283,7 +283,7 @@ fn rewritten_multi_pack_index_is_picked_up() {
     // Explicit refresh (the store never refreshes by itself).
     let store = Store::open(r, Options::default().refresh(RefreshMode::Never)).unwrap();
     check(r, &store, "sha1", &dirs, 10);
-    assert_eq!(store.index_loads(), 1 + uncovered);
+    assert_eq!(store.metrics().index_loads, 1 + uncovered);
     // Three new packs, then a multi-pack-index over everything.
     for (k, seed) in [11u64, 12, 13].into_iter().enumerate() {
         fast_import_blobs(r, 20, seed, &format!("new{k}"));
@@ -296,13 +296,13 @@ fn rewritten_multi_pack_index_is_picked_up() {
     check(r, &store, "sha1", &dirs, 11);
     assert!(h.locate(&new_only).unwrap().is_some());
     // Only the new multi-pack-index was opened: not the three new packs, and nothing already loaded again.
-    assert_eq!(store.index_loads(), 1 + uncovered + 1);
+    assert_eq!(store.metrics().index_loads, 1 + uncovered + 1);
 
     // Refresh on miss: a handle that has seen everything misses an object of a pack added since, re-lists the
     // pack directory and finds it through the rewritten multi-pack-index.
     let store = Store::open(r, Options::default().refresh(RefreshMode::OnMiss)).unwrap();
     check(r, &store, "sha1", &dirs, 12);
-    let loads = store.index_loads();
+    let loads = store.metrics().index_loads;
     assert_eq!(loads, 1, "one multi-pack-index covers every pack");
     let mut h = store.handle();
     fast_import_blobs(r, 20, 14, "new3");
@@ -314,7 +314,7 @@ fn rewritten_multi_pack_index_is_picked_up() {
     ));
     check(r, &store, "sha1", &dirs, 13);
     assert_eq!(
-        store.index_loads(),
+        store.metrics().index_loads,
         loads + 1,
         "only the new multi-pack-index"
     );
@@ -345,7 +345,7 @@ fn sha256_packs_loose_and_multi_pack_index() {
         assert!(found.packed > 200, "{found:?}");
         assert_eq!(found.loose.get(&0), Some(&20), "{found:?}");
         assert!(store.problems().is_empty(), "{:?}", store.problems());
-        assert_eq!(store.index_loads(), 1 + n_idx - 2);
+        assert_eq!(store.metrics().index_loads, 1 + n_idx - 2);
     }
     // A rewritten multi-pack-index, picked up by refresh.
     let store = Store::open(r, Options::default().refresh(RefreshMode::Never)).unwrap();
