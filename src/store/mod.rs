@@ -159,7 +159,6 @@ impl Store {
     /// often 128), and a store opened past the limit uses `stat`.
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # let tmp = tempfile::tempdir()?;
     /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
     /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
