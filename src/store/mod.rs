@@ -37,6 +37,7 @@ use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
 mod bloom;
+mod fanouts;
 mod filter;
 mod handle;
 mod in_pack;
@@ -50,6 +51,7 @@ mod prefix;
 mod problem;
 mod snapshot;
 mod successor;
+mod watch;
 
 pub use filter::MissFilterStats;
 pub use handle::Handle;
@@ -145,6 +147,34 @@ impl Store {
                 ..Counters::default()
             },
         }))
+    }
+
+    /// Whether lookups learn of changes to the repository from file system events (inotify: Linux, local
+    /// file systems) rather than by `stat` and probing: then a miss asks the kernel one question (one `ioctl`)
+    /// whatever the number of objects directories, and [`LooseMode::Watched`] answers loose objects from
+    /// listings. False on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode
+    /// other than `Watched`, and once events cannot be trusted (a watch limit reached, a pack or objects
+    /// directory replaced): the store then stats and probes, as correct and slower. Each store with events
+    /// holds one inotify descriptor; the kernel limits how many one user has (`fs.inotify.max_user_instances`,
+    /// often 128), and a store opened past the limit uses `stat`.
+    ///
+    /// ```
+    /// # let tmp = tempfile::tempdir()?;
+    /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+    /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
+    /// use odb_index::{LooseMode, Options, RefreshMode, Store};
+    ///
+    /// let never = Options::default().refresh(RefreshMode::Never).loose(LooseMode::Probe);
+    /// assert!(!Store::open(tmp.path(), never)?.change_events());
+    /// // The default uses events where it can (and is as correct without them).
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let _ = store.change_events();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_events(&self) -> bool {
+        let map = self.current.get();
+        let w = &map.meta().watch;
+        w.has_events() && w.drain() & watch::FALLBACK == 0
     }
 
     /// What this store has done since it was opened: index files loaded, listings, refreshes, miss filters built
@@ -290,12 +320,20 @@ impl Store {
         )?;
         Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &generation);
+        // With trusted events, timestamps mean nothing: the token says what the listing has seen.
+        let events = generation.watch.trusted();
         if same
-            && generation.pack_dir_stamps == old.pack_dir_stamps
-            && !old.untrusted
-            && !generation.untrusted
+            && Arc::ptr_eq(&generation.watch, &old.watch)
+            && (events
+                || (generation.pack_dir_stamps == old.pack_dir_stamps
+                    && !old.untrusted
+                    && !generation.untrusted))
             && !fresh_loose
         {
+            // Unchanged, and made after the newer drain: misses on the current map compare against that.
+            // Relaxed: see `Generation::watch_token`. Under the refresh lock, so it only grows.
+            let token = generation.watch_token.load(Ordering::Relaxed);
+            old.watch_token.store(token, Ordering::Relaxed);
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.

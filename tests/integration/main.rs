@@ -33,3 +33,4 @@ mod reliability;
 mod repo;
 mod store;
 mod stress;
+mod watch;
