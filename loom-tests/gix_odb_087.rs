@@ -1,7 +1,7 @@
-//! gix-odb 0.87.0's lazy index loading, as it is and as patched by `docs/upstream/gix-odb-0.87-blocking-wait.diff`,
-//! modelled for loom from a reading of its source (no code copied). Line numbers are those of
-//! `gix-odb-0.87.0/src/store_impls/dynamic/load_index.rs` unless another file is named; `docs/UPSTREAM.md` has the
-//! verdicts and the interleavings.
+//! gix-odb 0.87.0's lazy index loading, as it is and as patched by `docs/upstream/{1,2,3}-*.diff` (each prefix of
+//! the three patches is a [`Variant`]), modelled for loom from a reading of its source (no code copied). Line
+//! numbers are those of `gix-odb-0.87.0/src/store_impls/dynamic/load_index.rs` unless another file is named;
+//! `docs/UPSTREAM.md` has the verdicts and the interleavings.
 //!
 //! What is modelled: the arc-swapped `SlotMapIndex` (a published id plus a `loom::cell::UnsafeCell` per
 //! publication, so loom checks that a reader sees what the publisher wrote); its `next_index_to_load` and
@@ -60,11 +60,36 @@ struct Log {
     shadow: HashMap<usize, usize>,
     next_var: usize,
     sc_consistent: bool,
+    /// A lookup of 0.87.0 went through F1's window: its re-read of `state_id()` at line 89 differed from the
+    /// marker it compared at line 61 (a load completed in between).
+    through_f1: bool,
+    /// F2's signature: a wait (lines 139-141 or 658-662) read its instance's counter as 0 while a load claimed on
+    /// the same cursor was in flight, counted on another instance's counter.
+    fresh_counter_read_0: bool,
+}
+
+/// What `run` does with a sequentially consistent false miss: report it (panic), or, for the tests of the
+/// unmodified 0.87.0 beyond F1, set aside those that went through F1's window (and, with `require_f2`, those
+/// without F2's signature) and count them.
+#[derive(Clone, Copy, Default)]
+struct Filter {
+    set_aside_f1: bool,
+    require_f2: bool,
+}
+
+/// Per `run`: executions that went through F1's window; false misses set aside (F1's window / no F2 signature).
+#[derive(Clone, Copy, Default, Debug)]
+struct SetAside {
+    through_f1: usize,
+    misses_through_f1: usize,
+    misses_without_f2: usize,
 }
 
 thread_local! {
     static LOG: RefCell<Log> = RefCell::new(Log::default());
     static EXECUTIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static FILTER: std::cell::Cell<Filter> = std::cell::Cell::new(Filter::default());
+    static SET_ASIDE: std::cell::Cell<SetAside> = std::cell::Cell::new(SetAside::default());
 }
 
 fn reset_log() {
@@ -84,6 +109,9 @@ fn ev(who: char, what: String) {
 struct Atom {
     a: AtomicUsize,
     id: usize,
+    /// Ghost state, not part of gix-odb (a plain std atomic: loom runs a model's threads on one OS thread and
+    /// does not see it): for a cursor, the loads claimed on it and not yet over. Used only to recognise F2.
+    claimed_in_flight: std::sync::atomic::AtomicUsize,
 }
 
 impl Atom {
@@ -98,6 +126,7 @@ impl Atom {
         Atom {
             a: AtomicUsize::new(v),
             id,
+            claimed_in_flight: std::sync::atomic::AtomicUsize::new(0),
         }
     }
     fn note(&self, read: Option<usize>, written: Option<usize>) {
@@ -207,6 +236,26 @@ impl Drop for Registered<'_> {
             let _g = self.c.lock.lock().unwrap();
             self.c.idle.notify_all();
         }
+    }
+}
+
+/// Ghost: a load claimed on a cursor, from the claim until the slot is stored and counted (lines 99-116).
+struct ClaimInFlight<'a>(&'a Atom);
+
+impl<'a> ClaimInFlight<'a> {
+    fn new(cursor: &'a Atom) -> Self {
+        cursor
+            .claimed_in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ClaimInFlight(cursor)
+    }
+}
+
+impl Drop for ClaimInFlight<'_> {
+    fn drop(&mut self) {
+        self.0
+            .claimed_in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -352,6 +401,20 @@ impl Store {
             }
         }
         ev(who, format!("{line}: in flight on I{} read 0", idx.id));
+        let ghost = idx
+            .next_index_to_load
+            .claimed_in_flight
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if ghost != 0 {
+            ev(
+                who,
+                format!(
+                    "(F2: {ghost} load(s) claimed on I{}'s cursor still in flight)",
+                    idx.id
+                ),
+            );
+            LOG.with(|l| l.borrow_mut().fresh_counter_read_0 = true);
+        }
     }
 
     /// `collect_snapshot` (lines 653-693).
@@ -417,8 +480,7 @@ impl Store {
             who,
             format!("61: marker {:?} == I{} state", marker.state_id, index.id),
         );
-        let caller = self.v.marker_state.then_some(marker.state_id);
-        if self.load_next_index(who, index, caller) {
+        if self.load_next_index(who, index, Some(marker.state_id)) {
             return Some(self.collect_snapshot(who)); // 67-68
         }
         match mode {
@@ -447,12 +509,26 @@ impl Store {
         }
     }
 
-    /// `load_next_index` (lines 87-162). `caller` is the caller's marker (patch) or None (0.87: re-read, line 89).
+    /// `load_next_index` (lines 87-162). `caller` is the state the caller has seen (its marker's, from
+    /// `load_one_index`); the patch compares with it, 0.87 re-reads `state_id()` (line 89) and only the model uses
+    /// `caller` there, to recognise F1's window. None from `consolidate_with_disk_state` in 0.87 (nothing to compare).
     fn load_next_index(&self, who: char, mut index: Arc<Idx>, caller: Option<StateId>) -> bool {
+        let mut first = true;
         loop {
             // 'retry_with_changed_index (88)
-            let previous_state_id = caller.unwrap_or_else(|| index.state_id()); // 89
+            let previous_state_id = match caller {
+                Some(c) if self.v.marker_state => c,
+                _ => index.state_id(), // 89
+            };
             ev(who, format!("89: previous_state_id {previous_state_id:?}"));
+            if first && !self.v.marker_state && caller.is_some_and(|c| c != previous_state_id) {
+                ev(
+                    who,
+                    "(F1's window: a load completed between 61 and 89)".into(),
+                );
+                LOG.with(|l| l.borrow_mut().through_f1 = true);
+            }
+            first = false;
             loop {
                 // 'retry_with_next_slot_index (90)
                 let len = index.slot_indices.len();
@@ -466,6 +542,7 @@ impl Store {
                 match index.next_index_to_load.claim(len) {
                     Ok(i) => {
                         // 99-132
+                        let claim = ClaimInFlight::new(&index.next_index_to_load);
                         let s = index.slot_indices[i];
                         ev(
                             who,
@@ -483,6 +560,7 @@ impl Store {
                             who,
                             format!("115-116: slot {s} stored, loaded_indices {n} -> {}", n + 1),
                         );
+                        drop(claim);
                         if slot.fails {
                             continue; // 123-129: the guard drops, the loop registers again
                         }
@@ -594,16 +672,59 @@ impl Store {
 fn lookup_thread(store: &Store, who: char, want: u32, mode: Mode) {
     let mut snapshot = store.collect_snapshot(who); // a new handle (handle.rs:272)
     if !store.contains(who, &mut snapshot, want, mode) {
-        let (sc, events) = LOG.with(|l| {
+        let (sc, through_f1, f2, events) = LOG.with(|l| {
             let l = l.borrow();
-            (l.sc_consistent, l.events.join("\n  "))
+            (
+                l.sc_consistent,
+                l.through_f1,
+                l.fresh_counter_read_0,
+                l.events.join("\n  "),
+            )
         });
-        if sc {
+        let filter = FILTER.with(|f| f.get());
+        if sc && filter.set_aside_f1 && through_f1 {
+            SET_ASIDE.with(|c| {
+                c.set(SetAside {
+                    misses_through_f1: c.get().misses_through_f1 + 1,
+                    ..c.get()
+                })
+            });
+        } else if sc && filter.require_f2 && !f2 {
+            SET_ASIDE.with(|c| {
+                c.set(SetAside {
+                    misses_without_f2: c.get().misses_without_f2 + 1,
+                    ..c.get()
+                })
+            });
+        } else if sc {
+            let f2 = if f2 {
+                " [F2: a fresh counter read 0 with a load in flight]"
+            } else {
+                ""
+            };
             panic!(
-                "false miss: thread {who} reports object {want} missing; interleaving (sequentially consistent):\n  {events}"
+                "false miss{f2}: thread {who} reports object {want} missing; interleaving (sequentially consistent):\n  {events}"
             );
         }
         // A loom-only execution (a load read a value older than the latest store): gix-odb's SeqCst forbids it.
+    }
+}
+
+/// `run` for the unmodified 0.87.0 beyond F1: executions that went through F1's window are set aside and counted
+/// (printed), and with `require_f2` so are false misses without F2's signature.
+fn run_as_is_beyond_f1(s: Scenario, bound: usize, require_f2: bool) {
+    FILTER.with(|f| {
+        f.set(Filter {
+            set_aside_f1: true,
+            require_f2,
+        })
+    });
+    SET_ASIDE.with(|c| c.set(SetAside::default()));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(s, AS_IS, bound)));
+    println!("set aside: {:?}", SET_ASIDE.with(|c| c.get()));
+    FILTER.with(|f| f.set(Filter::default()));
+    if let Err(e) = r {
+        std::panic::resume_unwind(e);
     }
 }
 
@@ -632,6 +753,14 @@ fn run(s: Scenario, v: Variant, bound: usize) {
         lookup_thread(&store, names[0], s.want, s.mode);
         for h in handles {
             h.join().unwrap();
+        }
+        if LOG.with(|l| l.borrow().through_f1) {
+            SET_ASIDE.with(|c| {
+                c.set(SetAside {
+                    through_f1: c.get().through_f1 + 1,
+                    ..c.get()
+                })
+            });
         }
     });
     println!(
@@ -711,20 +840,88 @@ fn s4_refresh_adds_slot() -> Scenario {
     }
 }
 
+/// Patch 1 (`docs/upstream/1-*.diff`): fix 1 alone.
 const ONLY_FIX_1: Variant = Variant {
     marker_state: true,
     ..AS_IS
 };
+/// Fixes 1 and 2 without 3 (not a prefix of the patches: isolates F3).
 const FIXES_1_2: Variant = Variant {
     marker_state: true,
     share_counter: true,
     ..AS_IS
+};
+/// Patches 1 and 2 (`docs/upstream/2-*.diff`): fixes 1-3, the `yield_now` loops and the counting kept.
+const FIXES_1_2_3: Variant = Variant {
+    marker_state: true,
+    share_counter: true,
+    recheck: true,
+    block: false,
 };
 
 #[test]
 #[should_panic(expected = "false miss")]
 fn gix087_as_is_false_miss_without_refresh() {
     run(s1_two_lookups_one_slot(), AS_IS, 3);
+}
+
+/// F3 on 0.87.0 as published: executions through F1's window are set aside (and counted); a false miss remains.
+#[test]
+#[should_panic(expected = "false miss")]
+fn gix087_as_is_refresh_on_a_newer_index_false_miss() {
+    run_as_is_beyond_f1(s4_refresh_adds_slot(), 2, false);
+}
+
+/// F2 on 0.87.0 as published: executions through F1's window and false misses without F2's signature (a counter
+/// read 0 with a load claimed on its cursor in flight) are set aside; a false miss with it remains.
+#[test]
+#[should_panic(expected = "false miss [F2")]
+fn gix087_as_is_two_refreshes_fresh_counter_false_miss() {
+    run_as_is_beyond_f1(s3_two_refreshes(), 2, true);
+}
+
+/// Patch 1 alone removes F1 (S1, S1f); F2 and F3 remain (the `gix087_fresh_counter_two_refreshes_false_miss`
+/// test below is S3 on patch 1).
+#[test]
+fn gix087_patch1_two_lookups_one_slot() {
+    run(s1_two_lookups_one_slot(), ONLY_FIX_1, 3);
+}
+
+#[test]
+fn gix087_patch1_failed_slot_first() {
+    run(s1f_failed_slot_first(), ONLY_FIX_1, 2);
+}
+
+#[test]
+#[should_panic(expected = "false miss")]
+fn gix087_patch1_refresh_adds_slot_false_miss() {
+    run(s4_refresh_adds_slot(), ONLY_FIX_1, 2);
+}
+
+/// Patches 1 and 2 (the `yield_now` loops kept): no false miss in any scenario.
+#[test]
+fn gix087_patch12_two_lookups_one_slot() {
+    run(s1_two_lookups_one_slot(), FIXES_1_2_3, 3);
+}
+
+#[test]
+fn gix087_patch12_failed_slot_first() {
+    run(s1f_failed_slot_first(), FIXES_1_2_3, 2);
+}
+
+#[test]
+fn gix087_patch12_one_refresh() {
+    run(s2_one_refresh_same_slots(2), FIXES_1_2_3, 3);
+}
+
+#[test]
+fn gix087_patch12_two_refreshes() {
+    run(s3_two_refreshes(), FIXES_1_2_3, 2);
+}
+
+#[test]
+fn gix087_patch12_refresh_adds_slot() {
+    run(s4_refresh_adds_slot(), FIXES_1_2_3, 2);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Exhaustive (bounded) model checks of the lazy-loading protocol in `src/protocol.rs`, on the crate's real code.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom` (or without `--test loom`: every other
-//! target of the package is compiled out under `cfg(loom)`). Each model checks one property and says what would
+//! Compiled into the crate's unit tests under `cfg(all(test, loom))` (`src/lib.rs`), so the models reach the
+//! crate-private protocol: run with `RUSTFLAGS="--cfg loom" cargo test --release` (`--lib` for the models alone,
+//! `-- loom_models::NAME` for one). Each model checks one property and says what would
 //! go wrong without it; `docs/PROTOCOL.md` maps them onto the invariants P1-P6. Set `LOOM_MAX_PREEMPTIONS=N` to
 //! change the preemption bound (default 3, 2 for the three-thread models), or `ODB_LOOM_EXHAUSTIVE=1` to run
 //! without a bound.
@@ -10,21 +11,24 @@
 //! of its test, so everything a model records (trace, operation counts, witness, execution count) lives in std
 //! `thread_local!`s, and nothing installs a panic hook (loaders that must panic use `resume_unwind`, which runs
 //! no hook).
-#![cfg(loom)]
 
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use loom::sync::Arc;
+// The facade's `Arc` (loom's, with each clone and drop counted as a read-modify-write: P4 counts them).
+use crate::protocol::model::{
+    Arc, OpCounts, reset_model_state, set_spin_limit, take_op_counts, take_trace,
+};
+use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
-use odb_index::protocol::model::{OpCounts, reset_model_state, take_op_counts, take_trace};
-use odb_index::protocol::{Current, Settled, SlotMap, SlotRef, View};
 
 /// gix-odb 0.87.0 as published and as patched by `docs/upstream/` (see `docs/UPSTREAM.md`).
 mod gix_odb_087;
 /// The whole-store scenarios shared with the shuttle models (`loom-tests/shuttle.rs`), here at loom's sizes.
 mod scenarios;
+/// The real store (`src/store`) under loom, over small repositories on disk.
+mod store;
 
 /// A fake index: the object ids it holds. Slot values live in the map's `loom::cell::UnsafeCell`, so loom checks
 /// that a reader which finds a slot ready also sees its contents (a causality violation fails the model).
@@ -122,7 +126,7 @@ fn fail(msg: &str) -> ! {
 fn claim_up_to(
     map: &SlotMap<Fake, Plan>,
     n: usize,
-) -> Vec<odb_index::protocol::Ticket<'_, Fake, Plan>> {
+) -> Vec<crate::protocol::Ticket<'_, Fake, Plan>> {
     let mut tickets = Vec::new();
     while tickets.len() < n {
         let w = map.load();
@@ -144,6 +148,123 @@ fn claim_then_publish(map: &SlotMap<Fake, Plan>, n: usize) {
         let i = t.index();
         t.publish(map.meta()[i].clone());
     }
+}
+
+/// [`claim_then_publish`], publishing in reverse claim order (the last slot claimed completes first).
+fn claim_then_publish_reversed(map: &SlotMap<Fake, Plan>, n: usize) {
+    for t in claim_up_to(map, n).into_iter().rev() {
+        let i = t.index();
+        t.publish(map.meta()[i].clone());
+    }
+}
+
+/// One handle of the store in miniature: a view that it keeps across lookups, and the ids of every slot it has
+/// visited (the store's snapshot). A lookup searches what was visited, then (unless the view is settled: the
+/// store's one-load miss path) settles the view for what is new.
+struct Reused {
+    view: View<Fake, Plan>,
+    visited: Vec<u32>,
+}
+
+impl Reused {
+    fn new(map: Arc<SlotMap<Fake, Plan>>) -> Self {
+        Reused {
+            view: View::new(map),
+            visited: Vec::new(),
+        }
+    }
+
+    fn lookup(&mut self, want: u32, loads: &[AtomicUsize]) -> bool {
+        if self.visited.contains(&want) {
+            return true;
+        }
+        if self.view.is_settled() {
+            return false;
+        }
+        let visited = &mut self.visited;
+        let r = self.view.settle(
+            &mut |_, _, r| match r {
+                SlotRef::Ready(f) => {
+                    visited.extend_from_slice(f);
+                    f.contains(&want).then_some(())
+                }
+                _ => None,
+            },
+            &mut |map: &SlotMap<Fake, Plan>, i| {
+                loads[i].fetch_add(1, Ordering::Relaxed);
+                map.meta()[i].clone()
+            },
+        );
+        matches!(r, Settled::Found(()))
+    }
+}
+
+/// P1 with a reused handle. One handle looks up the ids of slots 0 and then 2 of a cold three-slot map while
+/// another thread looks up an absent id (loading whatever it claims). The first lookup may find its object in a
+/// slot it first saw in flight (a hole) while later slots are still unvisited: `catch_up` must then leave its
+/// `seen` word stale, or the second lookup sees the word unchanged, takes the one-load miss path and reports a
+/// false miss of the object in slot 2 (the trace: the other thread claims slot 0; the handle records it as a
+/// hole, loads slot 1; the other thread completes slot 0 and loads slot 2; the handle's claim fails, it finds
+/// its object in the hole and must not mark the word seen).
+#[test]
+fn p1_reused_handle_after_a_hit_in_a_hole() {
+    builder().check(|| {
+        let map = Arc::new(SlotMap::new(vec![], 3, vec![vec![1], vec![2], vec![3]]));
+        let loads = counters(3);
+        let (m2, l2) = (map.clone(), loads.clone());
+        let t = thread::spawn(move || {
+            if Reused::new(m2).lookup(9, &l2) {
+                fail("found an absent id");
+            }
+        });
+        let mut h = Reused::new(map);
+        let first = h.lookup(1, &loads);
+        let second = h.lookup(3, &loads);
+        t.join().unwrap();
+        if !first || !second {
+            fail(&format!(
+                "false miss with a reused handle: 1 found {first}, 3 found {second}"
+            ));
+        }
+        for (i, l) in loads.iter().enumerate() {
+            assert_eq!(
+                l.load(Ordering::Relaxed),
+                1,
+                "slot {i} not loaded exactly once"
+            );
+        }
+    });
+}
+
+/// P1 with a reused handle whose first lookup hits during the walk: the same race as
+/// `p1_reused_handle_after_a_hit_in_a_hole`, the handle looking up the ids of slots 1, 0 and 2 in turn, so that
+/// a hit is found both in a newly walked slot and in a hole before the last lookup.
+#[test]
+fn p1_reused_handle_three_lookups() {
+    builder().check(|| {
+        let map = Arc::new(SlotMap::new(vec![], 3, vec![vec![1], vec![2], vec![3]]));
+        let loads = counters(3);
+        let (m2, l2) = (map.clone(), loads.clone());
+        let t = thread::spawn(move || {
+            let mut h = Reused::new(m2);
+            let found = [h.lookup(3, &l2), h.lookup(9, &l2)];
+            if found != [true, false] {
+                fail(&format!("spawned handle: 3 and 9 found {found:?}"));
+            }
+        });
+        let mut h = Reused::new(map);
+        let found = [
+            h.lookup(2, &loads),
+            h.lookup(1, &loads),
+            h.lookup(3, &loads),
+        ];
+        t.join().unwrap();
+        if found != [true; 3] {
+            fail(&format!(
+                "false miss with a reused handle: 2, 1, 3 found {found:?}"
+            ));
+        }
+    });
 }
 
 /// P1 + P3. Two threads look up the object in the only slot of a fresh map. Whichever loses the claim must wait
@@ -254,6 +375,28 @@ fn p1_two_holes_in_one_view_are_both_revisited() {
     });
 }
 
+/// P1 with two holes published in reverse claim order. As `p1_two_holes_in_one_view_are_both_revisited`, but
+/// the loader publishes slot 1 before slot 0: when the view catches up, the resolved hole is the second one, and
+/// removing any hole but the resolved one (the first, say) loses slot 0, whose object the lookup then misses.
+/// The same handle then looks up slot 1's object (already visited: found in what it visited).
+#[test]
+fn p1_two_holes_published_in_reverse_claim_order() {
+    builder().check(|| {
+        let map = Arc::new(SlotMap::new(vec![], 2, vec![vec![1], vec![2]]));
+        let m2 = map.clone();
+        let loader = thread::spawn(move || claim_then_publish_reversed(&m2, 2));
+        let loads = counters(2);
+        let mut h = Reused::new(map);
+        let found = [h.lookup(1, &loads), h.lookup(2, &loads)];
+        loader.join().unwrap();
+        if found != [true; 2] {
+            fail(&format!(
+                "false miss with holes published in reverse: 1, 2 found {found:?}"
+            ));
+        }
+    });
+}
+
 /// P2. Two lookups of an absent id on a two-slot map: each slot is loaded exactly once, whoever loads it, and
 /// both lookups end (nobody waits on a slot nobody will complete).
 #[test]
@@ -351,7 +494,12 @@ fn store_like_load(map: &SlotMap<Fake, Plan>, i: usize, loads: &[AtomicUsize]) -
 /// would leave the waiter parked for good (loom reports the deadlock).
 #[test]
 fn p3_waiter_parked_while_claims_continue() {
-    builder().check(|| {
+    builder().check(waiter_parked_while_claims_continue);
+}
+
+/// The body of `p3_waiter_parked_while_claims_continue` (also run with a spin budget of 1).
+fn waiter_parked_while_claims_continue() {
+    {
         // Slot 0: the multi-pack-index (ids 1, 2); slot 1: pack 2, covered by it; slot 2: pack 3.
         let map = Arc::new(SlotMap::new(vec![], 3, vec![vec![1, 2], vec![2], vec![3]]));
         let loads = counters(3);
@@ -374,7 +522,25 @@ fn p3_waiter_parked_while_claims_continue() {
             0,
             "a covered pack was loaded although its multi-pack-index loaded"
         );
-    });
+    }
+}
+
+/// P3 with the spin before parking. Every other model runs with a spin budget of 0 (each spin is a branch for
+/// loom to explore); these run two of them with a budget of 1, so that the spin's early return (the word changed
+/// while spinning) and the fall-through to parking are both explored. A waiter whose spin returned on an
+/// unchanged word would busy-loop through `settle` (loom exceeds its branch limit), and one that parked after
+/// missing the change in its spin would deadlock.
+#[test]
+fn p3_spin_then_park_racing_lookups() {
+    set_spin_limit(1);
+    builder().check(|| racing_lookups(SlotMap::new(vec![], 1, vec![vec![7]])));
+}
+
+/// See `p3_spin_then_park_racing_lookups`: the waiter parked while claims continue, with a spin budget of 1.
+#[test]
+fn p3_spin_then_park_waiter_while_claims_continue() {
+    set_spin_limit(1);
+    builder().check(waiter_parked_while_claims_continue);
 }
 
 /// P3 as the store runs it: three lookups, each loading whatever slot it claims with the store's loader (the
@@ -463,6 +629,58 @@ fn check_fast_paths(view: &mut View<Fake, Plan>, loads: &[AtomicUsize]) -> Resul
         return Err(format!("the steady-state settle did {settled:?}"));
     }
     Ok(())
+}
+
+/// The counting facade itself (`src/sync.rs`), which every P4 model trusts: an `Arc` clone and an `Arc` drop
+/// are one read-modify-write each, the word's load is one Acquire load, a claim against a stale word is one
+/// failed compare-exchange, and stores, other loads, `fetch_or`s and locks are counted where the protocol does
+/// them.
+#[test]
+fn p4_the_facade_counts_what_p4_assumes() {
+    builder().check(|| {
+        let one_rmw = OpCounts {
+            rmws: 1,
+            ..OpCounts::default()
+        };
+        let map = Arc::new(SlotMap::<Fake, Plan>::new(vec![], 1, vec![vec![1]]));
+        take_op_counts();
+        let other = Arc::clone(&map);
+        assert_eq!(take_op_counts(), one_rmw, "an Arc clone");
+        drop(other);
+        assert_eq!(take_op_counts(), one_rmw, "an Arc drop");
+        let w = map.load();
+        assert_eq!(
+            take_op_counts(),
+            OpCounts::ONE_ACQUIRE_LOAD,
+            "the word's load"
+        );
+        let t = map.try_claim(w).expect("a fresh map's slot");
+        assert!(map.try_claim(w).is_none(), "a stale word cannot claim");
+        let counts = take_op_counts();
+        assert_eq!(
+            (counts.cas_successes, counts.cas_failures),
+            (1, 1),
+            "{counts:?}"
+        );
+        // Abandoning the ticket: a Relaxed store of the slot state, then the completion's compare-exchange loop
+        // (a Relaxed load and one successful compare-exchange).
+        drop(t);
+        let abandon = OpCounts {
+            stores: 1,
+            other_loads: 1,
+            cas_successes: 1,
+            ..OpCounts::default()
+        };
+        assert_eq!(take_op_counts(), abandon, "abandoning a ticket");
+        // A wait on a word that already changed: the mutex and the `fetch_or` that finds the change.
+        map.wait_for_change(w);
+        let wait = OpCounts {
+            rmws: 1,
+            locks: 1,
+            ..OpCounts::default()
+        };
+        assert_eq!(take_op_counts(), wait, "a wait that returns at once");
+    });
 }
 
 /// P4 after a race. Two lookups of an absent id load a map's two unloaded slots between them (claims, waits,
@@ -724,4 +942,42 @@ fn scenario_handle_across_a_failed_and_a_good_refresh() {
             ..SMALL
         })
     });
+}
+
+/// The real store, a reused handle: as `p1_reused_handle_after_a_hit_in_a_hole`, through `Store` and
+/// `Handle::locate` (the store's loader, snapshot, fast miss path and filter publication) over three one-object
+/// packs. Each pack's index is opened exactly once.
+#[test]
+fn store_reused_handle_against_a_loading_thread() {
+    let (_tmp, dir) = store::objects(&[&[1], &[2], &[3]], 0);
+    // Bound 2: every store operation is several protocol steps (see docs/PROTOCOL.md section 5).
+    builder_bounded(2)
+        .check(move || store::reused_handle_against_a_loader(&dir, &[1, 3], &[1, 2, 3], 3));
+}
+
+/// The real store with a multi-pack-index covering two of three packs: the loaders of the covered packs' slots
+/// wait for the multi-pack-index's and open nothing, whichever thread claims them, so exactly two index files
+/// are opened (the multi-pack-index and the uncovered pack's `.idx`); the reused handle finds a covered and an
+/// uncovered object.
+#[test]
+fn store_covered_packs_open_only_the_multi_pack_index() {
+    let (_tmp, dir) = store::objects(&[&[1], &[2], &[3]], 2);
+    builder_bounded(2)
+        .check(move || store::reused_handle_against_a_loader(&dir, &[2, 3], &[1, 2, 3], 2));
+}
+
+/// P4 on the real store in its default configuration (`RefreshMode::OnMiss`, loose probing, `Auto` filter): a
+/// steady-state miss and a snapshot hit each cost one Acquire load, `Arc` clones and drops counted.
+#[test]
+fn store_p4_default_miss_path_is_one_acquire_load() {
+    let (_tmp, dir) = store::objects(&[&[1], &[2]], 0);
+    builder().check(move || store::default_miss_path(&dir));
+}
+
+/// The real store across a refresh: `Store::refresh` (listing, `build_successor` carrying loaded indices over,
+/// the filter's inheritance, `Current::replace`) races a handle looking up objects present throughout. Each
+/// execution writes its repository afresh (the refresh adds a pack to it).
+#[test]
+fn store_refresh_racing_a_handle() {
+    builder_bounded(2).check(store::refresh_racing_a_handle);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Mutation score of the loom suite (issue 11). Each mutant below is one small semantic edit of the protocol, given as
-# literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
+# Mutation score of the loom suite (issues 11 and 23). Each mutant below is one small semantic edit of the protocol
+# (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models) or of
+# the counting facade (src/sync.rs), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
 # scratch copy of the crate, builds the loom suite into a shared target directory (only the crate recompiles), and
 # runs every model in its own process with `--exact` (a deadlock that loom finds aborts the binary; that counts as
 # caught without hiding the other models), quick models first. A mutant that no model catches must be listed in
@@ -75,6 +76,26 @@ reopen-keeps-closed ~~ src/protocol.rs ~~ self.modify(Ordering::Relaxed, |w| w &
 retire-before-successor ~~ src/protocol.rs ~~         *lock(&self.map) = Arc::clone(&new);\n ~~         old.retire();\n        *lock(&self.map) = Arc::clone(&new);\n ~~         old.retire();\n        trace(|| "retired ~~         trace(|| "retired
 no-retire ~~ src/protocol.rs ~~         old.retire();\n ~~ 
 retire-not-closing ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); ~~ |w| w | RETIRED);
+hole-hit-saves-word ~~ src/protocol.rs ~~ // `seen` stays stale, so the next call looks again at whatever is left.\n ~~ self.seen = w;\n
+walk-hit-saves-word ~~ src/protocol.rs ~~                     if let Some(x) = visit(map, slot, r) {\n                        return (w, Some(x)); ~~                     if let Some(x) = visit(map, slot, r) {\n                        self.seen = w;\n                        return (w, Some(x));
+remove-first-hole ~~ src/protocol.rs ~~ self.holes.swap_remove(i); ~~ self.holes.swap_remove(0);
+spin-never-parks ~~ src/protocol.rs ~~ if !self.load().same_state(seen) { ~~ if self.load().same_state(seen) {
+settled-clones-arc ~~ src/protocol.rs ~~ let w = self.map.load();\n        w.same_state(self.seen) ~~ let w = Arc::clone(&self.map).load();\n        w.same_state(self.seen)
+covered-pack-peeks ~~ src/store/load.rs ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.wait_slot(*m) { ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.get(*m) {
+locate-clones-arc-on-miss ~~ src/store/handle.rs ~~             // 2. Loose objects (git's order ~~             let _map = sync::Arc::clone(self.view.map());\n            // 2. Loose objects (git's order
+arc-clone-uncounted ~~ src/sync.rs ~~             count(|c| c.rmws += 1);\n            Arc(loom::sync::Arc::clone(&self.0)) ~~             Arc(loom::sync::Arc::clone(&self.0))
+arc-drop-uncounted ~~ src/sync.rs ~~         fn drop(&mut self) {\n            count(|c| c.rmws += 1);\n        } ~~         fn drop(&mut self) {}
+acquire-counted-as-other ~~ src/sync.rs ~~ Ordering::Acquire => c.acquire_loads += 1, ~~ Ordering::Acquire => c.other_loads += 1,
+failed-cas-uncounted ~~ src/sync.rs ~~ Err(_) => c.cas_failures += 1, ~~ Err(_) => {}
+pack-load-not-counted ~~ src/store/load.rs ~~             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);\n            match load_pack( ~~             match load_pack(
+covered-pack-loads-anyway ~~ src/store/load.rs ~~                     return Loaded::Covered;\n ~~ 
+steady-hit-ignores-retired ~~ src/store/handle.rs ~~             if self.view.map().load().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
+steady-miss-unsettled ~~ src/store/handle.rs ~~ self.snap.bad_entry.is_some() || !self.view.is_settled()\n ~~ self.snap.bad_entry.is_some()\n
+filter-built-on-hit ~~ src/store/handle.rs ~~             Settled::Found(loc) => Some(Ok(loc)), ~~             Settled::Found(loc) => {\n                self.filter_tick();\n                Some(Ok(loc))\n            }
+lock-uncounted ~~ src/sync.rs ~~     count(|c| c.locks += 1);\n ~~ 
+store-uncounted ~~ src/sync.rs ~~                     count(|c| c.stores += 1);\n ~~ 
+other-load-uncounted ~~ src/sync.rs ~~             _ => c.other_loads += 1, ~~             _ => {}
+fetch-or-uncounted ~~ src/sync.rs ~~                     let r = self.0.fetch_or(v, o);\n                    count(|c| c.rmws += 1); ~~                     let r = self.0.fetch_or(v, o);
 free-values-on-retire ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release\n        for s in self.slots.iter() {\n            s.value.with_mut(|p| unsafe { *p = None });\n        }
 LIST
 )
@@ -90,9 +111,10 @@ declare -A ARGUED=(
   [retire-not-closing]="docs/PROTOCOL.md, 'Mutation score': replace retires only a map it closed, and nothing reopens it after a successful build"
 )
 
-# The CI subset: one mutant per mechanism (claim, wake-up, abandon, view walk, quiet miss path, refresh), each caught
+# The CI subset: one mutant per mechanism (claim, wake-up, abandon, view walk, quiet miss path, refresh; a reused
+# handle, the real store's loader), each caught
 # by a quick model, so that `--ci` fits in about five minutes on two loaded cores (docs/PROTOCOL.md, section 10).
-CI_SUBSET="split-claim-announce claim-clears-waiters abandon-not-waking hole-swap-skip miss-path-rmw settle-ignores-retired"
+CI_SUBSET="split-claim-announce claim-clears-waiters abandon-not-waking hole-swap-skip miss-path-rmw settle-ignores-retired hole-hit-saves-word covered-pack-peeks"
 
 apply() { # file anchor replacement [anchor replacement]...: literal edits, each anchor exactly once
   perl -e '

@@ -24,8 +24,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 // thread, so they need no synchronization of their own, and std atomics add no branch points to loom's search.
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-use odb_index::protocol::model::{Arc, spawn};
-use odb_index::protocol::{Current, Settled, SlotMap, SlotRef, View};
+use crate::protocol::model::{Arc, spawn};
+use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
 
 /// Pack `p` holds the id `ID_BASE + p`.
 pub const ID_BASE: u32 = 1000;
@@ -90,8 +90,10 @@ impl Scenario {
         }
     }
 
-    /// The ids lookup thread `t` looks for: the absent id, a covered pack's, a pack added by a refresh (when
-    /// there is one), then packs spread over the first map.
+    /// The ids lookup thread `t` looks for, in turn with one handle: the absent id, a covered pack's, a pack
+    /// added by a refresh (when there is one), then packs spread over the first map; rotated by `t`, so that the
+    /// absent id is not always first (a lookup of the absent id walks the whole map, which hides a handle that
+    /// wrongly marks the word seen after a hit).
     fn wanted(&self, t: usize) -> Vec<u32> {
         let mut ids = vec![ABSENT];
         if self.covered > 0 {
@@ -107,6 +109,8 @@ impl Scenario {
             k += 1;
         }
         ids.truncate(self.ids_per_lookup.max(1));
+        let n = ids.len();
+        ids.rotate_left(t % n);
         ids
     }
 

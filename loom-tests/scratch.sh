@@ -11,11 +11,12 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/$scratch_name.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
 
-# build_suite CHECKER NAME: build `--test CHECKER` under `--cfg CHECKER` in the scratch copy; sets `bin`, or exits
-# with the build's tail.
+# build_suite CHECKER NAME: build the crate's unit tests (`--lib`, where the models are compiled in under
+# `cfg(all(test, CHECKER))`: src/lib.rs) with `--cfg CHECKER` in the scratch copy; sets `bin` and `models_prefix`
+# (the module the checker's models live in), or exits with the build's tail.
 build_suite() {
   local checker=$1 name=$2 log="$scratch/$2.log"
-  if ! (cd "$scratch" && RUSTFLAGS="--cfg $checker" CARGO_TARGET_DIR="$target" cargo test --release --test "$checker" \
+  if ! (cd "$scratch" && RUSTFLAGS="--cfg $checker" CARGO_TARGET_DIR="$target" cargo test --release --lib \
     --no-run >"$log" 2>&1); then
     echo "$name: the $checker suite did not build:" >&2
     tail -20 "$log" >&2
@@ -24,17 +25,19 @@ build_suite() {
   bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
   case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
   [ -x "$bin" ] || { echo "$name: no test binary in the build log" >&2; exit 1; }
+  models_prefix="${checker}_models::"
 }
 
-# run_models NAME STOP_AT_FIRST: run every model of `bin` but the witnesses, quick ones first, one process each
-# (a deadlock that loom finds while other loom threads are blocked aborts the process, which must count as caught
+# run_models NAME STOP_AT_FIRST: run every model of `bin` (the tests under `models_prefix`, not the crate's other
+# unit tests) but the witnesses, quick ones first, one process each (a deadlock that loom finds while other loom threads are blocked aborts the process, which must count as caught
 # without hiding the other models); sets `caught` to the models that failed.
 run_models() {
   local name=$1 first=$2 m
   local -a models ordered=()
-  mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE 's/^(.*): test$/\1/p' | grep -v '^witness_')
-  for m in "${models[@]}"; do [[ " $slow_models " == *" $m "* ]] || ordered+=("$m"); done
-  for m in $slow_models; do [[ " ${models[*]} " == *" $m "* ]] && ordered+=("$m"); done
+  mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE "s/^(${models_prefix}.*): test\$/\1/p" |
+    grep -v "^${models_prefix}witness_")
+  for m in "${models[@]}"; do [[ " $slow_models " == *" ${m#"$models_prefix"} "* ]] || ordered+=("$m"); done
+  for m in $slow_models; do [[ " ${models[*]} " == *" $models_prefix$m "* ]] && ordered+=("$models_prefix$m"); done
   caught=""
   for m in "${ordered[@]}"; do
     if ! (cd "$scratch" && "$bin" --exact "$m" --test-threads=1 >"$scratch/$name.$m.log" 2>&1) 2>/dev/null; then

@@ -76,8 +76,42 @@ fn remove_pack(idx: &Path) {
     std::fs::remove_file(idx).unwrap();
 }
 
-/// Every object in a pack on disk is found in a pack that holds it; every other id is `None`.
+/// Every object in a pack on disk is found in a pack that holds it; every other id is `None`. With
+/// `misses_first`, the absent ids are looked up first (twice, so the second round finds the map settled and
+/// eagerly builds the filter); otherwise the objects are, from the first, which a cold handle finds before its
+/// map is settled (a filter must not be built from that partial snapshot), and the misses come last.
 fn check(
+    store: &Store,
+    h: &mut odb_index::Handle,
+    packs: &BTreeMap<u32, (PathBuf, BTreeSet<u16>)>,
+    misses_first: bool,
+) {
+    let misses = |h: &mut odb_index::Handle| {
+        for _ in 0..2 {
+            for k in 0..40 {
+                assert_eq!(h.locate(&absent_id(k)).unwrap(), None);
+            }
+        }
+    };
+    if misses_first {
+        misses(h);
+    }
+    check_objects(store, h, packs);
+    if !misses_first {
+        misses(h);
+        // The misses may have built the filter: every object is still found through it.
+        check_objects(store, h, packs);
+    }
+    if packs.values().any(|(_, s)| !s.is_empty()) {
+        assert!(
+            store.miss_filter().is_some(),
+            "the eager filter was not built"
+        );
+    }
+}
+
+/// Every object of `0..UNIVERSE` in a listed pack is found in a pack that holds it; every other is `None`.
+fn check_objects(
     store: &Store,
     h: &mut odb_index::Handle,
     packs: &BTreeMap<u32, (PathBuf, BTreeSet<u16>)>,
@@ -86,12 +120,6 @@ fn check(
         .values()
         .flat_map(|(_, s)| s.iter().copied())
         .collect();
-    // Misses first: twice, so the second round finds the map settled and (eagerly) builds the filter.
-    for _ in 0..2 {
-        for k in 0..40 {
-            assert_eq!(h.locate(&absent_id(k)).unwrap(), None);
-        }
-    }
     for n in 0..UNIVERSE {
         let got = h.locate(&object_id(n)).unwrap();
         if live.contains(&n) {
@@ -112,12 +140,6 @@ fn check(
             assert_eq!(got, None, "object {n} is in no pack");
         }
     }
-    if !live.is_empty() {
-        assert!(
-            store.miss_filter().is_some(),
-            "the eager filter was not built"
-        );
-    }
 }
 
 proptest! {
@@ -128,15 +150,7 @@ proptest! {
         let tmp = tempfile::tempdir().unwrap();
         let pack_dir = tmp.path().join("pack");
         std::fs::create_dir(&pack_dir).unwrap();
-        let store = Store::open(
-            tmp.path(),
-            Options::default()
-                .hash_kind(KIND)
-                .loose(LooseMode::None)
-                .refresh(RefreshMode::Never)
-                .miss_filter(MissFilterMode::Eager),
-        )
-        .unwrap();
+        let store = eager_store(tmp.path());
         let mut long_lived = store.handle();
         let mut packs: BTreeMap<u32, (PathBuf, BTreeSet<u16>)> = BTreeMap::new();
         let mut serial = 0u32;
@@ -176,16 +190,87 @@ proptest! {
                     packs.insert(serial, (idx, union));
                 }
                 Op::FreshHandle => {
+                    // A fresh handle hits before it misses.
                     let mut h = store.handle();
-                    check(&store, &mut h, &packs);
+                    check(&store, &mut h, &packs, false);
                 }
             }
             store.refresh().unwrap();
-            check(&store, &mut long_lived, &packs);
+            check(&store, &mut long_lived, &packs, true);
             inherited_seen |= store.miss_filter().is_some_and(|f| f.inherited);
         }
         // Not every sequence carries a filter over; the regression test below always does.
         let _ = inherited_seen;
+    }
+}
+
+fn eager_store(dir: &Path) -> std::sync::Arc<Store> {
+    Store::open(
+        dir,
+        Options::default()
+            .hash_kind(KIND)
+            .loose(LooseMode::None)
+            .refresh(RefreshMode::Never)
+            .miss_filter(MissFilterMode::Eager),
+    )
+    .unwrap()
+}
+
+/// A cold handle whose first lookup hits (in any one of three packs: its snapshot then holds only the packs
+/// loaded so far) and which then misses and hits: every object is found. A filter built or installed from the
+/// partial snapshot of a hit would leave the packs loaded after it outside both the filter and the packs the
+/// handle searches when the filter says "absent".
+#[test]
+fn a_handle_that_hits_before_it_misses_finds_every_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack_dir = tmp.path().join("pack");
+    std::fs::create_dir(&pack_dir).unwrap();
+    let mut packs = BTreeMap::new();
+    for k in 0..3u16 {
+        let objs: BTreeSet<u16> = (k * 60..k * 60 + 60).collect();
+        packs.insert(
+            u32::from(k),
+            (write_pack(&pack_dir, u32::from(k), &objs), objs),
+        );
+    }
+    for first in [0, 60, 120] {
+        // A new store each time: a cold map, nothing loaded, no filter published.
+        let store = eager_store(tmp.path());
+        let mut h = store.handle();
+        assert!(h.locate(&object_id(first)).unwrap().is_some());
+        assert_eq!(h.locate(&absent_id(0)).unwrap(), None);
+        check(&store, &mut h, &packs, false);
+        let f = store.miss_filter().unwrap();
+        assert_eq!((f.ids, f.packs), (180, 3), "{f:?}");
+    }
+}
+
+/// Three generations with small packs: a filter over one large pack, inherited by a refresh that adds a small
+/// pack (kept: the new pack is far below the rebuild thresholds, so it stays outside the filter), then by a
+/// second refresh that adds another. The second inheritance carries over both older packs, and the inherited
+/// filter must keep covering only the first: claiming the small pack of the second generation (whose ids it
+/// never held) would hide its objects.
+#[test]
+fn three_generations_of_small_packs_keep_the_filter_honest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack_dir = tmp.path().join("pack");
+    std::fs::create_dir(&pack_dir).unwrap();
+    let store = eager_store(tmp.path());
+    let mut h = store.handle();
+    let mut packs = BTreeMap::new();
+    for (serial, objs) in [(1u32, 0..200u16), (2, 200..210), (3, 210..215)] {
+        let objs: BTreeSet<u16> = objs.collect();
+        packs.insert(serial, (write_pack(&pack_dir, serial, &objs), objs));
+        store.refresh().unwrap();
+        check(&store, &mut h, &packs, true);
+        // A fresh handle on the same map, hits first.
+        check(&store, &mut store.handle(), &packs, false);
+        let f = store.miss_filter().unwrap();
+        assert_eq!(
+            (f.live_ids, f.packs, f.inherited),
+            (200, 1, serial > 1),
+            "generation {serial}: {f:?}"
+        );
     }
 }
 
@@ -196,21 +281,13 @@ fn refresh_inherits_then_repack_rebuilds() {
     let tmp = tempfile::tempdir().unwrap();
     let pack_dir = tmp.path().join("pack");
     std::fs::create_dir(&pack_dir).unwrap();
-    let store = Store::open(
-        tmp.path(),
-        Options::default()
-            .hash_kind(KIND)
-            .loose(LooseMode::None)
-            .refresh(RefreshMode::Never)
-            .miss_filter(MissFilterMode::Eager),
-    )
-    .unwrap();
+    let store = eager_store(tmp.path());
     let mut packs = BTreeMap::new();
     let big: BTreeSet<u16> = (0..200).collect();
     packs.insert(1, (write_pack(&pack_dir, 1, &big), big));
     store.refresh().unwrap();
     let mut h = store.handle();
-    check(&store, &mut h, &packs);
+    check(&store, &mut h, &packs, true);
     let first = store.miss_filter().unwrap();
     assert!(!first.inherited);
     assert_eq!((first.ids, first.packs), (200, 1));
@@ -218,7 +295,7 @@ fn refresh_inherits_then_repack_rebuilds() {
     let small: BTreeSet<u16> = (200..210).collect();
     packs.insert(2, (write_pack(&pack_dir, 2, &small), small));
     store.refresh().unwrap();
-    check(&store, &mut h, &packs);
+    check(&store, &mut h, &packs, true);
     let second = store.miss_filter().unwrap();
     assert!(second.inherited, "{second:?}");
     assert_eq!((second.live_ids, second.packs), (200, 1));
@@ -230,7 +307,7 @@ fn refresh_inherits_then_repack_rebuilds() {
     }
     packs.insert(3, (idx, all));
     store.refresh().unwrap();
-    check(&store, &mut h, &packs);
+    check(&store, &mut h, &packs, true);
     let third = store.miss_filter().unwrap();
     assert!(!third.inherited, "{third:?}");
     assert_eq!((third.ids, third.packs), (210, 1));

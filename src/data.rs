@@ -77,7 +77,7 @@ impl fmt::Display for FileKind {
 }
 
 /// Why a file that should be read cannot be: carried inside the [`io::Error`] that [`open_regular`],
-/// [`read_bounded`], [`read_tail`], [`read_ends`] and [`Data::open`] return (see [`file_problem`]).
+/// [`read_bounded`], [`Data::open`] and the store's pack checks return (see [`file_problem`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileProblem {
@@ -101,7 +101,7 @@ pub enum FileProblem {
         /// The bytes it allocates on disk.
         allocated: u64,
     },
-    /// The file is shorter than the bytes asked for at its end ([`read_tail`]).
+    /// The file is shorter than the bytes asked for at its end (a `.pack` file shorter than its trailing checksum).
     TooShort {
         /// Its length.
         len: u64,
@@ -174,7 +174,7 @@ fn kind_of(ft: std::fs::FileType) -> FileKind {
 }
 
 /// `Ok` if `md` is a regular file's; otherwise an error carrying [`FileProblem::NotRegular`] saying what it is.
-pub fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
+pub(crate) fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
     if md.is_file() {
         Ok(())
     } else {
@@ -192,6 +192,22 @@ pub fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
 /// after the `stat` opens at once instead of waiting for a writer), and the open descriptor is checked again.
 /// Returns the file and its metadata (from the descriptor). A file that is not regular is an error of kind
 /// [`io::ErrorKind::InvalidInput`] (or [`io::ErrorKind::IsADirectory`]) carrying [`FileProblem::NotRegular`].
+///
+/// With [`read_bounded`], the one guarded read of this crate, public for front ends that read a repository's
+/// other files (refs, packs) under the same rules.
+///
+/// ```
+/// use odb_index::data::{FileKind, FileProblem, file_problem, open_regular};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("HEAD");
+/// std::fs::write(&path, "ref: refs/heads/main\n")?;
+/// let (_file, md) = open_regular(&path)?;
+/// assert_eq!(md.len(), 21);
+/// let err = open_regular(dir.path()).unwrap_err(); // a directory is never opened
+/// assert!(matches!(file_problem(&err), Some(FileProblem::NotRegular { kind: FileKind::Directory })));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
     check_regular(&std::fs::metadata(path)?)?;
     #[cfg(unix)]
@@ -234,6 +250,18 @@ fn read_all(file: &File, len: u64, limit: u64) -> io::Result<Vec<u8>> {
 /// Read the regular file `path` whole, if it holds at most `limit` bytes (for `config`, `info/alternates`,
 /// `commondir` and `.git` files). Opened with [`open_regular`]; a longer file is an error carrying
 /// [`FileProblem::TooLarge`] (a file that grows while it is read is cut at `limit + 1` bytes, never read on).
+///
+/// ```
+/// use odb_index::data::{FileProblem, file_problem, read_bounded};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("packed-refs");
+/// std::fs::write(&path, "# pack-refs with: peeled\n")?;
+/// assert_eq!(read_bounded(&path, 1 << 20)?, b"# pack-refs with: peeled\n");
+/// let err = read_bounded(&path, 4).unwrap_err();
+/// assert!(matches!(file_problem(&err), Some(FileProblem::TooLarge { len: 25, limit: 4 })));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let (file, md) = open_regular(path)?;
     read_all(&file, md.len(), limit)
@@ -242,14 +270,19 @@ pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 /// The length of the regular file `path` and its last `n` bytes, read with one positioned read (for a
 /// `.pack`'s trailing checksum: the pack itself is never read or hashed). A file shorter than `n` bytes is an
 /// error carrying [`FileProblem::TooShort`].
-pub fn read_tail(path: &Path, n: usize) -> io::Result<(u64, Vec<u8>)> {
+#[cfg(test)]
+pub(crate) fn read_tail(path: &Path, n: usize) -> io::Result<(u64, Vec<u8>)> {
     read_ends(path, 0, n).map(|(len, _, tail)| (len, tail))
 }
 
 /// The length of the regular file `path`, its first `head` bytes and its last `tail` bytes, with two positioned
 /// reads (for a `.pack`'s header and trailing checksum). A file shorter than `head` or `tail` bytes is an error
 /// carrying [`FileProblem::TooShort`].
-pub fn read_ends(path: &Path, head: usize, tail: usize) -> io::Result<(u64, Vec<u8>, Vec<u8>)> {
+pub(crate) fn read_ends(
+    path: &Path,
+    head: usize,
+    tail: usize,
+) -> io::Result<(u64, Vec<u8>, Vec<u8>)> {
     let (file, md) = open_regular(path)?;
     let len = md.len();
     let need = head.max(tail) as u64;

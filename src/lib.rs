@@ -14,17 +14,32 @@ pub mod loose;
 pub mod midx;
 mod oid;
 pub mod prefix;
-#[doc(hidden)]
-pub mod protocol;
+pub(crate) mod protocol;
 pub mod repo;
 pub mod store;
 pub(crate) mod sync;
 
-/// True when the library was built for a model checker, with `RUSTFLAGS="--cfg loom"` or `--cfg shuttle` (its
-/// protocol then runs only inside a model). Doctests do not see that cfg but link that library: those that touch
-/// the store return early on it.
-#[doc(hidden)]
-pub const BUILT_FOR_MODEL_CHECKING: bool = cfg!(any(loom, shuttle));
+/// The loom models of the protocol (`loom-tests/`), compiled into this crate's unit tests only when they are built
+/// with `RUSTFLAGS="--cfg loom"`: `RUSTFLAGS="--cfg loom" cargo test --release` runs them. The primitives swap
+/// under the same `cfg(all(test, loom))` (`src/sync.rs`), so a dependent built with `--cfg loom` gets `std`'s.
+#[cfg(all(test, loom))]
+#[path = "../loom-tests/main.rs"]
+mod loom_models;
+
+/// The property tests (`proptests/`), compiled into the unit tests so that they reach crate-private lookup
+/// internals (the multi-pack-index's precomputed bounds and bucket check) without those being public. They name
+/// the crate `odb_index`, as a dependent would: the alias below.
+#[cfg(all(test, not(any(loom, shuttle))))]
+#[path = "../proptests/main.rs"]
+mod proptests;
+#[cfg(test)]
+extern crate self as odb_index;
+
+/// The shuttle models (`loom-tests/shuttle.rs`), likewise compiled into the unit tests under
+/// `RUSTFLAGS="--cfg shuttle"` only.
+#[cfg(all(test, shuttle))]
+#[path = "../loom-tests/shuttle.rs"]
+mod shuttle_models;
 
 pub use data::LoadMode;
 pub use error::Error;
@@ -32,8 +47,8 @@ pub use ids::PackId;
 pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};
 pub use prefix::{Prefix, PrefixError};
 pub use store::{
-    Handle, IncompleteMode, Location, LooseMode, MidxCheck, MissFilterMode, ObjectCounts, Options,
-    PackInfo, PrefixLookup, Problem, RefreshMode, Store,
+    Handle, IncompleteMode, Location, LooseMode, Metrics, MidxCheck, MissFilterMode, ObjectCounts,
+    Options, PackInfo, PrefixLookup, Problem, RefreshMode, Store,
 };
 
 /// The examples of `docs/API.md`, run as doctests.

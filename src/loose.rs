@@ -39,6 +39,11 @@ fn write_rel_path(id: &ObjectId, buf: &mut [u8; MAX_REL_PATH]) -> usize {
     n
 }
 
+/// The name of fan-out directory `b` (`0x3f` -> `"3f"`).
+pub(crate) fn fanout_name(b: u8) -> [u8; 2] {
+    HEX_PAIRS[b as usize]
+}
+
 /// `HEX_PAIRS[b]` is the two lower-case hex digits of `b`.
 const HEX_PAIRS: [[u8; 2]; 256] = {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -196,7 +201,7 @@ impl LooseDb {
 
     /// Read the ids in fan-out directory `xx/` (`first` is its byte), sorted, as zero-padded 32-byte arrays
     /// (through [`each_in_fanout`](Self::each_in_fanout)).
-    fn read_fanout(&self, first: u8) -> Result<Box<[[u8; 32]]>, Error> {
+    pub(crate) fn read_fanout(&self, first: u8) -> Result<Box<[[u8; 32]]>, Error> {
         let mut ids: Vec<[u8; 32]> = Vec::new();
         let _always_continues = self.each_in_fanout(first, &mut |id| {
             ids.push(key_of(&id));
@@ -292,7 +297,7 @@ fn rel_str(buf: &[u8; MAX_REL_PATH], n: usize) -> &str {
 
 /// `id`'s bytes zero-padded to 32: the key a [`LooseCache`] bucket is sorted by.
 #[inline]
-fn key_of(id: &ObjectId) -> [u8; 32] {
+pub(crate) fn key_of(id: &ObjectId) -> [u8; 32] {
     let mut k = [0u8; 32];
     let b = id.as_bytes();
     k[..b.len()].copy_from_slice(b);

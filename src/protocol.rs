@@ -36,17 +36,19 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::sync::cell::UnsafeCell;
 use crate::sync::{
-    Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, SPIN_LIMIT, lock, spin_loop, trace, wait,
+    Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, lock, spin_limit, spin_loop, trace, wait,
 };
 
 /// Model-checked builds only: what the models in `loom-tests/` use besides the protocol itself: the checker's
 /// threads and runner (loom or shuttle), and under loom the per-test event trace and per-thread operation counts
 /// (see `src/sync.rs`).
-#[cfg(any(loom, shuttle))]
-pub mod model {
-    pub use crate::sync::model::*;
-    #[cfg(loom)]
-    pub use crate::sync::{OpCounts, reset_model_state, take_op_counts, take_trace};
+#[cfg(all(test, any(loom, shuttle)))]
+pub(crate) mod model {
+    pub(crate) use crate::sync::model::*;
+    #[cfg(all(test, loom))]
+    pub(crate) use crate::sync::{
+        OpCounts, reset_model_state, set_spin_limit, take_op_counts, take_trace,
+    };
 }
 
 const CURSOR_MASK: u64 = (1 << 32) - 1;
@@ -100,10 +102,6 @@ impl Word {
     #[inline]
     pub fn same_state(self, other: Word) -> bool {
         (self.0 ^ other.0) & !WAITERS == 0
-    }
-    /// The raw bits (for logging in tests).
-    pub fn bits(self) -> u64 {
-        self.0
     }
 }
 
@@ -160,7 +158,7 @@ pub struct SlotMap<T, M = ()> {
     meta: M,
     /// Model-checked builds only: claim in the pre-0.87 gix-odb order (advance the cursor, then announce the load in a
     /// second step). Exists so that the negative witness runs this very code with that one change.
-    #[cfg(any(loom, shuttle))]
+    #[cfg(all(test, any(loom, shuttle)))]
     pre_087_claim_order: bool,
 }
 
@@ -208,14 +206,14 @@ impl<T, M> SlotMap<T, M> {
             lock: Mutex::new(()),
             cv: Condvar::new(),
             meta,
-            #[cfg(any(loom, shuttle))]
+            #[cfg(all(test, any(loom, shuttle)))]
             pre_087_claim_order: false,
         }
     }
 
     /// Model-checked builds only: the same map, claiming in the pre-0.87 gix-odb order (cursor first, in-flight
     /// count second) for the negative witnesses.
-    #[cfg(any(loom, shuttle))]
+    #[cfg(all(test, any(loom, shuttle)))]
     pub fn with_pre_087_claim_order(mut self) -> Self {
         self.pre_087_claim_order = true;
         self
@@ -225,12 +223,6 @@ impl<T, M> SlotMap<T, M> {
     #[inline]
     pub fn len(&self) -> usize {
         self.slots.len()
-    }
-
-    /// True if the map has no slots.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
     }
 
     /// What the map's slots describe.
@@ -285,7 +277,7 @@ impl<T, M> SlotMap<T, M> {
         {
             return None;
         }
-        #[cfg(any(loom, shuttle))]
+        #[cfg(all(test, any(loom, shuttle)))]
         if self.pre_087_claim_order {
             // The old order: take the slot, then announce the load. Between the two, another thread can read
             // "cursor exhausted, nothing in flight" while this slot is not published: the false miss.
@@ -367,14 +359,7 @@ impl<T, M> SlotMap<T, M> {
     /// for one of those: a load in flight to complete, or a closed map to be retired or reopened. The caller
     /// reloads the word afterwards with [`load`](Self::load).
     pub fn wait_for_change(&self, seen: Word) {
-        #[cfg_attr(
-            any(loom, shuttle),
-            allow(
-                clippy::reversed_empty_ranges,
-                reason = "no spin under a model checker"
-            )
-        )]
-        for _ in 0..SPIN_LIMIT {
+        for _ in 0..spin_limit() {
             if !self.load().same_state(seen) {
                 return;
             }
@@ -475,11 +460,6 @@ impl<'a, T, M> Ticket<'a, T, M> {
         self.index
     }
 
-    /// What the map says about its slots.
-    pub fn meta(&self) -> &'a M {
-        &self.map.meta
-    }
-
     /// Store the loaded value, publish it, and complete the load. Returns the published value.
     pub fn publish(self, value: T) -> &'a T {
         let map = self.map;
@@ -567,7 +547,8 @@ impl<T, M> View<T, M> {
     }
 
     /// True if every slot has been visited with its final state, as of the last word this view saw (so a
-    /// lookup that found nothing in the visited slots has nothing else to search in this map).
+    /// lookup that found nothing in the visited slots has nothing else to search in this map). The models' check.
+    #[cfg(all(test, loom))]
     pub fn is_complete(&self) -> bool {
         self.next == self.map.len() && self.holes.is_empty()
     }

@@ -1,32 +1,89 @@
 //! The one place that chooses between `std` and `loom`.
 //!
 //! Every other module imports its atomics, `Arc`, `Mutex`, `Condvar` and cells from here (in the style of
-//! sharded-slab's `src/sync.rs`), so that building with `RUSTFLAGS="--cfg loom"` swaps the whole protocol onto
-//! loom's model-checked primitives without touching its code, and `RUSTFLAGS="--cfg shuttle"` onto shuttle's
-//! randomly scheduled ones (larger models, every atomic treated as SeqCst: the logic at scale, while memory
-//! orderings stay loom's job). Code that must not be model-checked (the loose cache, shared errors) takes its
-//! primitives from [`plain`], which is `std` in every build. In either model-checked build, [`model`] gives the
-//! models in `loom-tests/` the checker's thread spawning and its runner, so one scenario runs under both.
+//! sharded-slab's `src/sync.rs`), so that the crate's own unit tests built with `RUSTFLAGS="--cfg loom"` run the
+//! whole protocol on loom's model-checked primitives without touching its code, and with `RUSTFLAGS="--cfg
+//! shuttle"` on shuttle's randomly scheduled ones (larger models, every atomic treated as SeqCst: the logic at
+//! scale, while memory orderings stay loom's job). The swap happens only under `cfg(all(test, loom))` and
+//! `cfg(all(test, shuttle))` (tokio's rule, `tokio/src/loom/mod.rs`): a crate that depends on this one and runs
+//! its own loom models with the same flag gets `std` primitives from it, as in any other build. Code that must not
+//! be model-checked (the loose cache, shared errors) takes its primitives from [`plain`], which is `std` in every
+//! build. In either model-checked build, [`model`] gives the models in `loom-tests/` (compiled into the unit tests,
+//! `src/lib.rs`) the checker's thread spawning and its runner, so one scenario runs under both.
 
-#[cfg(all(loom, shuttle))]
+#[cfg(all(test, loom, shuttle))]
 compile_error!(
     "`--cfg loom` and `--cfg shuttle` are two different model checkers: build with one of them"
 );
 
-#[cfg(loom)]
+#[cfg(all(test, loom))]
 mod imp {
-    use std::cell::RefCell;
+    use std::cell::{Cell, RefCell};
 
-    pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
     pub(crate) use std::sync::atomic::Ordering;
 
     pub(crate) mod cell {
         pub(crate) use loom::cell::UnsafeCell;
     }
 
-    /// A bounded busy-wait hint. Under loom there is nothing to gain from spinning and every spin is a branch
-    /// to explore, so the spin budget is zero.
-    pub(crate) const SPIN_LIMIT: u32 = 0;
+    thread_local! {
+        /// This test's spin budget (see [`spin_limit`]); a std thread-local, so per test (loom runs a model's
+        /// threads on its test's OS thread).
+        static SPIN_LIMIT: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A bounded busy-wait hint. Under loom every spin is a branch to explore, so the budget is zero unless a
+    /// model asks for more with [`set_spin_limit`] (the spin-then-park models run with 1, so the spin path is
+    /// checked too).
+    pub(crate) fn spin_limit() -> u32 {
+        SPIN_LIMIT.get()
+    }
+
+    /// Set this test's spin budget (loom builds only; 0 unless set). Lasts for the rest of the test.
+    pub(crate) fn set_spin_limit(n: u32) {
+        SPIN_LIMIT.set(n);
+    }
+
+    /// loom's `Arc` behind a counting wrapper: every clone and every drop is a reference-count read-modify-write
+    /// on a shared line, so each counts as one [`OpCounts::rmws`], and P4's budget (one Acquire load per
+    /// steady-state miss) also rules out a reference count touched on the miss path.
+    #[derive(Debug)]
+    pub(crate) struct Arc<T: ?Sized>(loom::sync::Arc<T>);
+
+    impl<T> Arc<T> {
+        /// A new `Arc` (no count: nothing is shared yet).
+        pub(crate) fn new(value: T) -> Self {
+            Arc(loom::sync::Arc::new(value))
+        }
+    }
+
+    impl<T: ?Sized> Arc<T> {
+        /// Same allocation (reads no count).
+        pub(crate) fn ptr_eq(a: &Self, b: &Self) -> bool {
+            loom::sync::Arc::ptr_eq(&a.0, &b.0)
+        }
+    }
+
+    impl<T: ?Sized> Clone for Arc<T> {
+        fn clone(&self) -> Self {
+            count(|c| c.rmws += 1);
+            Arc(loom::sync::Arc::clone(&self.0))
+        }
+    }
+
+    impl<T: ?Sized> Drop for Arc<T> {
+        fn drop(&mut self) {
+            count(|c| c.rmws += 1);
+        }
+    }
+
+    impl<T: ?Sized> std::ops::Deref for Arc<T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            &self.0
+        }
+    }
 
     pub(crate) fn spin_loop() {
         loom::hint::spin_loop();
@@ -38,7 +95,7 @@ mod imp {
     /// [`wait`](super::wait) count too, so a model can assert what a code path does to shared state, including
     /// operations that leave no trace line (a failed compare-exchange, a `fetch_or`, an untraced load).
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-    pub struct OpCounts {
+    pub(crate) struct OpCounts {
         /// Loads with `Acquire` ordering.
         pub acquire_loads: usize,
         /// Loads with any other ordering (`Relaxed`, `SeqCst`).
@@ -59,7 +116,7 @@ mod imp {
 
     impl OpCounts {
         /// Exactly one Acquire load and nothing else: the P4 budget of a steady-state miss.
-        pub const ONE_ACQUIRE_LOAD: OpCounts = OpCounts {
+        pub(crate) const ONE_ACQUIRE_LOAD: OpCounts = OpCounts {
             acquire_loads: 1,
             other_loads: 0,
             stores: 0,
@@ -93,7 +150,7 @@ mod imp {
     }
 
     /// Take (and reset) the operation counts of the current loom thread.
-    pub fn take_op_counts() -> OpCounts {
+    pub(crate) fn take_op_counts() -> OpCounts {
         let id = loom::thread::current().id();
         OPS.with_borrow_mut(|all| match all.iter().position(|(t, _)| *t == id) {
             Some(i) => all.swap_remove(i).1,
@@ -108,12 +165,12 @@ mod imp {
     }
 
     /// Take (and clear) the events recorded so far in this test. Models print it when an execution fails.
-    pub fn take_trace() -> Vec<String> {
+    pub(crate) fn take_trace() -> Vec<String> {
         TRACE.with_borrow_mut(std::mem::take)
     }
 
     /// Clear this test's trace and operation counts (at the start of each loom execution).
-    pub fn reset_model_state() {
+    pub(crate) fn reset_model_state() {
         TRACE.with_borrow_mut(Vec::clear);
         OPS.with_borrow_mut(Vec::clear);
     }
@@ -193,7 +250,7 @@ mod imp {
 
 /// `std::cell::UnsafeCell` with loom's closure-based access API, so the protocol can be written once (std and
 /// shuttle builds; shuttle has no cell of its own and checks no causality through cells).
-#[cfg(not(loom))]
+#[cfg(not(all(test, loom)))]
 mod std_cell {
     #[derive(Debug)]
     pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
@@ -215,7 +272,7 @@ mod std_cell {
     }
 }
 
-#[cfg(shuttle)]
+#[cfg(all(test, shuttle))]
 mod imp {
     pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicU64, Ordering};
     pub(crate) use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -225,7 +282,10 @@ mod imp {
     }
 
     /// No spinning under shuttle: each `spin_loop` is a yield to its scheduler, which only lengthens schedules.
-    pub(crate) const SPIN_LIMIT: u32 = 0;
+    #[inline(always)]
+    pub(crate) const fn spin_limit() -> u32 {
+        0
+    }
 
     pub(crate) fn spin_loop() {
         shuttle::hint::spin_loop();
@@ -236,7 +296,7 @@ mod imp {
     pub(crate) fn trace(_event: impl FnOnce() -> String) {}
 }
 
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(all(test, any(loom, shuttle))))]
 mod imp {
     pub(crate) use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -248,7 +308,10 @@ mod imp {
     /// How many `spin_loop` hints a waiter issues before it parks on the condition variable. Loads take
     /// microseconds to milliseconds (open + mmap + validate), so the spin is short: it only catches a load that
     /// is about to finish.
-    pub(crate) const SPIN_LIMIT: u32 = 64;
+    #[inline(always)]
+    pub(crate) const fn spin_limit() -> u32 {
+        64
+    }
 
     #[inline(always)]
     pub(crate) fn spin_loop() {
@@ -289,14 +352,14 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     };
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     count(|c| c.locks += 1);
     g
 }
 
 /// Wait on a condition variable, ignoring poisoning (see [`lock`]).
 pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     count(|c| c.waits += 1);
     match cv.wait(g) {
         Ok(g) => g,
@@ -304,34 +367,32 @@ pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, 
     }
 }
 
-#[cfg(loom)]
-pub use imp::{OpCounts, reset_model_state, take_op_counts, take_trace};
+#[cfg(all(test, loom))]
+pub(crate) use imp::{OpCounts, reset_model_state, set_spin_limit, take_op_counts, take_trace};
 
 /// Model-checked builds only (`--cfg loom` or `--cfg shuttle`): what a model needs from the checker this build
 /// uses, so that one scenario (`loom-tests/scenarios.rs`) runs under both. Threads must be the checker's own (it
 /// schedules them), and a model runs inside the checker's runner.
-#[cfg(any(loom, shuttle))]
-pub mod model {
-    #[cfg(loom)]
-    pub use loom::thread::{JoinHandle, spawn};
-    #[cfg(shuttle)]
-    pub use shuttle::thread::{JoinHandle, spawn};
+#[cfg(all(test, any(loom, shuttle)))]
+pub(crate) mod model {
+    #[cfg(all(test, loom))]
+    pub(crate) use loom::thread::spawn;
+    #[cfg(all(test, shuttle))]
+    pub(crate) use shuttle::thread::spawn;
 
-    /// The checker's `Arc` (loom tracks its reference counts; shuttle's is std's).
-    #[cfg(loom)]
-    pub use loom::sync::Arc;
-    #[cfg(shuttle)]
-    pub use shuttle::sync::Arc;
-
-    /// Which checker this build uses, for the models' reports.
-    pub const CHECKER: &str = if cfg!(loom) { "loom" } else { "shuttle" };
+    /// The checker's `Arc` (loom tracks its reference counts and the facade counts each clone and drop as a
+    /// read-modify-write; shuttle's is std's).
+    #[cfg(all(test, loom))]
+    pub(crate) use super::imp::Arc;
+    #[cfg(all(test, shuttle))]
+    pub(crate) use shuttle::sync::Arc;
 
     /// Shuttle's runner: run `f` under its PCT scheduler (random priorities with `depth - 1` priority change
     /// points per schedule, which finds any bug of depth `depth` with a probability it bounds from below) for
     /// `iterations` schedules. Returns the number of schedules run. Shuttle's warning that it treats every
     /// atomic as SeqCst is silenced: that is known and stated (orderings are loom's job).
-    #[cfg(shuttle)]
-    pub fn check_pct(
+    #[cfg(all(test, shuttle))]
+    pub(crate) fn check_pct(
         f: impl Fn() + Send + Sync + 'static,
         iterations: usize,
         depth: usize,

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Builds the patched gix-odb that `upstream/` (the comparison package) depends on:
+# Builds a patched copy of gix-odb 0.87.0 outside the tracked tree:
 #   1. takes gix-odb 0.87.0's source from the cargo registry (fetching it if needed),
-#   2. copies it to target/gix-odb-patched (outside the tracked tree),
-#   3. renames the package to `gix-odb-patched` (lib `gix_odb_patched`), so it can sit beside the real 0.87.0 in
-#      one dependency graph (`[patch]` would replace every gix-odb 0.87 in the graph instead),
-#   4. applies docs/upstream/gix-odb-0.87-blocking-wait.diff.
-# Usage: upstream/build-patched.sh     (then: cd upstream && cargo run --release -- ...)
+#   2. copies it to DEST (default target/gix-odb-patched),
+#   3. renames the package to NAME (default `gix-odb-patched`, lib `gix_odb_patched`), so it can sit beside the
+#      real 0.87.0 in one dependency graph (`[patch]` would replace every gix-odb 0.87 in the graph instead),
+#   4. applies the DIFFs in order (default: docs/upstream/1-*.diff, 2-*.diff, 3-*.diff, the upstream patches).
+# Usage: upstream/build-patched.sh [DEST NAME DIFF...]    (then: cd upstream && cargo run --release -- ...)
+# upstream/deterministic.sh calls it with its own DEST, NAME and the delay hook added.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-diff=$root/docs/upstream/gix-odb-0.87-blocking-wait.diff
+dest=${1:-$root/target/gix-odb-patched}
+name=${2:-gix-odb-patched}
+if [ $# -gt 2 ]; then
+    diffs=("${@:3}")
+else
+    diffs=("$root"/docs/upstream/[123]-*.diff)
+fi
+[ "${#diffs[@]}" -gt 0 ] && [ -f "${diffs[0]}" ] || { echo "no diff to apply" >&2; exit 1; }
+lib=${name//-/_}
 find_src() { ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/gix-odb-0.87.0 2>/dev/null | head -n 1; }
 src=$(find_src)
 if [ -z "$src" ]; then
@@ -17,15 +26,19 @@ if [ -z "$src" ]; then
     src=$(find_src)
 fi
 [ -n "$src" ] || { echo "gix-odb 0.87.0 not found in the cargo registry" >&2; exit 1; }
-dest=$root/target/gix-odb-patched
 rm -rf "$dest"
-mkdir -p "$root/target"
+mkdir -p "$(dirname "$dest")"
 cp -R "$src" "$dest"
 chmod -R u+w "$dest"
 # Drop the registry's lock and the original manifest copy; rename package and lib.
 rm -f "$dest/Cargo.lock" "$dest/Cargo.toml.orig" "$dest/.cargo_vcs_info.json" "$dest/.cargo-ok"
-sed -i -e 's/^name = "gix-odb"$/name = "gix-odb-patched"/' -e 's/^name = "gix_odb"$/name = "gix_odb_patched"/' "$dest/Cargo.toml"
-grep -q '^name = "gix-odb-patched"$' "$dest/Cargo.toml" && grep -q '^name = "gix_odb_patched"$' "$dest/Cargo.toml" \
+sed -i -e "s/^name = \"gix-odb\"\$/name = \"$name\"/" -e "s/^name = \"gix_odb\"\$/name = \"$lib\"/" "$dest/Cargo.toml"
+grep -q "^name = \"$name\"\$" "$dest/Cargo.toml" && grep -q "^name = \"$lib\"\$" "$dest/Cargo.toml" \
     || { echo "could not rename the package in $dest/Cargo.toml" >&2; exit 1; }
-(cd "$dest" && patch -p1 --quiet < "$diff")
+for d in "${diffs[@]}"; do
+    (cd "$dest" && patch -p1 --quiet < "$d")
+done
+# cp gives the copies the time of copying; cargo's fingerprints compare mtimes, so make the sources newer than any
+# earlier build of a previous copy at the same place.
+find "$dest/src" -name '*.rs' -exec touch {} +
 echo "$dest"

@@ -39,6 +39,14 @@ pub enum Kind {
     OdbNoneNoFilter,
     /// `LooseMode::Probe`, ids looked up with `Handle::locate_many` in batches of [`BATCH`].
     OdbProbeBatch,
+    /// `Options::default()`: `RefreshMode::OnMiss` + `LooseMode::Watched` (inotify where it works), what users
+    /// and `batch-check` run.
+    OdbDefault,
+    /// `RefreshMode::OnMiss` + `LooseMode::Probe` without change events: the default before them (a `stat` per
+    /// pack directory and a probe per objects directory on every miss).
+    OdbOnMissProbe,
+    /// `RefreshMode::OnMiss` + `LooseMode::None` (change events where available): the refresh check alone.
+    OdbOnMissNone,
     IdxLookup,
     IdxBinary,
     Gix083,
@@ -53,6 +61,9 @@ impl Kind {
             Kind::OdbCached => "odb-index loose=cached",
             Kind::OdbNoneNoFilter => "odb-index loose=none filter=off",
             Kind::OdbProbeBatch => "odb-index loose=probe locate_many",
+            Kind::OdbDefault => "odb-index default (on-miss, watched)",
+            Kind::OdbOnMissProbe => "odb-index on-miss loose=probe stat",
+            Kind::OdbOnMissNone => "odb-index on-miss loose=none",
             Kind::IdxLookup => "PackIndex::lookup",
             Kind::IdxBinary => "PackIndex::lookup_binary",
             Kind::Gix083 => "gix-odb 0.83",
@@ -67,6 +78,9 @@ impl Kind {
             "odb-cached" => Kind::OdbCached,
             "odb-none-nofilter" => Kind::OdbNoneNoFilter,
             "odb-probe-batch" => Kind::OdbProbeBatch,
+            "odb-default" => Kind::OdbDefault,
+            "odb-onmiss-probe" => Kind::OdbOnMissProbe,
+            "odb-onmiss-none" => Kind::OdbOnMissNone,
             "gix083" => Kind::Gix083,
             "gix087" => Kind::Gix087,
             _ => return None,
@@ -79,6 +93,9 @@ impl Kind {
             Kind::OdbCached => "odb-cached",
             Kind::OdbNoneNoFilter => "odb-none-nofilter",
             Kind::OdbProbeBatch => "odb-probe-batch",
+            Kind::OdbDefault => "odb-default",
+            Kind::OdbOnMissProbe => "odb-onmiss-probe",
+            Kind::OdbOnMissNone => "odb-onmiss-none",
             Kind::IdxLookup => "idx",
             Kind::IdxBinary => "idx-binary",
             Kind::Gix083 => "gix083",
@@ -88,6 +105,22 @@ impl Kind {
 }
 
 pub fn odb_options(kind: Kind) -> Options {
+    match kind {
+        Kind::OdbDefault => return Options::default().hash_kind(HashKind::Sha1),
+        Kind::OdbOnMissProbe | Kind::OdbOnMissNone => {
+            let loose = if kind == Kind::OdbOnMissProbe {
+                LooseMode::Probe
+            } else {
+                LooseMode::None
+            };
+            return Options::default()
+                .refresh(RefreshMode::OnMiss)
+                .loose(loose)
+                .change_events(kind == Kind::OdbOnMissNone)
+                .hash_kind(HashKind::Sha1);
+        }
+        _ => {}
+    }
     let loose = match kind {
         Kind::OdbProbe | Kind::OdbProbeBatch => LooseMode::Probe,
         Kind::OdbCached => LooseMode::Cached,
@@ -127,7 +160,13 @@ impl Arm {
     /// Open `kind` on the objects directory `objects`.
     pub fn open(kind: Kind, objects: &Path) -> Result<Arm, String> {
         match kind {
-            Kind::OdbProbe | Kind::OdbNone | Kind::OdbCached | Kind::OdbNoneNoFilter => {
+            Kind::OdbProbe
+            | Kind::OdbNone
+            | Kind::OdbCached
+            | Kind::OdbNoneNoFilter
+            | Kind::OdbDefault
+            | Kind::OdbOnMissProbe
+            | Kind::OdbOnMissNone => {
                 let store = Store::open(objects, odb_options(kind)).map_err(|e| e.to_string())?;
                 let h = store.handle();
                 Ok(Arm::Odb(store, h))

@@ -86,6 +86,28 @@ pub fn one_pack(dir: &Path) -> Result<PathBuf, String> {
     Ok(repo.join("objects"))
 }
 
+/// Three objects directories: a new repository (one pack of 123 blobs, 256 loose blobs) whose
+/// `info/alternates` names `main` (the one-pack fixture's objects directory) and a third repository like the
+/// first. Returns the new repository's objects directory.
+pub fn three_dirs(dir: &Path, main: &Path) -> Result<PathBuf, String> {
+    let mut objects = Vec::new();
+    for name in ["own", "alt"] {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        let repo = init(&d)?;
+        fast_import(&repo, name, 123, true)?;
+        loose_blobs(&d, &repo, 256)?;
+        objects.push(repo.join("objects"));
+    }
+    let alternates = objects[0].join("info/alternates");
+    std::fs::write(
+        &alternates,
+        format!("{}\n{}\n", main.display(), objects[1].display()),
+    )
+    .map_err(|e| format!("{}: {e}", alternates.display()))?;
+    Ok(objects.swap_remove(0))
+}
+
 /// Write `n` loose blobs into `repo` (`git hash-object -w --stdin-paths`).
 fn loose_blobs(dir: &Path, repo: &Path, n: usize) -> Result<(), String> {
     let src = dir.join("loose-src");

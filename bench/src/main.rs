@@ -6,6 +6,14 @@
 //! See docs/BENCHMARKS.md for the figures and how to reproduce them.
 
 mod arms;
+/// The library's split-block Bloom filter (crate-private there), compiled from its own source so that scenario
+/// `filter-build` measures exactly the store's code.
+#[path = "../../src/store/bloom.rs"]
+#[allow(
+    dead_code,
+    reason = "the store's full surface; the benchmark uses part of it"
+)]
+mod bloom;
 mod fixture;
 mod report;
 mod scenarios;

@@ -314,6 +314,61 @@ pub fn targets(rows: &[Row]) -> Vec<Row> {
         true,
         "instr",
     );
+    // Turn-3 targets (issue 22): the default configuration.
+    add(
+        "default-mode miss (Options::default()) vs OnMiss + probe (the old default)",
+        over(
+            median("miss-1pack", Kind::OdbDefault),
+            median("miss-1pack", Kind::OdbOnMissProbe),
+        ),
+        0.35,
+        true,
+        "x",
+    );
+    let syscalls =
+        |s: &str, k: Kind| find(rows, s, k.name()).and_then(|r| extra(r, "syscalls_per_miss"));
+    add(
+        "default-mode syscalls per miss, 1 objects directory",
+        syscalls("syscalls-per-miss", Kind::OdbDefault),
+        1.0,
+        true,
+        "syscalls",
+    );
+    add(
+        "default-mode syscalls per miss, 3 objects directories",
+        syscalls("syscalls-per-miss-3dirs", Kind::OdbDefault),
+        1.0,
+        true,
+        "syscalls",
+    );
+    add(
+        "default-mode miss, 3 objects directories, vs OnMiss + probe",
+        over(
+            median("miss-3dirs", Kind::OdbDefault),
+            median("miss-3dirs", Kind::OdbOnMissProbe),
+        ),
+        0.35,
+        true,
+        "x",
+    );
+    let instr = |k: Kind| {
+        find(rows, "instructions-per-miss", k.name())
+            .and_then(|r| extra(r, "instructions_per_miss"))
+    };
+    add(
+        "instructions per miss, OnMiss (no probe) vs Never (no probe)",
+        over(instr(Kind::OdbOnMissNone), instr(Kind::OdbNone)),
+        1.2,
+        true,
+        "x",
+    );
+    add(
+        "1 000 000-object index: open + first miss, default configuration",
+        median("cold-load-1M-index", Kind::OdbDefault).map(|ns| ns / 1e6),
+        0.05,
+        true,
+        "ms",
+    );
     add(
         "miss filter memory (1M index)",
         find(rows, "filter-1M-index", Kind::OdbNone.name())

@@ -73,6 +73,37 @@ fn odb_kinds() -> Vec<Kind> {
     vec![Kind::OdbProbe, Kind::OdbNone, Kind::OdbCached]
 }
 
+/// The default configuration (`Options::default()`), the default before change events (`OnMiss` + probe), and
+/// the refresh check alone (`OnMiss`, loose none).
+fn default_kinds() -> [Kind; 3] {
+    [Kind::OdbDefault, Kind::OdbOnMissProbe, Kind::OdbOnMissNone]
+}
+
+/// Misses and syscalls per miss with three objects directories (the one-pack fixture as an alternate of a small
+/// repository, and a third).
+fn three_dirs(objects: &Path, misses: &Ids, plan: &Plan) -> Result<Vec<Row>, String> {
+    let tmp = fixture::TempDir::new("bench-alternates")?;
+    let own = fixture::three_dirs(tmp.path(), objects)?;
+    let kinds = [Kind::OdbDefault, Kind::OdbOnMissProbe, Kind::OdbProbe];
+    let mut arms = open_arms(&kinds, &own)?;
+    let mut rows = measure(
+        "miss-3dirs",
+        &mut arms,
+        misses,
+        plan.misses,
+        plan.runs,
+        Expect::NoneFound,
+    )?;
+    drop(arms);
+    rows.extend(syscalls(
+        "syscalls-per-miss-3dirs",
+        &own,
+        &kinds,
+        plan.syscall_misses,
+    )?);
+    Ok(rows)
+}
+
 fn all_kinds() -> Vec<Kind> {
     let mut k = odb_kinds();
     k.push(Kind::Gix083);
@@ -274,6 +305,7 @@ fn present(objects: &Path, seed: u64) -> Result<Ids, String> {
 
 /// All scenarios. `user_path`: PATH was given (scenarios 4 to 6 still use their own synthetic fixtures).
 pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, String> {
+    let _ = user_path;
     let plan = Plan::new(quick);
     let mut rows = Vec::new();
     let kinds = all_kinds();
@@ -289,6 +321,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     // too: the difference is what the store adds.
     let mut kinds1 = kinds.clone();
     kinds1.extend([Kind::OdbNoneNoFilter, Kind::OdbProbeBatch]);
+    kinds1.extend(default_kinds());
     let one_pack = Store::open(objects, odb_options(Kind::OdbNone))
         .map(|s| s.packs().len() == 1)
         .unwrap_or(false);
@@ -465,7 +498,17 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     drop(tmp);
 
     // 7. Syscalls per miss (strace).
-    rows.extend(syscalls(objects, user_path, &kinds, plan.syscall_misses)?);
+    let mut sk = kinds.clone();
+    sk.extend(default_kinds());
+    rows.extend(syscalls(
+        "syscalls-per-miss",
+        objects,
+        &sk,
+        plan.syscall_misses,
+    )?);
+    // 10. Three objects directories (two alternates): the default configuration, against the stat-and-probe
+    // one and `Never`.
+    rows.extend(three_dirs(objects, &misses, &plan)?);
     // 9. Instructions per miss (callgrind), full runs only.
     if plan.callgrind_misses > 0 {
         rows.extend(instructions(objects, plan.callgrind_misses)?);
@@ -532,7 +575,7 @@ fn real(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, 
 /// The split-block Bloom filter (the store's) and a binary fuse filter (xorf's `BinaryFuse8`) over the same
 /// ids: build time per million ids, bytes per id, false-positive rate over fresh absent ids, ns per query.
 fn filter_build(ids: &[ObjectId], fresh: &Ids, runs: usize) -> Result<Vec<Row>, String> {
-    use odb_index::store::SplitBlockBloom;
+    use crate::bloom::SplitBlockBloom;
     use xorf::Filter as _;
     let n = ids.len();
     let key = |id: &[u8]| u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));
@@ -748,6 +791,8 @@ fn instructions(objects: &Path, n: usize) -> Result<Vec<Row>, String> {
         Kind::OdbNoneNoFilter,
         Kind::OdbProbe,
         Kind::OdbProbeBatch,
+        Kind::OdbOnMissNone,
+        Kind::OdbDefault,
         Kind::Gix087,
     ] {
         let out_file = std::env::temp_dir().join(format!(
@@ -985,18 +1030,22 @@ fn two_threads(
 fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>, String> {
     let mut v = Vec::new();
     let mut v_read = Vec::new();
+    let mut v_default = Vec::new();
     for _ in 0..runs {
-        for (mode, out) in [(LoadMode::Mmap, &mut v), (LoadMode::Read, &mut v_read)] {
+        for (options, out) in [
+            (odb_options(Kind::OdbNone), &mut v),
+            (odb_options(Kind::OdbNone).load(LoadMode::Read), &mut v_read),
+            (odb_options(Kind::OdbDefault), &mut v_default),
+        ] {
             let t = Instant::now();
-            let store = Store::open(big, odb_options(Kind::OdbNone).load(mode))
-                .map_err(|e| e.to_string())?;
+            let store = Store::open(big, options).map_err(|e| e.to_string())?;
             let mut h = store.handle();
             let found = h.contains(&ids.oids[0]).map_err(|e| e.to_string())?;
             out.push(t.elapsed().as_nanos() as f64);
-            if found || store.index_loads() != 1 {
+            if found || store.metrics().index_loads != 1 {
                 return Err(format!(
                     "cold load: found {found}, {} index loads",
-                    store.index_loads()
+                    store.metrics().index_loads
                 ));
             }
         }
@@ -1019,6 +1068,7 @@ fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>,
     Ok(vec![
         row("odb-index loose=none", &v),
         row("odb-index loose=none load=read", &v_read),
+        row(Kind::OdbDefault.name(), &v_default),
     ])
 }
 
@@ -1086,7 +1136,7 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
                         let tid = rustix::thread::gettid();
                         let _ = rustix::process::setpriority_process(Some(tid), 19);
                     }
-                    while waiter && store.index_loads() == 0 {
+                    while waiter && store.metrics().index_loads == 0 {
                         std::thread::sleep(Duration::from_micros(50));
                     }
                     let (c0, r0) = (thread_clock(), thread_cpu());
@@ -1115,8 +1165,8 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
                     waited += 1;
                 }
             }
-            if lr != Some(false) || store.index_loads() != 1 {
-                return Err(format!("loader: {lr:?}, {} index loads", store.index_loads()));
+            if lr != Some(false) || store.metrics().index_loads != 1 {
+                return Err(format!("loader: {lr:?}, {} index loads", store.metrics().index_loads));
             }
             loader_ru.push(lru.as_nanos() as f64);
             waiter_ru.push(wru.as_nanos() as f64);
@@ -1163,7 +1213,7 @@ fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Vec<Row>, Str
 
 /// Syscalls per miss under `strace -f -c`: this binary re-run in its `--only-miss-loop` mode with N and 2N
 /// misses; the difference divided by N.
-fn syscalls(objects: &Path, user_path: bool, kinds: &[Kind], n: usize) -> Result<Vec<Row>, String> {
+fn syscalls(scenario: &str, objects: &Path, kinds: &[Kind], n: usize) -> Result<Vec<Row>, String> {
     let strace_ok = std::process::Command::new("strace")
         .arg("-V")
         .output()
@@ -1173,11 +1223,10 @@ fn syscalls(objects: &Path, user_path: bool, kinds: &[Kind], n: usize) -> Result
         eprintln!("bench: strace is not installed: syscalls per miss not measured");
         return Ok(vec![Row {
             note: "strace is not installed: not measured".into(),
-            ..Row::new("syscalls-per-miss", "all")
+            ..Row::new(scenario, "all")
         }]);
     }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let _ = user_path;
     let mut rows = Vec::new();
     for &k in kinds {
         let mut counts = Vec::new();
@@ -1225,7 +1274,7 @@ fn syscalls(objects: &Path, user_path: bool, kinds: &[Kind], n: usize) -> Result
             .map(|(s, v)| format!("{s} {v:.2}"))
             .collect::<Vec<_>>()
             .join(", ");
-        eprintln!("bench: syscalls-per-miss: {} done", k.name());
+        eprintln!("bench: {scenario}: {} done", k.name());
         rows.push(
             Row {
                 runs: 1,
@@ -1234,7 +1283,7 @@ fn syscalls(objects: &Path, user_path: bool, kinds: &[Kind], n: usize) -> Result
                     "{total:.2} syscalls per miss{}{detail}",
                     if detail.is_empty() { "" } else { ": " }
                 ),
-                ..Row::new("syscalls-per-miss", k.name())
+                ..Row::new(scenario, k.name())
             }
             .with("syscalls_per_miss", Val::Num(total))
             .with("detail", Val::Str(detail)),

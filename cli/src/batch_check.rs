@@ -117,16 +117,52 @@ impl Format {
     }
 }
 
-/// Append the answer for one input line (without its terminator) to `out`; an ambiguous name is also reported
-/// on stderr as git does. The line ends at its first NUL, as git reads it (a C string).
-pub fn answer_line(
+/// Append the answers for `lines` (each without its terminator) to `out`, in order, as [`answer_line`] would;
+/// stops at the first fatal error, as git dies there.
+///
+/// The full-length ids among them are looked up first, all at once, with [`odb_index::Handle::locate_many`]:
+/// a miss (of an id that no replace ref names) is answered from that (one pass, no call per id), everything
+/// else (hits, prefixes, replaced ids, a lookup that failed) by [`answer_line`].
+pub fn answer_lines(
     objects: &Objects,
-    line: &[u8],
+    lines: &[Vec<u8>],
     format: &Format,
     out: &mut Vec<u8>,
 ) -> Result<(), Fatal> {
+    let kind = objects.hash_kind();
+    let mut ids = Vec::with_capacity(lines.len());
+    let names: Vec<(&[u8], Option<usize>)> = lines
+        .iter()
+        .map(|l| {
+            let name = split(l, format).0;
+            let at = ObjectId::from_hex_kind(name, kind)
+                .ok()
+                .filter(|id| format.replace.resolve(id).is_ok_and(|r| r == *id))
+                .map(|id| {
+                    ids.push(id);
+                    ids.len() - 1
+                });
+            (name, at)
+        })
+        .collect();
+    let mut found = Vec::with_capacity(ids.len());
+    // On an error `found` stops short of the id that failed: that line and the ones after it are answered one
+    // by one (with the error where there is one).
+    let _ = objects.handle().locate_many(&ids, &mut found);
+    for (line, (name, at)) in lines.iter().zip(names) {
+        match at.and_then(|i| found.get(i)) {
+            Some(None) => status(name, b"missing", out),
+            _ => answer_line(objects, line, format, out)?,
+        }
+    }
+    Ok(())
+}
+
+/// An input line's object name and the rest (`%(rest)`), split as git does. The line ends at its first NUL, as
+/// git reads it (a C string).
+fn split<'a>(line: &'a [u8], format: &Format) -> (&'a [u8], &'a [u8]) {
     let line = line.split(|&c| c == 0).next().unwrap_or(line);
-    let (name, rest) = if format.split {
+    if format.split {
         match line.iter().position(|c| matches!(c, b' ' | b'\t')) {
             Some(i) => {
                 let r = &line[i..];
@@ -137,7 +173,18 @@ pub fn answer_line(
         }
     } else {
         (line, &b""[..])
-    };
+    }
+}
+
+/// Append the answer for one input line (without its terminator) to `out`; an ambiguous name is also reported
+/// on stderr as git does. The line ends at its first NUL, as git reads it (a C string).
+pub fn answer_line(
+    objects: &Objects,
+    line: &[u8],
+    format: &Format,
+    out: &mut Vec<u8>,
+) -> Result<(), Fatal> {
+    let (name, rest) = split(line, format);
     let resolved = match std::str::from_utf8(name) {
         Ok(hex) => match padded_sha1(objects, hex) {
             Some(found) => Ok(found),

@@ -19,8 +19,8 @@ use batch_check::{Fatal, Format};
 const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT] | --batch-command[=FORMAT]]
                         [--batch-all-objects [--unordered]] [--buffer]
-                        [--threads N] [--no-refresh] [--loose probe|cached|none] [--load mmap|read]
-                        [--midx-check bounds|pack-index] PATH
+                        [--threads N] [--no-refresh] [--no-events] [--loose watched|probe|cached|none]
+                        [--load mmap|read] [--midx-check bounds|pack-index] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
@@ -39,6 +39,9 @@ const USAGE: &str = "usage:
       Check every pack index (against its pack's trailer and length) and multi-pack-index (against the
       indices of its packs, as `git multi-pack-index verify` does) fully; print `ok <file> <n> objects`
       or `error <file>: <reason>` for each; exit 1 if any failed.
+--loose watched (the default) answers loose objects from fan-out listings kept current by inotify (Linux,
+local file systems; elsewhere it probes, like probe); --no-refresh never re-reads the pack directories;
+--no-events uses no inotify (stat the pack directories on a miss, probe loose objects).
 --load read reads index files into memory instead of mapping them (for files rewritten in place).
 --midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
@@ -139,6 +142,7 @@ fn run() -> Result<ExitCode, Failure> {
             Long("no-refresh") if cmd == "batch-check" => {
                 options = options.refresh(RefreshMode::Never)
             }
+            Long("no-events") if cmd == "batch-check" => options = options.change_events(false),
             Long("threads") if cmd == "batch-check" => {
                 let v = parser.value()?;
                 threads = v
@@ -154,12 +158,13 @@ fn run() -> Result<ExitCode, Failure> {
             Long("loose") if cmd == "batch-check" => {
                 let v = parser.value()?;
                 let mode = match v.to_str() {
+                    Some("watched") => LooseMode::Watched,
                     Some("probe") => LooseMode::Probe,
                     Some("cached") => LooseMode::Cached,
                     Some("none") => LooseMode::None,
                     _ => {
                         return Err(usage(format!(
-                            "--loose takes probe, cached or none, not {v:?}"
+                            "--loose takes watched, probe, cached or none, not {v:?}"
                         )));
                     }
                 };
@@ -305,7 +310,7 @@ fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
-    /// (`index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
     seen: Option<(u64, u64)>,
 }
 
@@ -321,7 +326,7 @@ impl Warnings {
     }
 
     fn report(&mut self, store: &Store) {
-        let now = (store.index_loads(), store.listing_version());
+        let now = (store.metrics().index_loads, store.listing_version());
         if self.seen == Some(now) {
             return;
         }
@@ -333,6 +338,21 @@ impl Warnings {
             }
         }
     }
+}
+
+/// Lines read and answered at a time under `--buffer` or `--threads`.
+const BATCH: usize = 4096;
+
+/// Replace `batch` with the next (up to) [`BATCH`] lines of `input`; empty at the end of the input.
+fn next_batch(input: &mut impl BufRead, batch: &mut Vec<Vec<u8>>) -> std::io::Result<()> {
+    batch.clear();
+    while batch.len() < BATCH {
+        match next_line(input)? {
+            Some(l) => batch.push(l),
+            None => break,
+        }
+    }
+    Ok(())
 }
 
 fn batch_check(
@@ -352,6 +372,25 @@ fn batch_check(
     if threads <= 1 {
         let objects = objects();
         let mut buf = Vec::new();
+        if buffer {
+            // Buffered: answer a batch of lines at a time (`Handle::locate_many`), output in input order.
+            let mut batch = Vec::with_capacity(BATCH);
+            loop {
+                next_batch(&mut input, &mut batch).map_err(read)?;
+                if batch.is_empty() {
+                    break;
+                }
+                buf.clear();
+                let answered = batch_check::answer_lines(&objects, &batch, format, &mut buf);
+                out.write_all(&buf).map_err(write)?;
+                if let Err(e) = answered {
+                    out.flush().map_err(write)?;
+                    return Err(Stream::Git(e));
+                }
+                warnings.report_objects(&objects);
+            }
+            return out.flush().map_err(write);
+        }
         while let Some(line) = next_line(&mut input).map_err(read)? {
             buf.clear();
             let answered = batch_check::answer_line(&objects, &line, format, &mut buf);
@@ -360,10 +399,8 @@ fn batch_check(
                 out.flush().map_err(write)?;
                 return Err(Stream::Git(e));
             }
-            if !buffer {
-                out.flush().map_err(write)?;
-                warnings.report(store);
-            }
+            out.flush().map_err(write)?;
+            warnings.report(store);
             warnings.report_objects(&objects);
         }
         return out.flush().map_err(write);
@@ -372,13 +409,8 @@ fn batch_check(
     // the answers in input order.
     let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
     loop {
-        let mut batch = Vec::with_capacity(4096);
-        while batch.len() < 4096 {
-            match next_line(&mut input).map_err(read)? {
-                Some(l) => batch.push(l),
-                None => break,
-            }
-        }
+        let mut batch = Vec::with_capacity(BATCH);
+        next_batch(&mut input, &mut batch).map_err(read)?;
         if batch.is_empty() {
             break;
         }
@@ -390,13 +422,9 @@ fn batch_check(
                 .map(|(lines, h)| {
                     s.spawn(move || {
                         let mut buf = Vec::new();
-                        for l in lines {
-                            if let Err(e) = batch_check::answer_line(h, l, format, &mut buf) {
-                                // The lines after this one are not answered: git dies here.
-                                return (buf, Some(e));
-                            }
-                        }
-                        (buf, None)
+                        let answered = batch_check::answer_lines(h, lines, format, &mut buf);
+                        // On an error the lines after the one that failed are not answered: git dies there.
+                        (buf, answered.err())
                     })
                 })
                 .collect();

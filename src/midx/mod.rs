@@ -85,15 +85,15 @@ const LOFF_ROW_LEN: usize = 8;
 const LARGE_OFFSET_BIT: u32 = 0x8000_0000;
 
 /// Chunk id of the pack names.
-pub const CHUNK_PNAM: ChunkId = ChunkId(*b"PNAM");
+pub(crate) const CHUNK_PNAM: ChunkId = ChunkId(*b"PNAM");
 /// Chunk id of the fanout table.
-pub const CHUNK_OIDF: ChunkId = ChunkId(*b"OIDF");
+pub(crate) const CHUNK_OIDF: ChunkId = ChunkId(*b"OIDF");
 /// Chunk id of the sorted object ids.
-pub const CHUNK_OIDL: ChunkId = ChunkId(*b"OIDL");
+pub(crate) const CHUNK_OIDL: ChunkId = ChunkId(*b"OIDL");
 /// Chunk id of the per-object pack ids and offsets.
-pub const CHUNK_OOFF: ChunkId = ChunkId(*b"OOFF");
+pub(crate) const CHUNK_OOFF: ChunkId = ChunkId(*b"OOFF");
 /// Chunk id of the large (64-bit) offsets.
-pub const CHUNK_LOFF: ChunkId = ChunkId(*b"LOFF");
+pub(crate) const CHUNK_LOFF: ChunkId = ChunkId(*b"LOFF");
 
 /// Where the chunks a lookup needs are, as found by [`parse_layout`].
 struct Layout {
@@ -327,9 +327,26 @@ pub struct MultiPackIndex {
     loff: Option<(usize, usize)>,
 }
 
+/// `cargo fuzz` builds only (it sets `--cfg fuzzing`): the crate-private lookup internals that
+/// `fuzz/fuzz_targets/midx.rs` checks against each other. Never in a user's build, so not part of the API.
+#[cfg(fuzzing)]
+impl MultiPackIndex {
+    /// Whether the store's lookup with precomputed bounds answers `id` exactly as the lookup with the packs'
+    /// lengths does.
+    pub fn fuzz_bounds_agree(&self, id: &[u8], pack_lens: &[u64]) -> bool {
+        self.find_entry_within(id, &self.offset_bounds(pack_lens))
+            == self.find_entry_in(id, pack_lens)
+    }
+
+    /// Whether fanout bucket `first` passes the store's miss confirmation (its ids in order).
+    pub fn fuzz_bucket_in_order(&self, first: u8) -> bool {
+        self.check_bucket(first).is_ok()
+    }
+}
+
 /// What [`MultiPackIndex::find_entry_in`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MidxFound {
+pub(crate) enum MidxFound {
     /// The file does not list the id.
     Missing,
     /// The object is in the pack of this pack int id, at this offset (checked as [`MultiPackIndex::find_in`]
@@ -586,7 +603,7 @@ impl MultiPackIndex {
     /// position ([`entry_problem`](Self::entry_problem) says what is wrong with it), so nothing large is built
     /// or returned on a hit.
     #[inline]
-    pub fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
+    pub(crate) fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
         self.find_entry_with(id, |i| self.usable_entry(i, pack_lens))
     }
 
@@ -607,7 +624,7 @@ impl MultiPackIndex {
     /// header, [`offset_bounds`](Self::offset_bounds) of the packs' lengths. Same answers, fewer instructions.
     #[doc(hidden)]
     #[inline]
-    pub fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
+    pub(crate) fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
         self.find_entry_with(id, |i| self.usable_entry_within(i, bounds))
     }
 
@@ -615,7 +632,7 @@ impl MultiPackIndex {
     /// [`find_in`](Self::find_in) takes them: one per pack the file names, `len - hash length - PACK_HEADER_LEN`
     /// (saturating), unbounded beyond `pack_lens`.
     #[doc(hidden)]
-    pub fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
+    pub(crate) fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
         (0..self.pack_names.len())
             .map(|p| match pack_lens.get(p) {
                 Some(&len) => len
@@ -641,7 +658,7 @@ impl MultiPackIndex {
     /// (no id of the bucket was counted in a neighbour), so a binary search in the bucket cannot miss an id the file lists. `Err`
     /// names the first position that breaks it. O(ids in the bucket); [`verify`](Self::verify) checks every
     /// bucket (and more). For a caller that must trust a miss without scanning the whole file at open.
-    pub fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
+    pub(crate) fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
         let h = self.kind.len();
         let b = usize::from(first);
         let start = if b == 0 {
@@ -680,7 +697,7 @@ impl MultiPackIndex {
 
     /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
     /// [`find_in`](Self::find_in) takes them), if anything.
-    pub fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {
+    pub(crate) fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {
         self.entry(i, pack_lens)?.err()
     }
 

@@ -30,129 +30,7 @@ use crate::idx::PackIndex;
 // immutable value published once; a reader that does not see it yet searches the packs).
 use crate::sync::plain::{Arc, OnceLock};
 
-/// Bits per id: 12 (1.5 bytes; the block count is rounded down, so never more), about 0.55% false positives with
-/// 8 bits set per id in one 256-bit block. Every false positive of a store with many packs costs a search of each
-/// of them (100 packs: about 100 times a filtered miss), so the rate sets how far a 100-pack miss is from a
-/// one-pack miss: at 10 bits per id (1.24%) it was 2.4x in a loaded run, at 11 bits (0.82%) 1.6x to 2.2x.
-const BITS_PER_ID: u64 = 12;
-
-/// One block: 256 bits (eight 32-bit lanes, held as four 64-bit words), half a cache line.
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(32))]
-struct Block([u64; 4]);
-
-/// A split-block Bloom filter over object ids (Putze, Sanders, Singler; the layout of Apache Parquet's: one
-/// 256-bit block per id, one bit set in each of its eight 32-bit lanes).
-///
-/// Object ids are already uniform hashes, so the filter hashes nothing: bytes 4..8 of an id pick the block
-/// (multiply-shift), and 40 bits of bytes 8..16 pick the eight bits (5 bits per lane). Ids chosen to collide can
-/// only add false positives.
-///
-/// ```
-/// use odb_index::store::SplitBlockBloom;
-/// use odb_index::HashKind;
-///
-/// let ids: Vec<_> = (0u32..1000).map(|i| HashKind::Sha1.digest(&i.to_le_bytes())).collect();
-/// let f = SplitBlockBloom::from_ids(ids.len(), ids.iter().map(|id| id.as_bytes()));
-/// assert!(ids.iter().all(|id| f.may_contain(id.as_bytes())));
-/// assert!(f.bytes() as f64 / 1000.0 <= 1.5);
-/// ```
-pub struct SplitBlockBloom {
-    blocks: Box<[Block]>,
-    ids: u64,
-}
-
-impl std::fmt::Debug for SplitBlockBloom {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SplitBlockBloom")
-            .field("blocks", &self.blocks.len())
-            .field("ids", &self.ids)
-            .finish()
-    }
-}
-
-/// The block selector (first 8 bytes) and bit selector (next 8 bytes) of an id; `None` for fewer than 16 bytes.
-#[inline(always)]
-fn keys(id: &[u8]) -> Option<(u64, u64)> {
-    let (a, rest) = id.split_first_chunk::<8>()?;
-    let b = rest.first_chunk::<8>()?;
-    Some((u64::from_le_bytes(*a), u64::from_le_bytes(*b)))
-}
-
-/// The eight bits of `x`'s id: lane `2j` (low half of word `j`) gets bit `x[10j..10j+5]`, lane `2j+1` (high
-/// half) bit `x[10j+5..10j+10]`.
-#[inline(always)]
-fn masks(x: u64) -> [u64; 4] {
-    let mut m = [0u64; 4];
-    for (j, m) in m.iter_mut().enumerate() {
-        let lo = (x >> (10 * j)) & 31;
-        let hi = (x >> (10 * j + 5)) & 31;
-        *m = (1u64 << lo) | (1u64 << (32 + hi));
-    }
-    m
-}
-
-impl SplitBlockBloom {
-    /// A filter sized for `capacity` ids (12 bits each, rounded down to whole 32-byte blocks, at least one),
-    /// holding `ids`.
-    pub fn from_ids<'a>(capacity: usize, ids: impl IntoIterator<Item = &'a [u8]>) -> Self {
-        let n = ((capacity as u64).saturating_mul(BITS_PER_ID) / 256).clamp(1, u64::from(u32::MAX));
-        let mut f = SplitBlockBloom {
-            blocks: vec![Block::default(); n as usize].into_boxed_slice(),
-            ids: 0,
-        };
-        for id in ids {
-            f.insert(id);
-        }
-        f
-    }
-
-    #[inline(always)]
-    fn block_of(&self, k: u64) -> usize {
-        // Multiply-shift: uniform over the blocks without a division (blocks.len() <= u32::MAX).
-        (((k >> 32) * self.blocks.len() as u64) >> 32) as usize
-    }
-
-    /// Add `id` (ids shorter than 16 bytes are not object ids: ignored, and [`may_contain`](Self::may_contain)
-    /// says yes to them).
-    pub fn insert(&mut self, id: &[u8]) {
-        let Some((k, x)) = keys(id) else { return };
-        let b = self.block_of(k);
-        let m = masks(x);
-        if let Some(block) = self.blocks.get_mut(b) {
-            for (w, m) in block.0.iter_mut().zip(m) {
-                *w |= m;
-            }
-        }
-        self.ids += 1;
-    }
-
-    /// False if `id` was certainly never inserted; true if it may have been (about 0.55% of absent ids).
-    #[inline]
-    pub fn may_contain(&self, id: &[u8]) -> bool {
-        let Some((k, x)) = keys(id) else { return true };
-        let m = masks(x);
-        // `block_of` is below `blocks.len()` by construction; `get` keeps this safe code.
-        let Some(block) = self.blocks.get(self.block_of(k)) else {
-            return true;
-        };
-        let mut miss = 0u64;
-        for (w, m) in block.0.iter().zip(m) {
-            miss |= !w & m;
-        }
-        miss == 0
-    }
-
-    /// Memory held by the bits.
-    pub fn bytes(&self) -> usize {
-        self.blocks.len() * std::mem::size_of::<Block>()
-    }
-
-    /// How many ids were inserted (duplicates counted each time).
-    pub fn ids(&self) -> u64 {
-        self.ids
-    }
-}
+use super::bloom::SplitBlockBloom;
 
 /// A published filter: the bits, and which packs they cover in the map that holds it.
 pub(super) struct MissFilter {
@@ -345,5 +223,57 @@ mod tests {
         let f = SplitBlockBloom::from_ids(1, [&b"abc"[..]]);
         assert!(f.may_contain(b"abc"));
         assert_eq!(f.ids(), 0);
+    }
+
+    /// A filter of `inserted` ids covering packs 1..=`covered` (800 live ids in all), for `needs_rebuild`.
+    fn filter(inserted: u64, covered: u64) -> MissFilter {
+        MissFilter {
+            bits: Arc::new(SplitBlockBloom::from_ids(
+                1,
+                (0..inserted)
+                    .map(|i| HashKind::Sha1.digest(&i.to_le_bytes()))
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(|id| id.as_bytes()),
+            )),
+            covered: (1..=covered).map(PackId).collect(),
+            live_ids: 800,
+            build: Duration::ZERO,
+            built_here: true,
+        }
+    }
+
+    /// Each of the three thresholds, at its limit (kept) and one past it (rebuilt): more than 4 packs outside the
+    /// filter, more than 1/8 of its live ids in packs outside it, more than 1/4 of its ids stale (from packs gone).
+    #[test]
+    fn needs_rebuild_at_its_thresholds() {
+        let covered = |n: u64| (1..=n).map(|p| (PackId(p), 200u32)).collect::<Vec<_>>();
+        let f = filter(800, 4);
+        assert!(
+            !needs_rebuild(&f, covered(4).into_iter()),
+            "nothing outside"
+        );
+        // Packs outside: 4 kept, 5 rebuilt (one id each: far below the ids threshold).
+        let outside = |n: u64, len: u32| (0..n).map(move |k| (PackId(100 + k), len));
+        assert!(!needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(4, 1))
+        ));
+        assert!(needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(5, 1))
+        ));
+        // Ids outside: 800 / 8 = 100 kept, 101 rebuilt.
+        assert!(!needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(1, 100))
+        ));
+        assert!(needs_rebuild(
+            &f,
+            covered(4).into_iter().chain(outside(1, 101))
+        ));
+        // Stale ids (inserted, no longer live): 800 / 4 = 200 kept, 201 rebuilt.
+        assert!(!needs_rebuild(&filter(1000, 4), covered(4).into_iter()));
+        assert!(needs_rebuild(&filter(1001, 4), covered(4).into_iter()));
     }
 }

@@ -3,11 +3,14 @@
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
+use super::fanouts::FanoutLists;
 use super::filter::MissFilter;
-use super::listing::{Generation, Stamp, pack_path_in};
+use super::listing::{Generation, LooseSource, Stamp, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
+use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
+use super::watch::{Check, FALLBACK};
 use super::{Location, Store};
 use crate::error::Error;
 use crate::ids::PackId;
@@ -15,6 +18,7 @@ use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Settled, View};
 use crate::sync;
 use crate::sync::plain::Arc;
+use crate::sync::plain::atomic::Ordering;
 
 impl Store {
     /// A new handle for one thread.
@@ -27,6 +31,9 @@ impl Store {
             kind: self.kind,
             loose_on: self.options.loose != LooseMode::None,
             refresh_on_miss: self.options.refresh != RefreshMode::Never,
+            watching: self.options.refresh != RefreshMode::Never
+                || self.options.loose == LooseMode::Watched,
+            fanouts: FanoutLists::default(),
             own_indices: Vec::new(),
             _not_sync: PhantomData,
         }
@@ -36,8 +43,10 @@ impl Store {
 /// One thread's access to a [`Store`]: cheap to make, `Send` but not `Sync`; lookups take `&mut self`.
 ///
 /// A handle caches the indices it has seen and re-collects only when the store's state changed, so a hit
-/// allocates nothing and a steady-state miss does one Acquire load of shared memory (plus the loose probe and,
-/// under [`RefreshMode::OnMiss`], one `stat` per pack directory).
+/// allocates nothing and a steady-state miss does one Acquire load of shared memory (plus, in the default
+/// configuration on Linux, one `ioctl` on the store's inotify descriptor and two more loads (the token and the
+/// detector's state) plus one per fan-out version used; elsewhere the
+/// loose probe and, under [`RefreshMode::OnMiss`], one `stat` per pack directory).
 pub struct Handle {
     store: Arc<Store>,
     view: View<Loaded, Generation>,
@@ -46,6 +55,10 @@ pub struct Handle {
     kind: HashKind,
     loose_on: bool,
     refresh_on_miss: bool,
+    /// Misses ask the listing's change detector (a refresh check, or watched loose listings).
+    watching: bool,
+    /// This handle's listings of fan-out directories ([`LooseMode::Watched`]).
+    fanouts: FanoutLists,
     /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
     pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
@@ -76,77 +89,88 @@ impl Handle {
         // The steady state (a hit in what this handle has seen, or a miss in a settled map) inline; everything
         // else (loads, waits, refreshes, errors) out of line.
         match self.locate_steady(id) {
-            Some(r) => r,
-            None => self.locate_slow(id),
+            Ok(r) => Ok(r),
+            Err(stage) => self.locate_slow(id, stage),
         }
     }
 
+    /// The general lookup, from `stage` on (where [`locate_steady`](Self::locate_steady) stopped).
     #[inline(never)]
-    fn locate_slow(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
+    fn locate_slow(&mut self, id: &ObjectId, stage: Stage) -> Result<Option<Location>, Error> {
         if id.kind() != self.kind {
             return Err(self.wrong_kind(id));
         }
         let bytes = id.as_bytes();
         let mut refreshed = false;
+        let mut stage = stage;
         loop {
-            // 1. Packs: what this handle has seen, then whatever became visible or is left to load.
-            if let Some(loc) = self.snap.search(bytes) {
-                // Hits notice a retired map too (one Acquire load), or a hit-only handle would keep the indices
-                // of deleted packs mapped forever.
-                if self.view.map().load().is_retired() {
-                    self.move_to_current();
-                    continue;
+            if stage == Stage::Packs {
+                match self.search_packs(bytes) {
+                    Some(Ok(loc)) => return Ok(Some(loc)),
+                    Some(Err(())) => continue,
+                    None => {}
                 }
-                return Ok(Some(loc));
-            }
-            // A steady-state miss stops here: one Acquire load (P4).
-            let settled = if self.view.is_settled() {
-                self.filter_tick();
-                Settled::Exhausted
-            } else {
-                self.settle(bytes)
-            };
-            match settled {
-                // Like a snapshot hit: an answer from a map a refresh has replaced may name a deleted pack.
-                Settled::Found(_) if self.view.map().load().is_retired() => {
-                    self.move_to_current();
-                    continue;
+                if refreshed {
+                    break;
                 }
-                Settled::Found(loc) => return Ok(Some(loc)),
-                Settled::Retired => {
-                    self.move_to_current();
-                    continue;
-                }
-                Settled::Exhausted => {}
-            }
-            if refreshed {
-                break;
             }
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
-            if self.loose_on {
-                let g = self.view.map().meta();
+            if stage <= Stage::Loose {
+                let quiet = self.drain_for_loose();
                 self.snap.loose_failed.clear();
-                for (i, l) in g.loose.iter().enumerate() {
-                    match l.contains(id) {
-                        Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
-                        Ok(false) => {}
-                        // Another directory may still have it; if none does, the miss is incomplete.
-                        Err(e) => self
-                            .snap
-                            .loose_failed
-                            .push((g.dirs[i].clone(), Arc::new(e))),
-                    }
+                if let Ok(Some(loc)) = self.probe_loose(id, quiet, true) {
+                    return Ok(Some(loc));
                 }
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
-            //    or pack vanished since the listing.
-            if !self.should_refresh() {
+            //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
+            if !((self.refresh_on_miss && stage == Stage::Refresh) || self.should_refresh()) {
                 break;
             }
             self.refresh_after_miss()?;
             refreshed = true;
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
+            stage = Stage::Packs;
         }
+        self.not_found(bytes)
+    }
+
+    /// Step 1 of a lookup: what this handle has seen, then whatever became visible or is left to load. `None`:
+    /// not in the packs; `Some(Err(()))`: the map was replaced, search again.
+    fn search_packs(&mut self, bytes: &[u8]) -> Option<Result<Location, ()>> {
+        if let Some(loc) = self.snap.search(bytes) {
+            // Hits notice a retired map too (one Acquire load), or a hit-only handle would keep the indices
+            // of deleted packs mapped forever.
+            if self.view.map().load().is_retired() {
+                self.move_to_current();
+                return Some(Err(()));
+            }
+            return Some(Ok(loc));
+        }
+        // A steady-state miss stops here: one Acquire load (P4).
+        let settled = if self.view.is_settled() {
+            self.filter_tick();
+            Settled::Exhausted
+        } else {
+            self.settle(bytes)
+        };
+        match settled {
+            // Like a snapshot hit: an answer from a map a refresh has replaced may name a deleted pack.
+            Settled::Found(_) if self.view.map().load().is_retired() => {
+                self.move_to_current();
+                Some(Err(()))
+            }
+            Settled::Found(loc) => Some(Ok(loc)),
+            Settled::Retired => {
+                self.move_to_current();
+                Some(Err(()))
+            }
+            Settled::Exhausted => None,
+        }
+    }
+
+    /// The answer for `bytes` found nowhere.
+    fn not_found(&mut self, bytes: &[u8]) -> Result<Option<Location>, Error> {
         // Found nowhere. An entry for it whose offset cannot be right is the answer (a typed error naming the
         // index, never a location); then indices that failed to load, directories that could not be read.
         if self
@@ -200,7 +224,6 @@ impl Handle {
     /// ids before the one that failed (`out.len()` minus its length at the call is that id's position).
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # let tmp = tempfile::tempdir()?;
     /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
     /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
@@ -223,8 +246,8 @@ impl Handle {
         out.reserve(ids.len());
         for id in ids {
             let loc = match self.locate_steady(id) {
-                Some(r) => r?,
-                None => self.locate_slow(id)?,
+                Ok(r) => r,
+                Err(stage) => self.locate_slow(id, stage)?,
             };
             out.push(loc);
         }
@@ -232,43 +255,113 @@ impl Handle {
     }
 
     /// The steady-state lookup, inlined into [`locate_many`](Self::locate_many)'s loop: a hit in the snapshot,
-    /// or a miss in a settled map (loose probe included). `None` when anything else may be needed (the general
-    /// [`locate`](Self::locate) then answers).
+    /// or a miss in a settled map, loose objects and the refresh check included. `Err(stage)` when anything else
+    /// may be needed: [`locate_slow`](Self::locate_slow) goes on from `stage` (what was done is not done again).
     #[inline(always)]
-    fn locate_steady(&mut self, id: &ObjectId) -> Option<Result<Option<Location>, Error>> {
+    fn locate_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
         if id.kind() != self.kind {
-            return None;
+            return Err(Stage::Packs);
         }
         if let Some(loc) = self.snap.search(id.as_bytes()) {
             if self.view.map().load().is_retired() {
-                return None;
+                return Err(Stage::Packs);
             }
-            return Some(Ok(Some(loc)));
+            return Ok(Some(loc));
         }
-        // Anything that can make a miss more than `Ok(None)` (a refresh check, a failed index, an entry with a
-        // bad offset, an unreadable directory, a loose probe that failed) is the general path's.
-        if self.refresh_on_miss
-            || !self.snap.failed.is_empty()
-            || self.snap.bad_entry.is_some()
-            || !self.view.is_settled()
+        // Anything that can make a miss more than `Ok(None)` (a failed index, an entry with a bad offset, an
+        // unreadable directory, a loose probe that failed) is the general path's.
+        if !self.snap.failed.is_empty() || self.snap.bad_entry.is_some() || !self.view.is_settled()
         {
-            return None;
+            return Err(Stage::Packs);
         }
         self.filter_tick();
         let g = self.view.map().meta();
         if !g.unreadable.is_empty() {
-            return None;
+            return Err(Stage::Loose);
         }
-        if self.loose_on {
-            for (i, l) in g.loose.iter().enumerate() {
-                match l.contains(id) {
-                    Ok(false) => {}
-                    Ok(true) => return Some(Ok(Some(Location::Loose { dir: g.dir_ids[i] }))),
-                    Err(_) => return None,
+        // The change check is a branch: with events, one `ioctl` stands for every pack directory's `stat` and
+        // every loose probe.
+        let check = if self.watching {
+            g.watch.check(g.watch_token.load(Ordering::Relaxed))
+        } else {
+            Check::Stat
+        };
+        if check == Check::Changed {
+            return Err(Stage::Loose);
+        }
+        match self.probe_loose(id, check == Check::Quiet, false) {
+            Ok(None) => {}
+            Ok(Some(loc)) => return Ok(Some(loc)),
+            Err(()) => return Err(Stage::Loose),
+        }
+        if self.refresh_on_miss
+            && (self.snap.vanished || (check == Check::Stat && self.pack_dirs_changed()))
+        {
+            return Err(Stage::Refresh);
+        }
+        Ok(None)
+    }
+
+    /// The loose step of a lookup, for both paths: each objects directory's loose source in turn. `quiet`: the
+    /// change detector vouches that the watched fan-out listings whose version is current are complete (else
+    /// [`LooseMode::Watched`] probes). `slow`: list fan-out directories as needed and record failed probes in
+    /// `snap.loose_failed` (another directory may still have the object); otherwise either is `Err(())`, for the
+    /// slow path to do.
+    #[inline(always)]
+    fn probe_loose(
+        &mut self,
+        id: &ObjectId,
+        quiet: bool,
+        slow: bool,
+    ) -> Result<Option<Location>, ()> {
+        if !self.loose_on {
+            return Ok(None);
+        }
+        let g = self.view.map().meta();
+        for (i, l) in g.loose.iter().enumerate() {
+            let r = match l {
+                LooseSource::Watched(db) if quiet => {
+                    match self.fanouts.contains(&g.watch, i, db, id, slow) {
+                        Some(r) => r,
+                        None => return Err(()),
+                    }
                 }
+                l => l.contains(id),
+            };
+            match r {
+                Ok(false) => {}
+                Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
+                Err(e) if slow => self
+                    .snap
+                    .loose_failed
+                    .push((g.dirs[i].clone(), Arc::new(e))),
+                Err(_) => return Err(()),
             }
         }
-        Some(Ok(None))
+        Ok(None)
+    }
+
+    /// Before the slow path's loose step: drain the change events (so the fan-out versions read next count every
+    /// object written before this lookup began). Whether watched listings can be used.
+    fn drain_for_loose(&mut self) -> bool {
+        if !self.watching || !self.loose_on {
+            return false;
+        }
+        let g = self.view.map().meta();
+        g.watch.has_events() && g.watch.drain() & FALLBACK == 0
+    }
+
+    /// Whether the pack directories changed since this handle's listing was made: the one refresh check of
+    /// every lookup path (drain the events and compare counters, or, without events, `stat` each directory).
+    pub(super) fn packs_changed(&self) -> bool {
+        let g = self.view.map().meta();
+        if g.watch.has_events() {
+            let t = g.watch.drain();
+            if t & FALLBACK == 0 {
+                return t != g.watch_token.load(Ordering::Relaxed);
+            }
+        }
+        self.pack_dirs_changed()
     }
 
     /// One settled miss towards building (or picking up) the miss filter.
@@ -314,7 +407,10 @@ impl Handle {
             }
         }
         match MissFilter::build(&snap.pack_indices()) {
-            Some(f) => snap.install_filter(Arc::clone(cell.publish(Arc::new(f)))),
+            Some(f) => {
+                Counters::add(&self.store.counters.filter_builds, 1);
+                snap.install_filter(Arc::clone(cell.publish(Arc::new(f))));
+            }
             None => snap.filter_countdown = FILTER_DONE,
         }
     }
@@ -380,7 +476,7 @@ impl Handle {
                     store.kind,
                     store.options.load,
                     store.options.midx_check,
-                    &store.loads,
+                    &store.counters.index_loads,
                 )
             },
         )
@@ -398,6 +494,7 @@ impl Handle {
 
     pub(super) fn move_to_current(&mut self) {
         self.view = View::new(self.store.current.get());
+        self.flush_counts();
         self.snap = Snapshot::default();
     }
 
@@ -405,7 +502,7 @@ impl Handle {
     /// (or was listed too recently to trust) or an index or pack vanished since the listing. The one check that
     /// [`locate`](Self::locate), the prefix lookups and the iterations make after their loose step.
     pub(super) fn should_refresh(&self) -> bool {
-        self.refresh_on_miss && (self.snap.vanished || self.pack_dirs_changed())
+        self.refresh_on_miss && (self.snap.vanished || self.packs_changed())
     }
 
     /// Re-list the pack directories after a miss ([`should_refresh`](Self::should_refresh) said so) and move
@@ -421,6 +518,14 @@ impl Handle {
         Ok(())
     }
 
+    /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).
+    fn flush_counts(&mut self) {
+        let n = std::mem::take(&mut self.snap.filter_answers);
+        if n > 0 {
+            Counters::add(&self.store.counters.filter_answers, n);
+        }
+    }
+
     fn pack_dirs_changed(&self) -> bool {
         let g = self.view.map().meta();
         if g.untrusted {
@@ -431,4 +536,21 @@ impl Handle {
             .zip(g.pack_dir_stamps.iter())
             .any(|(d, s)| Stamp::of(d) != *s)
     }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.flush_counts();
+    }
+}
+
+/// Where the slow path of a lookup starts: what the steady path has done is not done again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    /// Search the packs (loading indices as needed).
+    Packs,
+    /// The packs were searched in a settled map: the loose objects.
+    Loose,
+    /// Packs and loose objects answered "no" and a pack directory changed: refresh.
+    Refresh,
 }

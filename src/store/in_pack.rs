@@ -20,7 +20,6 @@ impl Handle {
     /// the error of loading the pack's `.idx`.
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {
@@ -83,7 +82,6 @@ impl Handle {
     /// Errors: those of [`locate_in_pack`](Self::locate_in_pack).
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # let repo = odb_index_testkit::init_repo("sha1", false);
     /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
     /// # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);

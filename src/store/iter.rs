@@ -127,7 +127,6 @@ impl Handle {
     /// [`for_each_object`](Self::for_each_object).
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {

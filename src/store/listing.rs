@@ -7,8 +7,9 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::options::{LooseMode, Options};
+use super::options::{LooseMode, Options, RefreshMode};
 use super::problem::Problem;
+use super::watch::Watch;
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::ids::PackId;
@@ -16,6 +17,7 @@ use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
 use crate::sync::plain::Arc;
+use crate::sync::plain::atomic::AtomicU64;
 
 /// Identity of a file or directory as `stat` reports it: a change in any field means "changed".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,6 +92,8 @@ pub(super) struct PackInfo {
 
 pub(super) enum LooseSource {
     Probe(LooseDb),
+    /// [`LooseMode::Watched`]: the handle's own listings where the store's [`Watch`] has events, else a probe.
+    Watched(LooseDb),
     Cached(LooseCache),
     Off,
 }
@@ -98,7 +102,7 @@ impl LooseSource {
     #[inline]
     pub(super) fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
         match self {
-            LooseSource::Probe(db) => db.contains(id),
+            LooseSource::Probe(db) | LooseSource::Watched(db) => db.contains(id),
             LooseSource::Cached(c) => c.contains(id),
             LooseSource::Off => Ok(false),
         }
@@ -112,7 +116,7 @@ impl LooseSource {
         f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, Error> {
         match self {
-            LooseSource::Probe(db) => db.each_in_fanout(first, f),
+            LooseSource::Probe(db) | LooseSource::Watched(db) => db.each_in_fanout(first, f),
             LooseSource::Cached(c) => c.db().each_in_fanout(first, f),
             LooseSource::Off => Ok(ControlFlow::Continue(())),
         }
@@ -147,6 +151,11 @@ pub(super) struct Generation {
     pub(super) alternate_problems: usize,
     /// The miss filter of the map built from this listing (see `filter.rs`).
     pub(super) filter: super::filter::FilterCell,
+    /// The change detector of `dirs` (carried to the next listing with them).
+    pub(super) watch: Arc<Watch>,
+    /// The pack-change count ([`Watch::drain`]) this listing was made after, raised by a refresh that finds the
+    /// listing unchanged. Relaxed: it orders nothing (the listing it vouches for is already published).
+    pub(super) watch_token: AtomicU64,
     /// Directories and files that could not be read, so a miss cannot be claimed: unreadable alternates (and
     /// `info/alternates` files), FIFOs, sockets or devices named like a pack's `.idx`, then unreadable pack
     /// directories. A miss reports them in [`Error::Incomplete`].
@@ -229,6 +238,19 @@ pub(super) fn list(
         ),
         None => open_objects_dirs(objects_dir, kind, options.loose)?,
     };
+    // The change detector goes with the directories it watches. Drained before the pack directories are
+    // listed: the listing sees every file whose event the token counts.
+    let watch = match reuse_loose {
+        Some(g) => Arc::clone(&g.watch),
+        None if options.change_events
+            && (options.refresh == RefreshMode::OnMiss || options.loose == LooseMode::Watched) =>
+        {
+            Arc::new(Watch::open(&dirs))
+        }
+        None => Arc::new(Watch::stat()),
+    };
+    // A token never carries the fallback bit: a fallen-back state then never equals it.
+    let watch_token = watch.drain() & !super::watch::FALLBACK;
     let alternate_problems = problems.len();
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
     // searched, so a miss cannot be claimed.
@@ -382,6 +404,8 @@ pub(super) fn list(
         problems: problems.into(),
         alternate_problems,
         filter: Default::default(),
+        watch,
+        watch_token: AtomicU64::new(watch_token),
         unreadable: unreadable.into(),
     })
 }
@@ -408,6 +432,7 @@ fn open_objects_dirs(
             LooseMode::None => LooseSource::Off,
             mode => match LooseDb::open(d, kind) {
                 Ok(db) if mode == LooseMode::Cached => LooseSource::Cached(LooseCache::new(db)),
+                Ok(db) if mode == LooseMode::Watched => LooseSource::Watched(db),
                 Ok(db) => LooseSource::Probe(db),
                 Err(e) => {
                     problems.push(Problem::LooseNotSearched {

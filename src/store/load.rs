@@ -15,7 +15,6 @@ use crate::oid::HashKind;
 use crate::protocol::{SlotMap, SlotRef};
 use crate::sync::plain::atomic as plain_atomic;
 use crate::sync::plain::{Arc, Mutex, OnceLock, lock};
-use crate::sync::{AtomicU64, Ordering};
 
 /// A loaded pack index.
 #[derive(Debug)]
@@ -253,7 +252,7 @@ pub(super) fn load_slot(
     kind: HashKind,
     mode: LoadMode,
     check: MidxCheck,
-    loads: &AtomicU64,
+    loads: &plain_atomic::AtomicU64,
 ) -> Loaded {
     let g = map.meta();
     match &g.slots[slot] {
@@ -264,7 +263,7 @@ pub(super) fn load_slot(
             layer,
             ..
         } => {
-            loads.fetch_add(1, Ordering::Relaxed);
+            loads.fetch_add(1, plain_atomic::Ordering::Relaxed);
             let opened = match layer {
                 // A layer of an incremental chain must also end with the checksum it is named after.
                 Some(checksum) => crate::midx::chain::Layer {
@@ -306,7 +305,7 @@ pub(super) fn load_slot(
                 }
             }
             let p = &g.packs[*pack];
-            loads.fetch_add(1, Ordering::Relaxed);
+            loads.fetch_add(1, plain_atomic::Ordering::Relaxed);
             match load_pack(p.id, p.mtime, &p.idx_path, kind, mode) {
                 Ok(p) => Loaded::Pack(Arc::new(p)),
                 Err(e) => Loaded::Failed {

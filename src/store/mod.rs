@@ -1,12 +1,11 @@
 //! The concurrent store: lazily loaded pack indices, cached per-thread handles, refresh on miss.
 //!
 //! A [`Store`] is shared by `Arc`; each thread makes its own [`Handle`]. Index files are loaded on demand, one
-//! slot at a time, by whichever lookup needs them first, through the protocol in [`crate::protocol`]. A lookup
-//! that must wait for another thread's load blocks, and a steady-state miss touches shared memory with one
-//! Acquire load.
+//! slot at a time, by whichever lookup needs them first, through the crate-private protocol of `src/protocol.rs`
+//! (`docs/PROTOCOL.md`). A lookup that must wait for another thread's load blocks, and a steady-state miss touches
+//! shared memory with one Acquire load.
 //!
 //! ```
-//! # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
 //! # use std::process::Command;
 //! # let tmp = tempfile::tempdir()?;
 //! # let git = |args: &[&str]| {
@@ -35,14 +34,17 @@ use crate::error::Error;
 use crate::oid::HashKind;
 use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
-use crate::sync::{self, AtomicU64, Mutex, Ordering, lock};
+use crate::sync::{self, Mutex, Ordering, lock};
 
+mod bloom;
+mod fanouts;
 mod filter;
 mod handle;
 mod in_pack;
 mod iter;
 mod listing;
 mod load;
+mod metrics;
 mod options;
 mod pack;
 mod prefix;
@@ -50,10 +52,12 @@ mod problem;
 mod snapshot;
 mod successor;
 mod verify;
+mod watch;
 
-pub use filter::{MissFilterStats, SplitBlockBloom};
+pub use filter::MissFilterStats;
 pub use handle::Handle;
 pub use iter::ObjectCounts;
+pub use metrics::Metrics;
 pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode};
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
@@ -64,6 +68,7 @@ pub use crate::ids::PackId;
 
 use listing::{Generation, RefreshState, Stamp, list, pack_path_in, slot_path};
 use load::{Loaded, Map};
+use metrics::Counters;
 use successor::{build_successor, same_listing};
 
 /// Where an object is: what a caller needs to read it (see `docs/API.md`, "From a Location to bytes").
@@ -100,10 +105,8 @@ pub struct Store {
     current: Current<Loaded, Generation>,
     /// Serializes refreshes and owns what survives them.
     refresh: Mutex<RefreshState>,
-    /// Index files opened so far (statistics; touched once per load, never on a lookup).
-    loads: AtomicU64,
-    /// How many refreshes changed the listing ([`Store::listing_version`]).
-    listing_changes: AtomicU64,
+    /// What the store has done ([`Store::metrics`]; touched once per load, listing or build, never on a lookup).
+    counters: Counters,
 }
 
 impl std::fmt::Debug for Store {
@@ -141,15 +144,45 @@ impl Store {
             options,
             current: Current::new(map),
             refresh: Mutex::new(state),
-            loads: AtomicU64::new(0),
-            listing_changes: AtomicU64::new(0),
+            counters: Counters {
+                listings: 1.into(),
+                ..Counters::default()
+            },
         }))
     }
 
-    /// How many index files (`.idx` and multi-pack-index) this store has opened so far, failed opens included.
-    /// Each file is opened at most once while it is unchanged, however many threads and refreshes there are.
-    pub fn index_loads(&self) -> u64 {
-        self.loads.load(Ordering::Relaxed)
+    /// Whether lookups learn of changes to the repository from file system events (inotify: Linux, local
+    /// file systems) rather than by `stat` and probing: then a miss asks the kernel one question (one `ioctl`)
+    /// whatever the number of objects directories, and [`LooseMode::Watched`] answers loose objects from
+    /// listings. False on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode
+    /// other than `Watched`, and once events cannot be trusted (a watch limit reached, a pack or objects
+    /// directory replaced): the store then stats and probes, as correct and slower. Each store with events
+    /// holds one inotify descriptor; the kernel limits how many one user has (`fs.inotify.max_user_instances`,
+    /// often 128), and a store opened past the limit uses `stat`.
+    ///
+    /// ```
+    /// # let tmp = tempfile::tempdir()?;
+    /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+    /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
+    /// use odb_index::{LooseMode, Options, RefreshMode, Store};
+    ///
+    /// let never = Options::default().refresh(RefreshMode::Never).loose(LooseMode::Probe);
+    /// assert!(!Store::open(tmp.path(), never)?.change_events());
+    /// // The default uses events where it can (and is as correct without them).
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let _ = store.change_events();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_events(&self) -> bool {
+        let map = self.current.get();
+        let w = &map.meta().watch;
+        w.has_events() && w.drain() & watch::FALLBACK == 0
+    }
+
+    /// What this store has done since it was opened: index files loaded, listings, refreshes, miss filters built
+    /// and the misses they answered ([`Metrics`], with an example).
+    pub fn metrics(&self) -> Metrics {
+        self.counters.snapshot()
     }
 
     /// A number that grows each time a refresh changes the listing (packs added or removed, a multi-pack-index
@@ -157,7 +190,6 @@ impl Store {
     /// [`PackId`] to learn when to ask [`Store::is_pack_live`] about them, instead of diffing [`Store::packs`].
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {
@@ -180,7 +212,7 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn listing_version(&self) -> u64 {
-        self.listing_changes.load(Ordering::Relaxed)
+        self.counters.listing_changes.load(Ordering::Relaxed)
     }
 
     /// The object format.
@@ -288,21 +320,31 @@ impl Store {
             (!alternates_changed && !fresh_loose).then_some(old),
             trust,
         )?;
+        Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &generation);
+        // With trusted events, timestamps mean nothing: the token says what the listing has seen.
+        let events = generation.watch.trusted();
         if same
-            && generation.pack_dir_stamps == old.pack_dir_stamps
-            && !old.untrusted
-            && !generation.untrusted
+            && Arc::ptr_eq(&generation.watch, &old.watch)
+            && (events
+                || (generation.pack_dir_stamps == old.pack_dir_stamps
+                    && !old.untrusted
+                    && !generation.untrusted))
             && !fresh_loose
         {
+            // Unchanged, and made after the newer drain: misses on the current map compare against that.
+            // Relaxed: see `Generation::watch_token`. Under the refresh lock, so it only grows.
+            let token = generation.watch_token.load(Ordering::Relaxed);
+            old.watch_token.store(token, Ordering::Relaxed);
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.
         self.current
             .replace(|old_map| build_successor(old_map, generation));
+        Counters::add(&self.counters.refreshes, 1);
         if !same {
             // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.
-            self.listing_changes.fetch_add(1, Ordering::Relaxed);
+            Counters::add(&self.counters.listing_changes, 1);
         }
         Ok(!same)
     }

@@ -79,7 +79,6 @@ impl Store {
     /// pack's: ids are not reused.
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str]| {

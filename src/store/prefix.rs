@@ -135,7 +135,6 @@ impl Handle {
     /// is not `Ambiguous` (the unreadable index might hold another match).
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # use std::process::Command;
     /// # let tmp = tempfile::tempdir()?;
     /// # let git = |args: &[&str], input: &str| {

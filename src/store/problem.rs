@@ -12,7 +12,6 @@ use crate::sync::plain::Arc;
 /// Cheap to clone (the causes are shared).
 ///
 /// ```
-/// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
 /// # use std::process::Command;
 /// # let tmp = tempfile::tempdir()?;
 /// # let st = Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())

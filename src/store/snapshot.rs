@@ -46,6 +46,9 @@ pub(super) struct Snapshot {
     /// Loose directories the current lookup could not probe (cleared when a lookup reaches the loose objects,
     /// filled only on failure): a miss cannot be claimed.
     pub(super) loose_failed: Vec<(PathBuf, Arc<Error>)>,
+    /// Misses the filter answered (the store's [`Metrics::filter_answers`](super::Metrics::filter_answers), added
+    /// there when the handle lets go of this snapshot: no shared write on the miss path).
+    pub(super) filter_answers: u64,
 }
 
 /// `filter_countdown` once the filter is installed (or none will be).
@@ -59,6 +62,7 @@ impl Snapshot {
         if let Some(f) = &self.filter
             && !f.may_contain(id)
         {
+            self.filter_answers += 1;
             return self.search_outside(id);
         }
         self.search_all(id)

@@ -51,7 +51,7 @@ fn check_all(repo: &Path, format: &str) -> (u64, Vec<Problem>) {
         .map(|(id, _)| id.to_string())
         .collect();
     assert_eq!(ours, all_objects(repo));
-    (store.index_loads(), store.problems())
+    (store.metrics().index_loads, store.problems())
 }
 
 #[test]
@@ -151,7 +151,7 @@ fn new_layer_is_picked_up_on_miss() {
     for id in &before {
         assert!(h.locate(&oid(id)).unwrap().is_some());
     }
-    assert_eq!(store.index_loads(), 1);
+    assert_eq!(store.metrics().index_loads, 1);
     fast_import_blobs(repo.path(), 100, 77, "new1");
     fast_import_blobs(repo.path(), 100, 78, "new2");
     git(repo.path(), &["multi-pack-index", "write", "--incremental"]);
@@ -166,7 +166,7 @@ fn new_layer_is_picked_up_on_miss() {
         let at = (canon(&store.pack(pack).unwrap().pack_path), offset);
         assert!(t.packed[id].contains(&at));
     }
-    assert_eq!(store.index_loads(), 2, "the new layer, no .idx");
+    assert_eq!(store.metrics().index_loads, 2, "the new layer, no .idx");
     assert!(store.problems().is_empty(), "{:?}", store.problems());
 }
 
@@ -206,7 +206,7 @@ fn chain_file_that_is_a_device_a_fifo_or_huge_is_refused_at_once() {
                 .iter()
                 .filter(|id| h.locate(&oid(id)).unwrap().is_some())
                 .count();
-            tx.send((found, store.index_loads(), store.problems()))
+            tx.send((found, store.metrics().index_loads, store.problems()))
                 .unwrap()
         });
         let (found, loads, problems) = rx

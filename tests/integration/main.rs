@@ -34,3 +34,4 @@ mod reliability;
 mod repo;
 mod store;
 mod stress;
+mod watch;

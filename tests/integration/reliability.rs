@@ -202,7 +202,7 @@ fn idx_without_its_pack_is_ignored_like_git() {
         // The objects of the lost pack are missing for git, too: not an error.
         assert!(git_has(f.path(), &gone).iter().all(|p| !p));
         assert_eq!(
-            store.index_loads(),
+            store.metrics().index_loads,
             2,
             "{format}: the orphan idx was opened"
         );
@@ -247,7 +247,7 @@ fn temporary_and_auxiliary_files_are_ignored() {
     assert_eq!(store.packs().len(), 3);
     assert_agrees_with_git(&f, &store, &everything(&f));
     assert!(store.problems().is_empty(), "{:?}", store.problems());
-    assert_eq!(store.index_loads(), 3);
+    assert_eq!(store.metrics().index_loads, 3);
 }
 
 #[test]
@@ -267,7 +267,7 @@ fn directories_named_like_pack_files_are_skipped() {
     // git 2.47 itself dies here ("fatal: mmap failed: No such device" on the directory named like an idx), so
     // the answers are checked against the index files, not against git.
     assert_serves_everything(&f, &store);
-    assert_eq!(store.index_loads(), 3);
+    assert_eq!(store.metrics().index_loads, 3);
 }
 
 #[test]
@@ -327,7 +327,7 @@ fn dangling_symlink_named_like_an_idx_is_skipped() {
     let store = open(&f);
     assert_eq!(store.packs().len(), 2);
     assert_agrees_with_git(&f, &store, &everything(&f));
-    assert_eq!(store.index_loads(), 2);
+    assert_eq!(store.metrics().index_loads, 2);
 }
 
 #[test]
@@ -547,7 +547,7 @@ fn multi_pack_index_with_a_corrupt_body_falls_back_to_the_idx_files() {
             // it for its pack names, so the broken file is rejected there and never becomes a slot.
             let expected = if load == LoadMode::Read { 3 } else { 4 };
             assert_eq!(
-                store.index_loads(),
+                store.metrics().index_loads,
                 expected,
                 "{what}: the midx (unless rejected at listing) and the three .idx"
             );
@@ -666,7 +666,7 @@ fn read_mode_survives_in_place_truncation_and_rereads_after_refresh() {
         )
         .unwrap();
         let before = snapshot_locations(&store, &f.all);
-        assert_eq!(store.index_loads(), 3);
+        assert_eq!(store.metrics().index_loads, 3);
         let victim = f.idx(0);
         let lost = f.only_in(0);
         let idx_bytes = std::fs::read(&victim).unwrap();
@@ -694,7 +694,7 @@ fn read_mode_survives_in_place_truncation_and_rereads_after_refresh() {
             store.refresh().unwrap(),
             "{format}: the stamp change was not seen"
         );
-        assert_eq!(store.index_loads(), 3);
+        assert_eq!(store.metrics().index_loads, 3);
         let mut h = store.handle();
         for id in &f.all {
             let r = h.locate(&oid(id));
@@ -706,7 +706,7 @@ fn read_mode_survives_in_place_truncation_and_rereads_after_refresh() {
             }
         }
         assert_eq!(
-            store.index_loads(),
+            store.metrics().index_loads,
             4,
             "{format}: the changed idx re-read once"
         );
@@ -724,7 +724,7 @@ fn read_mode_survives_in_place_truncation_and_rereads_after_refresh() {
             let loc = h.locate(&oid(id)).unwrap().expect("present");
             check_location(&f, &store, id, loc);
         }
-        assert_eq!(store.index_loads(), 5);
+        assert_eq!(store.metrics().index_loads, 5);
         for id in f.absent() {
             assert_eq!(h.locate(&oid(&id)).unwrap(), None);
         }
@@ -804,7 +804,7 @@ fn read_mode_rewrite_with_an_identical_stamp_keeps_the_old_copy() {
             assert_eq!(Some((h.pack_path(pack).unwrap(), offset)), before[id]);
         }
     }
-    assert_eq!(store.index_loads(), 3);
+    assert_eq!(store.metrics().index_loads, 3);
 }
 
 /// A stale pack id (its pack deleted by a repack) is recognised, never turned into another pack's path.

@@ -60,7 +60,7 @@ fn cold_start_races_find_everything_and_load_each_index_once() {
             }
         });
         assert_eq!(
-            store.index_loads(),
+            store.metrics().index_loads,
             n_idx as u64,
             "round {round}: an index was loaded more than once"
         );
@@ -87,7 +87,7 @@ fn racing_misses_load_everything_once_and_report_none() {
                 });
             }
         });
-        assert_eq!(store.index_loads(), 8);
+        assert_eq!(store.metrics().index_loads, 8);
     }
 }
 
@@ -302,7 +302,11 @@ fn failed_index_gives_incomplete_and_is_not_retried() {
             other => panic!("expected Incomplete, got {other:?}"),
         }
     }
-    assert_eq!(store.index_loads(), 2, "the broken index was opened again");
+    assert_eq!(
+        store.metrics().index_loads,
+        2,
+        "the broken index was opened again"
+    );
 }
 
 /// A pack id of a pack removed by a repack is reported stale, never resolved to another pack.
@@ -337,4 +341,47 @@ fn _assert_types(p: &Path) {
     send_sync::<Store>();
     send_sync::<Arc<Store>>();
     let _ = p;
+}
+
+/// `Store::metrics`: listings and index loads at open and after misses, the miss filter's build and the misses it
+/// answered (added when the handle is dropped), and a refresh that finds a new pack.
+#[test]
+fn metrics_count_loads_listings_filter_and_refreshes() {
+    use odb_index::MissFilterMode;
+    let repo = init_repo("sha1", true);
+    fast_import_blobs(repo.path(), 50, 1, "a");
+    let opts = Options::default()
+        .refresh(RefreshMode::Never)
+        .miss_filter(MissFilterMode::Eager);
+    let store = Store::open(repo.path(), opts).unwrap();
+    let m = store.metrics();
+    assert_eq!((m.listings, m.index_loads, m.refreshes), (1, 0, 0));
+    let absent: Vec<ObjectId> = absent_ids(20, 40, 7)
+        .iter()
+        .map(|h| h.parse().unwrap())
+        .collect();
+    let mut handle = store.handle();
+    for id in &absent {
+        assert_eq!(handle.locate(id).unwrap(), None);
+    }
+    let m = store.metrics();
+    assert_eq!((m.index_loads, m.filter_builds), (1, 1));
+    assert_eq!(
+        m.filter_answers, 0,
+        "a live handle has not added its count yet"
+    );
+    drop(handle);
+    let m = store.metrics();
+    // The first miss loads the index and builds the filter; the filter answers the rest, bar false positives
+    // (about 0.55% each).
+    assert!((15..=19).contains(&m.filter_answers), "{m:?}");
+    fast_import_blobs(repo.path(), 5, 2, "b");
+    assert!(store.refresh().unwrap());
+    let m = store.metrics();
+    assert_eq!(
+        (m.listings, m.refreshes, m.listing_changes),
+        (2, 1, 1),
+        "{m:?}"
+    );
+    assert_eq!(m.listing_changes, store.listing_version());
 }

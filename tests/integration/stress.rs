@@ -296,7 +296,7 @@ fn hit_only_handle_releases_indices_of_deleted_packs() {
     for id in &all {
         assert!(h.locate(id).unwrap().is_some());
     }
-    assert_eq!(store.index_loads(), 3);
+    assert_eq!(store.metrics().index_loads, 3);
     assert_eq!(deleted_index_maps(&objects), 0);
     git(p, &["repack", "-adq"]);
     // The handle's snapshot still maps the three deleted indices (this is what the next check must clear).
@@ -367,14 +367,14 @@ fn five_thousand_small_packs() {
         .unwrap();
         let objects = store.objects_dir().to_path_buf();
         assert_eq!(store.packs().len(), n);
-        assert_eq!(store.index_loads(), 0, "opening loads nothing");
+        assert_eq!(store.metrics().index_loads, 0, "opening loads nothing");
         let fds_open = fds_under(dir.path());
         let mut h = store.handle();
         // A miss first: it loads every index.
         for id in absent_ids(100, 40, 3) {
             assert_eq!(h.locate(&id.parse().unwrap()).unwrap(), None);
         }
-        assert_eq!(store.index_loads(), n as u64);
+        assert_eq!(store.metrics().index_loads, n as u64);
         for (id, (pack, offset)) in &expected {
             match h.locate(id).unwrap() {
                 Some(Location::Packed { pack: p, offset: o }) => {

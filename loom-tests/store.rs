@@ -1,0 +1,204 @@
+//! The real store under loom: `Store::open`, `Handle::locate` (its steady and slow paths), the store's loader
+//! (`load_slot`, a covered pack waiting for its multi-pack-index's slot) and the miss filter's publication, over
+//! small repositories written to a temporary directory before the model runs. The protocol's atomics, mutexes,
+//! condition variables and the map's `Arc` are loom's (`src/sync.rs`); file access is plain std, which loom
+//! neither sees nor needs to (each execution opens the store afresh, so every execution starts cold).
+//!
+//! These models catch in the store what the fake-index models cannot: a handle that marks its view settled too
+//! early (`View::catch_up`) as the store's fast miss path sees it, a covered pack's loader that opens its `.idx`
+//! instead of waiting for the multi-pack-index, a reference count touched on the default configuration's miss path
+//! (P4 counted on the store itself, `OnMiss` refresh and loose probing included).
+
+use std::path::{Path, PathBuf};
+
+use crate::idx::write::{Entry, write_idx};
+use crate::midx::write::{PackEntries, write_midx};
+use crate::protocol::model::{OpCounts, spawn, take_op_counts};
+use crate::{HashKind, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store};
+
+const KIND: HashKind = HashKind::Sha1;
+
+/// Object `n` of the fixtures.
+pub fn id(n: u32) -> ObjectId {
+    KIND.digest(format!("loom store object {n}").as_bytes())
+}
+
+/// An id no fixture pack holds.
+pub fn absent() -> ObjectId {
+    KIND.digest(b"loom store: absent")
+}
+
+/// An objects directory whose pack `k` holds the objects `packs[k]` (hand-written `.idx` files and stub packs);
+/// with `midx_covers` > 0, a multi-pack-index covers the first `midx_covers` packs. Returns the directory (kept
+/// alive by the caller) and its path.
+pub fn objects(packs: &[&[u32]], midx_covers: usize) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack_dir = tmp.path().join("pack");
+    std::fs::create_dir(&pack_dir).unwrap();
+    let mut covered = Vec::new();
+    for (k, objs) in packs.iter().enumerate() {
+        let pack = write_pack(&pack_dir, k, objs);
+        if k < midx_covers {
+            covered.push(pack);
+        }
+    }
+    if midx_covers > 0 {
+        std::fs::write(
+            pack_dir.join("multi-pack-index"),
+            write_midx(1, KIND, &covered).unwrap(),
+        )
+        .unwrap();
+    }
+    let path = tmp.path().to_path_buf();
+    (tmp, path)
+}
+
+/// Write pack `k` (a hand-written `.idx` and a stub pack) holding `objs` into `pack_dir`; returns what a
+/// multi-pack-index needs to cover it.
+fn write_pack(pack_dir: &Path, k: usize, objs: &[u32]) -> PackEntries {
+    let entries: Vec<Entry> = objs
+        .iter()
+        .map(|&n| Entry {
+            id: id(n),
+            offset: 12 + 100 * u64::from(n),
+            crc32: 0,
+        })
+        .collect();
+    let sum = KIND.digest(format!("loom store pack {k}").as_bytes());
+    let name = format!("pack-{sum}.idx");
+    let len = entries.iter().map(|e| e.offset).max().unwrap_or(12) + 1 + KIND.len() as u64;
+    odb_index_testkit::write_stub_pack(
+        &pack_dir.join(&name).with_extension("pack"),
+        entries.len() as u32,
+        len,
+        sum.as_bytes(),
+    );
+    std::fs::write(
+        pack_dir.join(&name),
+        write_idx(2, KIND, &entries, &sum).unwrap(),
+    )
+    .unwrap();
+    PackEntries {
+        name,
+        entries: entries.iter().map(|e| (e.id, e.offset)).collect(),
+    }
+}
+
+/// One execution: a refresh (a pack added to a fresh repository of two, then `Store::refresh`, which builds the
+/// successor map from what was loaded) races a handle looking up the objects of both old packs. The handle finds
+/// them (in the old map or, after `RETIRED`, the new one); afterwards a fresh handle finds all three, and each
+/// index was opened exactly once across the two maps (loaded values are carried over, never reloaded).
+pub fn refresh_racing_a_handle() {
+    let (_tmp, dir) = objects(&[&[1], &[2]], 0);
+    let store = Store::open(&dir, racing_options()).unwrap();
+    let s2 = store.clone();
+    let t = spawn(move || {
+        let mut h = s2.handle();
+        for n in [1, 2] {
+            assert!(
+                h.locate(&id(n)).unwrap().is_some(),
+                "false miss of {n} during a refresh"
+            );
+        }
+    });
+    write_pack(&dir.join("pack"), 2, &[3]);
+    assert!(store.refresh().unwrap(), "the listing changed");
+    t.join().unwrap();
+    let mut h = store.handle();
+    for n in [1, 2, 3] {
+        assert!(
+            h.locate(&id(n)).unwrap().is_some(),
+            "{n} missing after the refresh"
+        );
+    }
+    assert_eq!(
+        store.metrics().index_loads,
+        3,
+        "an index opened twice across the refresh"
+    );
+}
+
+/// The options of the racing models: no refresh (the listing never changes), no loose objects, the filter built
+/// on the first settled miss.
+fn racing_options() -> Options {
+    Options::default()
+        .hash_kind(KIND)
+        .refresh(RefreshMode::Never)
+        .loose(LooseMode::None)
+        .miss_filter(MissFilterMode::Eager)
+}
+
+/// One execution: a handle that looks up `first` then `then` (the absent id not first) against a thread that
+/// looks up the absent id, on a cold store over `dir`. Both must answer right; afterwards a fresh handle finds
+/// every id of `all`, and the store opened `loads` index files.
+pub fn reused_handle_against_a_loader(dir: &Path, wanted: &[u32], all: &[u32], loads: u64) {
+    let store = Store::open(dir, racing_options()).unwrap();
+    let s2 = store.clone();
+    let t = spawn(move || {
+        let mut h = s2.handle();
+        assert_eq!(h.locate(&absent()).unwrap(), None, "found an absent id");
+    });
+    let mut h = store.handle();
+    let found: Vec<bool> = wanted
+        .iter()
+        .map(|&n| h.locate(&id(n)).unwrap().is_some())
+        .collect();
+    t.join().unwrap();
+    assert!(
+        found.iter().all(|&f| f),
+        "false miss with a reused handle: {wanted:?} found {found:?}"
+    );
+    assert_eq!(h.locate(&absent()).unwrap(), None);
+    // The same handle (now settled, its filter possibly installed) and a fresh one find everything.
+    let mut fresh = store.handle();
+    for &n in all {
+        assert!(
+            h.locate(&id(n)).unwrap().is_some(),
+            "{n} missing for the reused handle"
+        );
+        assert!(
+            fresh.locate(&id(n)).unwrap().is_some(),
+            "{n} missing at the end"
+        );
+    }
+    assert_eq!(store.metrics().index_loads, loads, "index files opened");
+}
+
+/// P4 on the store in its default configuration (refresh on miss, loose probing, the `Auto` filter): once a
+/// handle has settled and decided its filter, a miss costs exactly one Acquire load of shared state, counted
+/// over every facade atomic, mutex, wait and `Arc` clone or drop; and so does a hit in its snapshot.
+pub fn default_miss_path(dir: &Path) {
+    let store = Store::open(dir, Options::default().hash_kind(KIND)).unwrap();
+    let mut h = store.handle();
+    // Settle the view and let the `Auto` filter decide (a few ids: it is built at once).
+    for _ in 0..4 {
+        assert_eq!(h.locate(&absent()).unwrap(), None);
+    }
+    assert!(h.locate(&id(1)).unwrap().is_some());
+    // With change events (the default on Linux), the miss also reads the change detector's state word (Acquire,
+    // pairing with the Release that ends a drain; `src/store/watch.rs`) and the token its listing saw (Relaxed):
+    // loads only, no read-modify-write, store, lock or wait. Where events are off (stat fallback) the detector is
+    // not read: one Acquire load, as under `RefreshMode::Never`.
+    let expected = if store.change_events() {
+        OpCounts {
+            acquire_loads: 2,
+            other_loads: 1,
+            ..OpCounts::ONE_ACQUIRE_LOAD
+        }
+    } else {
+        OpCounts::ONE_ACQUIRE_LOAD
+    };
+    take_op_counts();
+    assert_eq!(h.locate(&absent()).unwrap(), None);
+    assert_eq!(
+        take_op_counts(),
+        expected,
+        "the default configuration's miss"
+    );
+    assert!(h.locate(&id(1)).unwrap().is_some());
+    assert_eq!(
+        take_op_counts(),
+        OpCounts::ONE_ACQUIRE_LOAD,
+        "a hit in the snapshot"
+    );
+}

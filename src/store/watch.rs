@@ -1,0 +1,644 @@
+//! Change detection: whether a pack directory or a loose fan-out directory may have changed since it was
+//! listed. One small interface ([`Watch`]) with two implementations:
+//!
+//! - **stat** (portable, and the fallback): nothing is watched; a miss compares each pack directory's `stat`
+//!   with the one taken when it was listed, and loose objects are probed one `fstatat` per lookup;
+//! - **inotify** (Linux, local file systems): the store's one non-blocking inotify descriptor watches each pack
+//!   directory and, once a handle has listed them, each objects directory and its fan-out directories. A miss
+//!   asks the kernel one question (`ioctl(FIONREAD)`: are events queued?) instead of one `stat` per directory;
+//!   events found are drained under a lock and applied to the store's state (the pack-change counter, the
+//!   version of each fan-out directory), never matched to one lookup, because one drain may consume the events
+//!   of writes that later lookups depend on. The ordering argument is in `docs/PROTOCOL.md` ("Change
+//!   detection").
+//!
+//! Anything that makes events incomplete falls back to `stat` for good (the counter's [`FALLBACK`] bit): a
+//! queue overflow is a rescan, but a watch limit (`ENOSPC`), a pack or objects directory deleted, moved or
+//! unmounted (`IN_DELETE_SELF`, `IN_MOVE_SELF`, `IN_IGNORED`, `IN_UNMOUNT`), or a read error are permanent. A
+//! network file system (NFS, SMB, FUSE, ...) gives no events for writers on other machines, so a store on one
+//! never uses inotify (`statfs` at open).
+
+use std::path::{Path, PathBuf};
+
+use crate::sync::{AtomicU64, Mutex, Ordering, lock};
+
+/// Set in the pack-change counter once events cannot be trusted: every later check is a `stat` check.
+pub(super) const FALLBACK: u64 = 1 << 63;
+
+/// What a miss learns from [`Watch::check`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Check {
+    /// Events are trusted and none arrived since the listing whose token was given, and no drain is under way:
+    /// no pack directory changed, and every fan-out version read after this is current.
+    Quiet,
+    /// Events are pending, a drain is under way, or the pack directories changed since that listing: the slow
+    /// path drains and compares.
+    Changed,
+    /// No events (the stat implementation, or inotify after a fallback): compare `stat`s and probe.
+    Stat,
+}
+
+/// The change detector of one listing's objects directories (shared by the listings that keep the same
+/// directories).
+pub(super) struct Watch {
+    imp: Imp,
+}
+
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per store, behind an Arc; boxing would add a pointer load to every miss's check"
+)]
+enum Imp {
+    Stat,
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    Inotify(Inotify),
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.imp {
+            Imp::Stat => "Watch::Stat",
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(_) => "Watch::Inotify",
+        })
+    }
+}
+
+impl Watch {
+    /// The `stat` implementation.
+    pub(super) fn stat() -> Watch {
+        Watch { imp: Imp::Stat }
+    }
+
+    /// Inotify on `dirs` (each objects directory; its `pack/` is watched now, the rest as handles list it) where
+    /// that works, else [`Watch::stat`].
+    pub(super) fn open(dirs: &[PathBuf]) -> Watch {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Some(i) = Inotify::open(dirs, &mut add_watch) {
+            return Watch {
+                imp: Imp::Inotify(i),
+            };
+        }
+        let _ = dirs;
+        Watch::stat()
+    }
+
+    /// Whether this detector gets events (it may still fall back later).
+    pub(super) fn has_events(&self) -> bool {
+        !matches!(self.imp, Imp::Stat)
+    }
+
+    /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after: one
+    /// `ioctl` and one Acquire load of shared memory, no lock, no write.
+    #[inline]
+    pub(super) fn check(&self, token: u64) -> Check {
+        match &self.imp {
+            Imp::Stat => Check::Stat,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.check(token),
+        }
+    }
+
+    /// Apply every queued event to the shared state (under the drain lock) and return the pack-change counter
+    /// (with [`FALLBACK`] set once events cannot be trusted). A listing made after this call sees every file
+    /// whose event the counter includes.
+    pub(super) fn drain(&self) -> u64 {
+        match &self.imp {
+            Imp::Stat => FALLBACK,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.drain(),
+        }
+    }
+
+    /// Whether events are in use and trusted (no fallback yet).
+    pub(super) fn trusted(&self) -> bool {
+        match &self.imp {
+            Imp::Stat => false,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.trusted(),
+        }
+    }
+
+    /// The version of fan-out directory `fanout` of objects directory `dir` (its position in the listing's
+    /// directories), or `None` when it is not watched yet (see [`watch_fanout`](Self::watch_fanout)). Read it
+    /// after [`check`](Self::check) answered [`Check::Quiet`] (the Acquire load there orders it), or after
+    /// `watch_fanout`, before listing the directory.
+    #[inline]
+    pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
+        match &self.imp {
+            Imp::Stat => None,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.fanout_version(dir, fanout),
+        }
+    }
+
+    /// Make sure fan-out directory `fanout` of objects directory `dir` (at `path`) is watched (and its objects
+    /// directory, so that a fan-out directory created later is seen). Returns its version, to be read before
+    /// the directory is listed; `None` if it cannot be watched (the caller probes instead).
+    pub(super) fn watch_fanout(&self, dir: usize, path: &Path, fanout: u8) -> Option<u64> {
+        match &self.imp {
+            Imp::Stat => None,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Imp::Inotify(i) => i.watch_fanout(dir, path, fanout, &mut add_watch),
+        }
+    }
+}
+
+/// Counters shared by every handle of a store; written only by drains, under the drain lock.
+struct Shared {
+    /// One word, so the steady check is one load and one comparison: bit 0 ([`DRAINING`]) is set while a drain
+    /// is reading and applying events (the reader of an empty queue checks it: the events it did not see may be
+    /// in a drain's hands); bits 1-62 count pack-directory changes (steps of 2); bit 63 is [`FALLBACK`].
+    state: AtomicU64,
+    /// One version per (objects directory, fan-out directory): bumped by events in that directory (and by a
+    /// queue overflow). The low bit is set while the directory is watched.
+    fanouts: Box<[AtomicU64]>,
+    /// Held by a drain and by a watch being added.
+    drain: Mutex<()>,
+}
+
+/// The state word's "a drain is under way" bit.
+const DRAINING: u64 = 1;
+
+/// A fan-out version's "watched" bit; versions move in steps of 2.
+const WATCHED: u64 = 1;
+
+impl Shared {
+    fn new(dirs: usize) -> Shared {
+        Shared {
+            state: AtomicU64::new(0),
+            fanouts: (0..dirs * 256).map(|_| AtomicU64::new(0)).collect(),
+            drain: Mutex::new(()),
+        }
+    }
+
+    fn fanout(&self, dir: usize, fanout: u8) -> Option<&AtomicU64> {
+        self.fanouts.get(dir * 256 + usize::from(fanout))
+    }
+
+    /// Bump a fan-out directory's version (its events or a rescan), keeping its watched bit. Under the drain
+    /// lock. Relaxed: published by the drain's closing Release decrement of `state`.
+    fn bump(&self, dir: usize, fanout: u8) {
+        if let Some(v) = self.fanout(dir, fanout) {
+            v.fetch_add(2, Ordering::Relaxed);
+        }
+    }
+
+    /// A fan-out directory is no longer known to be watched (or to be missing): bump its version and clear
+    /// its watched bit, so the next listing watches it first. Under the drain lock; published like `bump`.
+    fn unwatch(&self, dir: usize, fanout: u8) {
+        if let Some(v) = self.fanout(dir, fanout) {
+            v.fetch_and(!WATCHED, Ordering::Relaxed);
+            v.fetch_add(2, Ordering::Relaxed);
+        }
+    }
+
+    /// The pack directories changed (or a rescan). Relaxed: published like [`bump`](Self::bump).
+    fn pack_changed(&self) {
+        self.state.fetch_add(2, Ordering::Relaxed);
+    }
+
+    /// Events cannot be trusted from now on: every check is a stat check, every fan-out unwatched.
+    fn fall_back(&self) {
+        self.state.fetch_or(FALLBACK, Ordering::Relaxed);
+        for v in self.fanouts.iter() {
+            v.fetch_and(!WATCHED, Ordering::Relaxed);
+        }
+    }
+}
+
+// The inotify implementation (Linux).
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use std::collections::HashMap;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use std::os::fd::OwnedFd;
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use rustix::fs::inotify::{self as sys, ReadFlags, WatchFlags};
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use rustix::io::Errno;
+
+/// Adds a watch (a parameter so tests can make the kernel refuse one: `ENOSPC`).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(super) type AddWatch = dyn FnMut(&OwnedFd, &Path, WatchFlags) -> Result<i32, Errno>;
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(super) fn add_watch(fd: &OwnedFd, path: &Path, flags: WatchFlags) -> Result<i32, Errno> {
+    sys::add_watch(fd, path, flags)
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// What a watch descriptor watches.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    /// Objects directory `dir`'s `pack/`.
+    PackDir,
+    /// Objects directory `dir` itself (for fan-out directories created after they were first listed).
+    Objects(usize),
+    /// One fan-out directory.
+    Fanout(usize, u8),
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// Watches and what they watch; held under the drain lock (in `targets`).
+pub(super) struct Inotify {
+    fd: OwnedFd,
+    shared: Shared,
+    /// Watch descriptors; only touched under `shared.drain`.
+    targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// Events that change a pack directory's listing.
+const PACK_EVENTS: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::ATTRIB)
+    .union(WatchFlags::CLOSE_WRITE)
+    .union(WatchFlags::DELETE_SELF)
+    .union(WatchFlags::MOVE_SELF)
+    .union(WatchFlags::ONLYDIR);
+/// Events that change a fan-out directory's listing (or make the objects directory gain one).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const DIR_EVENTS: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::DELETE_SELF)
+    .union(WatchFlags::MOVE_SELF)
+    .union(WatchFlags::ONLYDIR);
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// File systems whose writers on other machines make no events here (`statfs` magic numbers).
+const REMOTE_FS: &[i64] = &[
+    0x6969,      // NFS
+    0x517B,      // SMB
+    0xFF53_4D42, // CIFS
+    0xFE53_4D42, // SMB2
+    0x6573_5546, // FUSE (sshfs and friends)
+    0x00C3_6400, // Ceph
+    0x5346_414F, // AFS
+    0x0102_1997, // 9P (v9fs)
+    0x7375_7245, // Coda
+    0x0116_1970, // GFS2
+    0x7461_636F, // OCFS2
+    0x0BD0_0BD0, // Lustre
+    0x4750_4653, // GPFS
+    0x0131_11A8, // IBRIX
+];
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// Whether `path` is on a file system whose changes by other machines make no inotify events.
+pub(super) fn is_remote(path: &Path) -> bool {
+    match rustix::fs::statfs(path) {
+        // `f_type`'s width differs between targets.
+        #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+        Ok(s) => REMOTE_FS.contains(&(s.f_type as i64)),
+        Err(_) => true,
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl Inotify {
+    /// Watch each of `dirs`' `pack/`; `None` (use stat) if inotify is not available there.
+    pub(super) fn open(dirs: &[PathBuf], add: &mut AddWatch) -> Option<Inotify> {
+        if dirs.iter().any(|d| is_remote(d)) {
+            return None;
+        }
+        let fd = sys::init(sys::CreateFlags::NONBLOCK | sys::CreateFlags::CLOEXEC).ok()?;
+        let mut targets = HashMap::new();
+        for d in dirs.iter() {
+            // A missing `pack/` (or a watch limit) cannot be watched: stat it.
+            let wd = add(&fd, &d.join("pack"), PACK_EVENTS).ok()?;
+            targets.insert(wd, Target::PackDir);
+        }
+        Some(Inotify {
+            fd,
+            shared: Shared::new(dirs.len()),
+            targets: crate::sync::plain::Mutex::new(targets),
+        })
+    }
+
+    #[inline]
+    pub(super) fn check(&self, token: u64) -> Check {
+        // One system call: how many bytes of events are queued. It takes the queue's lock
+        // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
+        if !queue_empty(&self.fd) {
+            return Check::Changed;
+        }
+        // Acquire: pairs with the Release decrement that ends a drain, so its version updates are visible to
+        // the caller's loads after this. Equal to the token: no drain under way (a draining state is odd, a
+        // token even), no pack change since the listing, no fallback (a token never has the bit).
+        let w = self.shared.state.load(Ordering::Acquire);
+        if w == token {
+            Check::Quiet
+        } else if w & FALLBACK != 0 {
+            Check::Stat
+        } else {
+            Check::Changed
+        }
+    }
+
+    pub(super) fn trusted(&self) -> bool {
+        self.shared.state.load(Ordering::Relaxed) & FALLBACK == 0
+    }
+
+    #[inline]
+    pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
+        // Relaxed: ordered by `check`'s Acquire load of `state`, or by the drain lock (`watch_fanout`).
+        let v = self.shared.fanout(dir, fanout)?.load(Ordering::Relaxed);
+        (v & WATCHED != 0).then_some(v)
+    }
+
+    pub(super) fn drain(&self) -> u64 {
+        let _g = lock(&self.shared.drain);
+        self.drain_locked();
+        self.shared.state.load(Ordering::Relaxed)
+    }
+
+    /// Read and apply every queued event. Caller holds the drain lock.
+    fn drain_locked(&self) {
+        let s = &self.shared;
+        if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
+            return;
+        }
+        // Relaxed: this increment only has to be visible to a reader that finds the queue empty after this
+        // drain's read emptied it, and the kernel's queue lock orders it so (taken by this `read` after the
+        // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
+        // compiler cannot move the increment across.
+        s.state.fetch_add(DRAINING, Ordering::Relaxed);
+        let mut targets = crate::sync::plain::lock(&self.targets);
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut reader = sys::Reader::new(&self.fd, &mut buf);
+        loop {
+            let e = match reader.next() {
+                Ok(e) => e,
+                Err(Errno::AGAIN) => break,
+                Err(Errno::INTR) => continue,
+                Err(_) => {
+                    s.fall_back();
+                    break;
+                }
+            };
+            let flags = e.events();
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                // Events were lost: everything may have changed. Rescan (list packs again, list every
+                // fan-out directory again).
+                s.pack_changed();
+                for v in s.fanouts.iter() {
+                    v.fetch_add(2, Ordering::Relaxed);
+                }
+                continue;
+            }
+            let Some(&target) = targets.get(&e.wd()) else {
+                continue;
+            };
+            let gone = flags.intersects(
+                ReadFlags::DELETE_SELF
+                    | ReadFlags::MOVE_SELF
+                    | ReadFlags::IGNORED
+                    | ReadFlags::UNMOUNT,
+            );
+            let name = e.file_name().map(|n| n.to_bytes());
+            match target {
+                Target::PackDir => {
+                    if gone {
+                        // The directory was replaced (or unmounted): a new one would need a new watch, and
+                        // writes in between would be lost. Stat from now on.
+                        s.pack_changed();
+                        s.fall_back();
+                    } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
+                        // git's temporary files (`tmp_pack_*`, `tmp_idx_*`) change no listing.
+                        s.pack_changed();
+                    }
+                }
+                Target::Objects(dir) => {
+                    if gone {
+                        s.pack_changed();
+                        s.fall_back();
+                    } else if let Some(b) = name.and_then(fanout_byte) {
+                        // A fan-out directory created, removed or renamed: list it again, and watch it
+                        // (again) when it is listed: a directory that was missing had no watch of its own.
+                        s.unwatch(dir, b);
+                    }
+                }
+                Target::Fanout(dir, b) => {
+                    if gone {
+                        // Removed (`git prune` removes empty fan-out directories) or moved: unwatched; the
+                        // objects directory's watch sees a new one, the next listing watches it.
+                        targets.remove(&e.wd());
+                        s.unwatch(dir, b);
+                    } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
+                        s.bump(dir, b);
+                    }
+                }
+            }
+        }
+        drop(targets);
+        // Release: pairs with `check`'s Acquire load; publishes the counter and versions written above.
+        s.state.fetch_sub(DRAINING, Ordering::Release);
+    }
+
+    pub(super) fn watch_fanout(
+        &self,
+        dir: usize,
+        path: &Path,
+        fanout: u8,
+        add: &mut AddWatch,
+    ) -> Option<u64> {
+        let s = &self.shared;
+        let _g = lock(&s.drain);
+        let v = s.fanout(dir, fanout)?;
+        if s.state.load(Ordering::Relaxed) & FALLBACK != 0 {
+            return None;
+        }
+        let cur = v.load(Ordering::Relaxed);
+        if cur & WATCHED != 0 {
+            return Some(cur);
+        }
+        let mut targets = crate::sync::plain::lock(&self.targets);
+        if !targets
+            .values()
+            .any(|t| matches!(t, Target::Objects(d) if *d == dir))
+        {
+            match add(&self.fd, path, DIR_EVENTS) {
+                Ok(wd) => {
+                    targets.insert(wd, Target::Objects(dir));
+                }
+                Err(_) => {
+                    drop(targets);
+                    s.pack_changed();
+                    s.fall_back();
+                    return None;
+                }
+            }
+        }
+        let hex = crate::loose::fanout_name(fanout);
+        let sub = path.join(std::str::from_utf8(&hex).unwrap_or("??"));
+        match add(&self.fd, &sub, DIR_EVENTS) {
+            Ok(wd) => {
+                targets.insert(wd, Target::Fanout(dir, fanout));
+            }
+            // Not there (yet): the objects directory's watch sees it created (and unwatches it, so the
+            // listing after that watches it).
+            Err(Errno::NOENT) | Err(Errno::NOTDIR) => {}
+            // A watch limit (ENOSPC) or anything else: events would be incomplete. Stat from now on.
+            Err(_) => {
+                drop(targets);
+                s.pack_changed();
+                s.fall_back();
+                return None;
+            }
+        }
+        // Under the drain lock: no drain runs, so the version read by the caller before listing is this one.
+        let nv = v.fetch_or(WATCHED, Ordering::Relaxed) | WATCHED;
+        Some(nv)
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, issued inline
+/// where the architecture allows (rustix's wrapper is a call and an error conversion: about 20 instructions
+/// a miss, which `instructions-per-miss` counts), through rustix elsewhere. An error is "not empty": the
+/// slow path drains and sees it.
+#[inline(always)]
+fn queue_empty(owned: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let fd = owned.as_raw_fd();
+    let mut n: std::ffi::c_int = 0;
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        let ret: isize;
+        // SAFETY: `ioctl(2)` (syscall 16 on x86_64 Linux) with FIONREAD (0x541B) writes one `c_int` through
+        // its third argument, which points at `n`, live and writable for the call; `fd` is a descriptor this
+        // `Inotify` owns (open for its whole life). The kernel clobbers rcx and r11 (declared) and nothing
+        // else; the asm is not `nomem`, so the compiler treats it as reading and writing memory and moves no
+        // load or store across it (the ordering argument in PROTOCOL.md needs that).
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") 16isize => ret,
+                in("rdi") fd as isize,
+                in("rsi") 0x541Bisize,
+                in("rdx") &mut n as *mut std::ffi::c_int,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret == 0 && n == 0
+    }
+    #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+    {
+        let ret: isize;
+        // SAFETY: as for x86_64: `ioctl` is syscall 29 on aarch64 Linux (x8), arguments in x0-x2, result in
+        // x0; `n` is live and writable for the call; not `nomem` (a compiler barrier).
+        unsafe {
+            std::arch::asm!(
+                "svc 0",
+                in("x8") 29isize,
+                inlateout("x0") fd as isize => ret,
+                in("x1") 0x541Bisize,
+                in("x2") &mut n as *mut std::ffi::c_int,
+                options(nostack),
+            );
+        }
+        ret == 0 && n == 0
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "aarch64"),
+        target_os = "linux"
+    )))]
+    {
+        let _ = (fd, &mut n);
+        matches!(rustix::io::ioctl_fionread(owned), Ok(0))
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+/// The byte a fan-out directory's name stands for (`"3f"` -> `0x3f`; lower-case, as git names them).
+fn fanout_byte(name: &[u8]) -> Option<u8> {
+    match name {
+        [h, l] => Some((crate::oid::hex_val(*h)? << 4) | crate::oid::hex_val(*l)?),
+        _ => None,
+    }
+}
+
+#[cfg(all(
+    test,
+    not(any(loom, shuttle)),
+    any(target_os = "linux", target_os = "android")
+))]
+mod tests {
+    use super::*;
+    use rustix::io::Errno;
+
+    fn objects() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path().join("objects");
+        std::fs::create_dir_all(objects.join("pack")).unwrap();
+        std::fs::create_dir_all(objects.join("ab")).unwrap();
+        (tmp, objects)
+    }
+
+    /// The watch limit (`ENOSPC` from `inotify_add_watch`) at open: no events, stat.
+    #[test]
+    fn watch_limit_at_open_is_stat() {
+        let (_tmp, objects) = objects();
+        let mut refuse = |_: &std::os::fd::OwnedFd, _: &Path, _| Err(Errno::NOSPC);
+        assert!(Inotify::open(std::slice::from_ref(&objects), &mut refuse).is_none());
+        // The same directories with the kernel's own call: events.
+        assert!(Inotify::open(std::slice::from_ref(&objects), &mut add_watch).is_some());
+    }
+
+    /// The watch limit reached when a fan-out directory is first watched: the store falls back to stat for
+    /// good (every check answers `Stat`, no fan-out is watched), never trusting a listing it cannot keep.
+    #[test]
+    fn watch_limit_later_falls_back() {
+        let (_tmp, objects) = objects();
+        let i = Inotify::open(std::slice::from_ref(&objects), &mut add_watch).unwrap();
+        let token = i.drain();
+        assert_eq!(i.check(token), Check::Quiet);
+        let v = i.watch_fanout(0, &objects, 0xab, &mut add_watch).unwrap();
+        assert_eq!(i.fanout_version(0, 0xab), Some(v));
+        // A write in the watched fan-out directory: pending, then drained into its version.
+        std::fs::write(objects.join("ab/cdef"), b"").unwrap();
+        assert_eq!(i.check(token), Check::Changed);
+        assert_eq!(i.drain(), token, "a loose write is not a pack change");
+        assert_eq!(i.check(token), Check::Quiet);
+        assert!(i.fanout_version(0, 0xab).unwrap() > v);
+        let mut refuse = |_: &std::os::fd::OwnedFd, _: &Path, _| Err(Errno::NOSPC);
+        assert_eq!(i.watch_fanout(0, &objects, 0xcd, &mut refuse), None);
+        assert_eq!(i.check(token), Check::Stat);
+        assert_eq!(i.fanout_version(0, 0xab), None);
+        assert_ne!(i.drain() & FALLBACK, 0);
+    }
+
+    /// A pack directory write is a pack change; git's temporary files are not.
+    #[test]
+    fn pack_directory_events_count_but_temporary_files_do_not() {
+        let (_tmp, objects) = objects();
+        let i = Inotify::open(std::slice::from_ref(&objects), &mut add_watch).unwrap();
+        let t0 = i.drain();
+        std::fs::write(objects.join("pack/tmp_pack_x"), b"").unwrap();
+        assert_eq!(i.drain(), t0);
+        std::fs::rename(
+            objects.join("pack/tmp_pack_x"),
+            objects.join("pack/pack-x.idx"),
+        )
+        .unwrap();
+        let t1 = i.drain();
+        assert!(t1 > t0 && t1 & FALLBACK == 0);
+        assert_eq!(i.check(t1), Check::Quiet);
+        assert_eq!(i.check(t0), Check::Changed);
+    }
+
+    /// A local directory is not taken for a network file system.
+    #[test]
+    fn local_directory_is_not_remote() {
+        let (_tmp, objects) = objects();
+        assert!(!is_remote(&objects));
+        assert!(is_remote(&objects.join("no such directory")));
+    }
+}
