@@ -37,7 +37,6 @@ impl Store {
     /// A pack directory that cannot be listed is one failed result naming it. Reads every byte of every index.
     ///
     /// ```
-    /// # if odb_index::BUILT_FOR_MODEL_CHECKING { return Ok(()); }
     /// # let repo = odb_index_testkit::init_repo("sha1", true);
     /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
     /// # odb_index_testkit::git(repo.path(), &["multi-pack-index", "write"]);
