@@ -498,62 +498,14 @@ impl Inotify {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, issued inline
-/// where the architecture allows (rustix's wrapper is a call and an error conversion: about 20 instructions
-/// a miss, which `instructions-per-miss` counts), through rustix elsewhere. An error is "not empty": the
-/// slow path drains and sees it.
+/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, through rustix
+/// (its wrapper is a call and an error conversion, about 6 instructions a miss more than an inline `syscall`
+/// measured: not worth hand-written system calls). An error is "not empty": the slow path drains and sees it.
+/// rustix's call is opaque to the compiler, so no load or store moves across it (the ordering argument in
+/// PROTOCOL.md needs that).
 #[inline(always)]
 fn queue_empty(owned: &OwnedFd) -> bool {
-    use std::os::fd::AsRawFd as _;
-    let fd = owned.as_raw_fd();
-    let mut n: std::ffi::c_int = 0;
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    {
-        let ret: isize;
-        // SAFETY: `ioctl(2)` (syscall 16 on x86_64 Linux) with FIONREAD (0x541B) writes one `c_int` through
-        // its third argument, which points at `n`, live and writable for the call; `fd` is a descriptor this
-        // `Inotify` owns (open for its whole life). The kernel clobbers rcx and r11 (declared) and nothing
-        // else; the asm is not `nomem`, so the compiler treats it as reading and writing memory and moves no
-        // load or store across it (the ordering argument in PROTOCOL.md needs that).
-        unsafe {
-            std::arch::asm!(
-                "syscall",
-                inlateout("rax") 16isize => ret,
-                in("rdi") fd as isize,
-                in("rsi") 0x541Bisize,
-                in("rdx") &mut n as *mut std::ffi::c_int,
-                lateout("rcx") _,
-                lateout("r11") _,
-                options(nostack),
-            );
-        }
-        ret == 0 && n == 0
-    }
-    #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
-    {
-        let ret: isize;
-        // SAFETY: as for x86_64: `ioctl` is syscall 29 on aarch64 Linux (x8), arguments in x0-x2, result in
-        // x0; `n` is live and writable for the call; not `nomem` (a compiler barrier).
-        unsafe {
-            std::arch::asm!(
-                "svc 0",
-                in("x8") 29isize,
-                inlateout("x0") fd as isize => ret,
-                in("x1") 0x541Bisize,
-                in("x2") &mut n as *mut std::ffi::c_int,
-                options(nostack),
-            );
-        }
-        ret == 0 && n == 0
-    }
-    #[cfg(not(all(
-        any(target_arch = "x86_64", target_arch = "aarch64"),
-        target_os = "linux"
-    )))]
-    {
-        let _ = (fd, &mut n);
-        matches!(rustix::io::ioctl_fionread(owned), Ok(0))
-    }
+    matches!(rustix::io::ioctl_fionread(owned), Ok(0))
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
