@@ -328,6 +328,12 @@ fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(),
     if let odb_index_gix::Error::LooseUnknownType { .. } = e {
         return Err(Fatal("invalid object type".into()));
     }
+    if e.is_not_a_loose_object() {
+        // git: `missing`, with a warning (the store, opened with `IncompleteMode::Miss`, lists the file).
+        eprintln!("error: {e}");
+        status(name, b"missing", out);
+        return Ok(());
+    }
     let msg = format!("error {}", e.to_string().replace('\n', " "));
     status(name, msg.as_bytes(), out);
     Ok(())

@@ -33,12 +33,21 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// A file or directory could not be read (a loose object, an objects directory, a `.rev` file).
+    /// A file or directory could not be read (an objects directory, a `.rev` file).
     #[error("{path}: {source}")]
     Io {
         /// The file or directory.
         path: PathBuf,
         /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A file named like a loose object cannot be opened as one: a directory, a dangling symbolic link, a FIFO,
+    /// or not readable (git: `missing`, or dies on a directory).
+    #[error("{path}: cannot open loose object: {source}")]
+    LooseUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be opened.
         source: std::io::Error,
     },
     /// A loose object file is not a zlib stream of `<type> <size>\0<data>`.
@@ -58,4 +67,17 @@ pub enum Error {
         /// The type its header names.
         kind: String,
     },
+}
+
+impl Error {
+    /// Whether this is a file named like a loose object that is not one ([`Error::LooseUnreadable`],
+    /// [`Error::LooseCorrupt`]: empty, garbage, a directory, a dangling symbolic link). git answers such an
+    /// object `missing` (with a warning on stderr); [`crate::Objects`] does too when its store was opened with
+    /// [`odb_index::IncompleteMode::Miss`], and reports the file in [`odb_index::Store::problems`].
+    pub fn is_not_a_loose_object(&self) -> bool {
+        matches!(
+            self,
+            Error::LooseUnreadable { .. } | Error::LooseCorrupt { .. }
+        )
+    }
 }

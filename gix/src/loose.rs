@@ -33,10 +33,11 @@ impl Loose {
     /// Open the file at `path` (through [`odb_index::data::open_regular`]: regular files only, never blocking)
     /// and inflate its first bytes with `z` up to the end of the header.
     pub(crate) fn open(path: &Path, z: &mut Decompress) -> Result<Loose, Error> {
-        let (file, md) = odb_index::data::open_regular(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let (file, md) =
+            odb_index::data::open_regular(path).map_err(|source| Error::LooseUnreadable {
+                path: path.to_owned(),
+                source,
+            })?;
         let mut reader = BufReader::with_capacity(CHUNK, file);
         let mut head = [0u8; HEAD];
         z.reset();

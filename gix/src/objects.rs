@@ -12,7 +12,8 @@ use gix_pack::data::decode::{
 };
 use gix_pack::data::entry::Header as EntryHeader;
 use odb_index::{
-    Handle, HashKind, Location, ObjectId, Options, PackId, Prefix, PrefixLookup, Store,
+    Handle, HashKind, IncompleteMode, Location, ObjectId, Options, PackId, Prefix, PrefixLookup,
+    Store,
 };
 
 use crate::Error;
@@ -337,8 +338,31 @@ impl Objects {
         let Some(place) = self.place(id)? else {
             return Ok(None);
         };
-        let (kind, size) = self.header_at(&place)?;
+        let (kind, size) = match self.header_at(&place) {
+            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => return Ok(None),
+            header => header?,
+        };
         Ok(Some(Info { kind, size, place }))
+    }
+
+    /// Whether the store was opened with [`IncompleteMode::Miss`]: what git answers `missing` is `None`.
+    fn answers_missing(&self) -> bool {
+        self.store.options().incomplete == IncompleteMode::Miss
+    }
+
+    /// Open the loose object at `path`; a file that is not one ([`Error::is_not_a_loose_object`]) is reported in
+    /// [`Store::problems`] under [`IncompleteMode::Miss`].
+    fn open_loose(&self, path: &Path, z: &mut gix_zlib::Decompress) -> Result<Loose, Error> {
+        Loose::open(path, z).inspect_err(|e| {
+            if e.is_not_a_loose_object() && self.answers_missing() {
+                let reason = match e {
+                    Error::LooseCorrupt { reason, .. } => reason.clone(),
+                    Error::LooseUnreadable { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                self.store.report_unreadable_loose(path.to_owned(), reason);
+            }
+        })
     }
 
     /// Type and size of the object at `place`, from headers only.
@@ -358,7 +382,7 @@ impl Objects {
                 Ok((out.kind, out.object_size))
             }
             Place::Loose { path } => {
-                let loose = Loose::open(path, &mut self.loose.borrow_mut())?;
+                let loose = self.open_loose(path, &mut self.loose.borrow_mut())?;
                 Ok((loose.kind, loose.size))
             }
         }
@@ -442,7 +466,10 @@ impl Objects {
         let Some(place) = self.place(id)? else {
             return Ok(None);
         };
-        let kind = self.read_at(&place, out)?;
+        let kind = match self.read_at(&place, out) {
+            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => return Ok(None),
+            kind => kind?,
+        };
         Ok(Some(Info {
             kind,
             size: out.len() as u64,
@@ -477,7 +504,7 @@ impl Objects {
             }
             Place::Loose { path } => {
                 let mut z = self.loose.borrow_mut();
-                let loose = Loose::open(path, &mut z)?;
+                let loose = self.open_loose(path, &mut z)?;
                 let kind = loose.kind;
                 loose.read_into(&mut z, out)?;
                 Ok(kind)

@@ -626,12 +626,76 @@ fn loose_headers_stream_and_non_regular_loose_files_are_errors() {
         };
         assert!(st.unwrap().success());
         match objects.info(&id) {
-            Err(Error::Io { path: p, .. }) => assert_eq!(p, path, "{what}"),
+            Err(Error::LooseUnreadable { path: p, .. }) => assert_eq!(p, path, "{what}"),
             other => panic!("{what}: {other:?}"),
         }
         assert!(
-            matches!(objects.read(&id, &mut buf), Err(Error::Io { .. })),
+            matches!(
+                objects.read(&id, &mut buf),
+                Err(Error::LooseUnreadable { .. })
+            ),
             "{what}"
         );
+    }
+}
+
+/// Issue 21, bullet 9, in the library: a file named like a loose object that is not one (empty, garbage, a
+/// dangling symbolic link, a directory) is a typed error naming the file under `IncompleteMode::Error` (the
+/// default), and under `IncompleteMode::Miss` git's answer (`None`) with the file in `Store::problems()`.
+#[test]
+fn files_named_like_loose_objects_that_are_not_ones() {
+    use odb_index::{IncompleteMode, Options, Problem};
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    let ids: Vec<odb_index::ObjectId> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|c| {
+            git_stdin(
+                r,
+                &["hash-object", "-w", "--stdin"],
+                format!("{c}\n").as_bytes(),
+            )
+            .trim()
+            .parse()
+            .unwrap()
+        })
+        .collect();
+    let file = |id: &odb_index::ObjectId| {
+        let hex = id.to_string();
+        objects_dir(r).join(&hex[..2]).join(&hex[2..])
+    };
+    for id in &ids {
+        std::fs::remove_file(file(id)).unwrap();
+    }
+    std::fs::write(file(&ids[0]), b"").unwrap();
+    std::fs::write(file(&ids[1]), b"garbage\n").unwrap();
+    std::os::unix::fs::symlink("/no/such/file", file(&ids[2])).unwrap();
+    std::fs::create_dir(file(&ids[3])).unwrap();
+
+    let strict = Objects::open(r).unwrap();
+    for (i, id) in ids.iter().enumerate() {
+        let err = strict.info(id).unwrap_err();
+        let named = match &err {
+            Error::LooseCorrupt { path, .. } if i < 2 => path,
+            Error::LooseUnreadable { path, .. } if i >= 2 => path,
+            other => panic!("{id}: {other:?}"),
+        };
+        assert_eq!(*named, file(id));
+        assert!(err.is_not_a_loose_object());
+        assert!(strict.read(id, &mut Vec::new()).is_err());
+    }
+    assert!(strict.store().problems().is_empty());
+
+    let lenient =
+        Objects::open_with(r, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
+    for id in &ids {
+        assert!(lenient.info(id).unwrap().is_none(), "{id}");
+        assert!(lenient.read(id, &mut Vec::new()).unwrap().is_none(), "{id}");
+    }
+    let problems = lenient.store().problems();
+    assert_eq!(problems.len(), 4, "{problems:?}");
+    for (id, p) in ids.iter().zip(&problems) {
+        assert!(matches!(p, Problem::LooseObjectUnreadable { .. }), "{p:?}");
+        assert_eq!(p.path(), file(id));
     }
 }

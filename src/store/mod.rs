@@ -107,7 +107,13 @@ pub struct Store {
     refresh: Mutex<RefreshState>,
     /// What the store has done ([`Store::metrics`]; touched once per load, listing or build, never on a lookup).
     counters: Counters,
+    /// Loose files a reader found not to be objects ([`Store::report_unreadable_loose`]), the first
+    /// [`MAX_UNREADABLE_LOOSE`] of them, each path once.
+    unreadable_loose: crate::sync::plain::Mutex<Vec<Problem>>,
 }
+
+/// How many unreadable loose files [`Store::problems`] keeps (each is reported when a reader meets it).
+const MAX_UNREADABLE_LOOSE: usize = 64;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -148,6 +154,7 @@ impl Store {
                 listings: 1.into(),
                 ..Counters::default()
             },
+            unreadable_loose: Default::default(),
         }))
     }
 
@@ -215,6 +222,12 @@ impl Store {
         self.counters.listing_changes.load(Ordering::Relaxed)
     }
 
+    /// The options the store was opened with (a reader answering for it follows its
+    /// [`IncompleteMode`], as [`Store::report_unreadable_loose`] says).
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
     /// The object format.
     pub fn hash_kind(&self) -> HashKind {
         self.kind
@@ -263,7 +276,39 @@ impl Store {
                 _ => {}
             }
         }
+        problems.extend(lock_plain(&self.unreadable_loose).iter().cloned());
         problems
+    }
+
+    /// Record that the file at `path`, named like a loose object, is not one (empty, not a zlib stream of
+    /// `<type> <size>\0`, a directory, a dangling symbolic link): `reason` says what is wrong. The store only
+    /// checks that such a file exists ([`Location::Loose`]); the reader that opens it is the one that learns it
+    /// is not an object, and a reader answering as git does (under [`IncompleteMode::Miss`]: the object is
+    /// missing, git warns) records it here, so [`Store::problems`] lists it as
+    /// [`Problem::LooseObjectUnreadable`] (each path once, the first 64 paths).
+    ///
+    /// ```
+    /// # let tmp = tempfile::tempdir()?;
+    /// # std::fs::create_dir_all(tmp.path().join("objects/pack"))?;
+    /// # std::fs::create_dir_all(tmp.path().join("refs"))?;
+    /// # std::fs::write(tmp.path().join("HEAD"), "ref: refs/heads/main\n")?;
+    /// use odb_index::{Options, Problem, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let path = tmp.path().join("objects/ab/cdef");
+    /// store.report_unreadable_loose(path.clone(), "the file is empty".into());
+    /// store.report_unreadable_loose(path.clone(), "the file is empty".into()); // once per path
+    /// let problems = store.problems();
+    /// assert_eq!(problems.len(), 1);
+    /// assert!(matches!(&problems[0], Problem::LooseObjectUnreadable { .. }));
+    /// assert_eq!(problems[0].path(), path);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn report_unreadable_loose(&self, path: PathBuf, reason: String) {
+        let mut seen = lock_plain(&self.unreadable_loose);
+        if seen.len() < MAX_UNREADABLE_LOOSE && !seen.iter().any(|p| p.path() == path) {
+            seen.push(Problem::LooseObjectUnreadable { path, reason });
+        }
     }
 
     /// The miss filter of the current pack listing, once a lookup has built (or carried over) one: how many ids

@@ -100,6 +100,17 @@ pub enum Problem {
         #[source]
         error: Arc<Error>,
     },
+    /// A file named like a loose object is not one (empty, not a zlib stream of `<type> <size>\0...`, a
+    /// directory, a dangling symbolic link), as found by the reader that opened it
+    /// ([`Store::report_unreadable_loose`](super::Store::report_unreadable_loose)): the object was answered
+    /// missing, as git answers it (git warns on stderr).
+    #[error("{}: not a loose object, answered missing: {reason}", path.display())]
+    LooseObjectUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl Problem {
@@ -118,7 +129,8 @@ impl Problem {
             Problem::IndexNotLoaded { path, .. }
             | Problem::MultiPackIndexIgnored { path, .. }
             | Problem::MultiPackIndexNotLoaded { path, .. }
-            | Problem::MultiPackIndexEntryWrong { path, .. } => path,
+            | Problem::MultiPackIndexEntryWrong { path, .. }
+            | Problem::LooseObjectUnreadable { path, .. } => path,
         }
     }
 }

@@ -1537,3 +1537,69 @@ fn verify_stops_quietly_when_the_reader_goes_away() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// Issue 21, bullet 9: files named like loose objects that are not ones (empty, garbage, a dangling symbolic
+/// link, a directory) are `missing` for the full id and a prefix, with a warning naming the file on stderr, as git
+/// answers the first three (git dies on the directory: "mmap failed"); before, the command printed `error <path>`.
+#[test]
+fn files_named_like_loose_objects_that_are_not_ones_are_missing_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    let ids: Vec<String> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|c| {
+            git_stdin(
+                r,
+                &["hash-object", "-w", "--stdin"],
+                format!("{c}\n").as_bytes(),
+            )
+            .trim()
+            .to_owned()
+        })
+        .collect();
+    let file = |id: &str| r.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    for id in &ids {
+        std::fs::remove_file(file(id)).unwrap();
+    }
+    std::fs::write(file(&ids[0]), b"").unwrap();
+    std::fs::write(file(&ids[1]), b"garbage\n").unwrap();
+    std::os::unix::fs::symlink("/no/such/file", file(&ids[2])).unwrap();
+    std::fs::create_dir(file(&ids[3])).unwrap();
+    let lines = |ids: &[String]| -> String {
+        ids.iter()
+            .flat_map(|id| [id.clone(), id[..10].to_owned()])
+            .map(|l| l + "\n")
+            .collect()
+    };
+    let expected = |ids: &[String]| -> String {
+        ids.iter()
+            .flat_map(|id| [id.clone(), id[..10].to_owned()])
+            .map(|l| l + " missing\n")
+            .collect()
+    };
+    let git_says = git_stdin(
+        r,
+        &["cat-file", "--batch-check"],
+        lines(&ids[..3]).as_bytes(),
+    );
+    assert_eq!(git_says, expected(&ids[..3]));
+    let out = odb(
+        &["batch-check", r.to_str().unwrap()],
+        lines(&ids).as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected(&ids));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for id in &ids {
+        let path = file(id).canonicalize().unwrap_or_else(|_| file(id));
+        let name = format!("{}/{}", &id[..2], &id[2..]);
+        assert!(
+            stderr.contains(&name),
+            "{path:?} not named on stderr: {stderr}"
+        );
+    }
+}
