@@ -100,6 +100,17 @@ pub enum MidxProblem {
         /// The size it must have (for `LOFF`: a multiple of 8; this is the next smaller multiple).
         expected: u64,
     },
+    /// A pack's bit range in the `BTMP` chunk (first position and count) goes past the object count.
+    BitmapRangeOutOfBounds {
+        /// The pack int id.
+        pack: u32,
+        /// Its first bit position.
+        pos: u32,
+        /// Its number of bits.
+        nr: u32,
+        /// The object count.
+        count: u64,
+    },
     /// The fanout table decreases.
     FanoutNotMonotonic {
         /// The entry (1..=255) that is smaller than the one before it.
@@ -304,6 +315,15 @@ impl fmt::Display for MidxProblem {
             P::WrongChunkSize { id, size, expected } => {
                 write!(f, "chunk {id} has {size} bytes, expected {expected}")
             }
+            P::BitmapRangeOutOfBounds {
+                pack,
+                pos,
+                nr,
+                count,
+            } => write!(
+                f,
+                "BTMP: pack {pack}'s bits {pos}..{pos}+{nr} go past the object count {count}"
+            ),
             P::FanoutNotMonotonic { index, prev, value } => write!(
                 f,
                 "fanout decreases: entry {} = {prev} > entry {index} = {value}",

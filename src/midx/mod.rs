@@ -94,6 +94,10 @@ pub(crate) const CHUNK_OIDL: ChunkId = ChunkId(*b"OIDL");
 pub(crate) const CHUNK_OOFF: ChunkId = ChunkId(*b"OOFF");
 /// Chunk id of the large (64-bit) offsets.
 pub(crate) const CHUNK_LOFF: ChunkId = ChunkId(*b"LOFF");
+/// Chunk id of the bitmapped packs (per pack: its first bit position and its object count in the bitmap).
+pub(crate) const CHUNK_BTMP: ChunkId = ChunkId(*b"BTMP");
+/// Bytes per pack in `BTMP`: two big-endian `u32`s.
+const BTMP_ROW_LEN: usize = 8;
 
 /// Where the chunks a lookup needs are, as found by [`parse_layout`].
 struct Layout {
@@ -104,6 +108,7 @@ struct Layout {
     oidl: (usize, usize),
     ooff: (usize, usize),
     loff: Option<(usize, usize)>,
+    btmp: Option<(usize, usize)>,
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -175,6 +180,7 @@ fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
     };
     let mut seen: Vec<ChunkId> = Vec::with_capacity(usize::from(chunks));
     let (mut pnam, mut oidf, mut oidl, mut ooff, mut loff) = (None, None, None, None, None);
+    let mut btmp = None;
     for i in 0..usize::from(chunks) {
         let (id, offset) = row(i);
         if id.0 == [0; 4] {
@@ -210,6 +216,7 @@ fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
             CHUNK_OIDL => oidl = Some(range),
             CHUNK_OOFF => ooff = Some(range),
             CHUNK_LOFF => loff = Some(range),
+            CHUNK_BTMP => btmp = Some(range),
             _ => {}
         }
     }
@@ -226,6 +233,7 @@ fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
         oidl: need(oidl, CHUNK_OIDL)?,
         ooff: need(ooff, CHUNK_OOFF)?,
         loff,
+        btmp,
     })
 }
 
@@ -456,6 +464,33 @@ impl MultiPackIndex {
                 expected: size(r) / LOFF_ROW_LEN as u64 * LOFF_ROW_LEN as u64,
             }
             .into());
+        }
+
+        // Bitmapped packs (v1 and v2 files): 8 bytes per pack, each pack's bit range within the object count
+        // (O(packs); a pack with no bits may have any position, git writes `0xffffffff` for unknown ones).
+        if let Some(r) = l.btmp {
+            let want = u64::from(l.num_packs) * BTMP_ROW_LEN as u64;
+            if size(r) != want {
+                return Err(MidxProblem::WrongChunkSize {
+                    id: CHUNK_BTMP,
+                    size: size(r),
+                    expected: want,
+                }
+                .into());
+            }
+            for (pack, row) in chunk(r).chunks_exact(BTMP_ROW_LEN).enumerate() {
+                let pos = u32::from_be_bytes([row[0], row[1], row[2], row[3]]);
+                let nr = u32::from_be_bytes([row[4], row[5], row[6], row[7]]);
+                if nr != 0 && u64::from(pos) + u64::from(nr) > count {
+                    return Err(MidxProblem::BitmapRangeOutOfBounds {
+                        pack: pack as u32,
+                        pos,
+                        nr,
+                        count,
+                    }
+                    .into());
+                }
+            }
         }
 
         // Pack names. Each object's pack int id and large-offset reference are checked when it is used (a scan

@@ -701,6 +701,53 @@ fn id_not_in_fanout_bucket() {
     );
 }
 
+/// Issue 21: a `BTMP` chunk (v1 or v2 file) of the wrong size, or with a pack's bit range past the object
+/// count, refuses the file at open (the packs' `.idx` files then answer); a right one is accepted.
+#[test]
+fn btmp_chunk_size_and_ranges_are_checked_at_open() {
+    for version in [1u8, 2] {
+        let with_btmp = |btmp: Vec<u8>| {
+            let mut c = with_pnam(b"a\0\0\0", &basic_rows());
+            c.insert(1, (b"BTMP", btmp));
+            file(version, HashKind::Sha1, 1, &c)
+        };
+        let row = |pos: u32, nr: u32| [pos.to_be_bytes(), nr.to_be_bytes()].concat();
+        // One pack, three objects.
+        let m = open(with_btmp(row(0, 3))).unwrap();
+        assert_eq!(m.lookup(&id(1, 0)), Some((0, 12)));
+        assert!(open(with_btmp(row(u32::MAX, 0))).is_ok(), "v{version}");
+        for short in [
+            vec![],
+            row(0, 3)[..4].to_vec(),
+            [row(0, 3), row(0, 0)].concat(),
+        ] {
+            let size = short.len() as u64;
+            assert_eq!(
+                problem(with_btmp(short)),
+                MidxProblem::WrongChunkSize {
+                    id: CHUNK_BTMP,
+                    size,
+                    expected: 8
+                },
+                "v{version}"
+            );
+        }
+        assert_eq!(
+            problem(with_btmp(row(1, 3))),
+            MidxProblem::BitmapRangeOutOfBounds {
+                pack: 0,
+                pos: 1,
+                nr: 3,
+                count: 3
+            }
+        );
+        assert!(matches!(
+            problem(with_btmp(row(u32::MAX, 1))),
+            MidxProblem::BitmapRangeOutOfBounds { .. }
+        ));
+    }
+}
+
 #[test]
 fn unknown_chunks_are_skipped() {
     let mut c = with_pnam(b"a\0\0\0", &basic_rows());
@@ -727,6 +774,12 @@ fn display_of_every_problem_is_nonempty() {
             trailer_start: 1,
         },
         MidxProblem::EarlyTerminator { row: 0 },
+        MidxProblem::BitmapRangeOutOfBounds {
+            pack: 0,
+            pos: 1,
+            nr: 3,
+            count: 3,
+        },
         MidxProblem::MissingTerminator {
             found: ChunkId([1, 2, 3, 4]),
         },
