@@ -647,30 +647,15 @@ fn files_named_like_loose_objects_that_are_not_ones() {
     use odb_index::{IncompleteMode, Options, Problem};
     let repo = init_repo("sha1", true);
     let r = repo.path();
-    let ids: Vec<odb_index::ObjectId> = ["a", "b", "c", "d"]
-        .iter()
-        .map(|c| {
-            git_stdin(
-                r,
-                &["hash-object", "-w", "--stdin"],
-                format!("{c}\n").as_bytes(),
-            )
-            .trim()
-            .parse()
-            .unwrap()
-        })
-        .collect();
+    let made = odb_index_testkit::loose_names_that_are_not_objects(r);
+    let ids: Vec<odb_index::ObjectId> = made.iter().map(|(id, _)| id.parse().unwrap()).collect();
     let file = |id: &odb_index::ObjectId| {
-        let hex = id.to_string();
-        objects_dir(r).join(&hex[..2]).join(&hex[2..])
+        made.iter()
+            .find(|(h, _)| *h == id.to_string())
+            .unwrap()
+            .1
+            .clone()
     };
-    for id in &ids {
-        std::fs::remove_file(file(id)).unwrap();
-    }
-    std::fs::write(file(&ids[0]), b"").unwrap();
-    std::fs::write(file(&ids[1]), b"garbage\n").unwrap();
-    std::os::unix::fs::symlink("/no/such/file", file(&ids[2])).unwrap();
-    std::fs::create_dir(file(&ids[3])).unwrap();
 
     let strict = Objects::open(r).unwrap();
     for (i, id) in ids.iter().enumerate() {

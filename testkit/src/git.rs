@@ -87,6 +87,31 @@ pub fn objects_dir(repo: &Path) -> PathBuf {
     }
 }
 
+/// Four blobs written loose by git, then their files replaced by what is named like a loose object but is not
+/// one, in this order: an empty file, garbage, a dangling symbolic link, a directory. Returns each blob's hex id
+/// and file path.
+pub fn loose_names_that_are_not_objects(repo: &Path) -> Vec<(String, PathBuf)> {
+    let made: Vec<(String, PathBuf)> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|c| {
+            let id = git_stdin(
+                repo,
+                &["hash-object", "-w", "--stdin"],
+                format!("{c}\n").as_bytes(),
+            );
+            let id = id.trim().to_owned();
+            let path = objects_dir(repo).join(&id[..2]).join(&id[2..]);
+            std::fs::remove_file(&path).expect("remove the loose file");
+            (id, path)
+        })
+        .collect();
+    std::fs::write(&made[0].1, b"").unwrap();
+    std::fs::write(&made[1].1, b"garbage\n").unwrap();
+    std::os::unix::fs::symlink("/no/such/file", &made[2].1).unwrap();
+    std::fs::create_dir(&made[3].1).unwrap();
+    made
+}
+
 /// Import `n` distinct blobs (contents derived from `seed`) as one commit on `refs/heads/<branch>` with
 /// `git fast-import`, which writes them into one new pack. Returns the fast-import stdout (empty).
 pub fn fast_import_blobs(repo: &Path, n: usize, seed: u64, branch: &str) {

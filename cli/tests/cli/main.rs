@@ -10,8 +10,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use odb_index_testkit::{
-    absent_ids, all_objects, fast_import_blobs, git, git_stdin, idx_files, init_repo, objects_dir,
-    show_index,
+    absent_ids, all_objects, fast_import_blobs, git, git_stdin, idx_files, init_repo,
+    loose_names_that_are_not_objects, objects_dir, show_index,
 };
 
 mod as_git;
@@ -1545,26 +1545,8 @@ fn verify_stops_quietly_when_the_reader_goes_away() {
 fn files_named_like_loose_objects_that_are_not_ones_are_missing_as_git() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    let ids: Vec<String> = ["a", "b", "c", "d"]
-        .iter()
-        .map(|c| {
-            git_stdin(
-                r,
-                &["hash-object", "-w", "--stdin"],
-                format!("{c}\n").as_bytes(),
-            )
-            .trim()
-            .to_owned()
-        })
-        .collect();
-    let file = |id: &str| r.join(".git/objects").join(&id[..2]).join(&id[2..]);
-    for id in &ids {
-        std::fs::remove_file(file(id)).unwrap();
-    }
-    std::fs::write(file(&ids[0]), b"").unwrap();
-    std::fs::write(file(&ids[1]), b"garbage\n").unwrap();
-    std::os::unix::fs::symlink("/no/such/file", file(&ids[2])).unwrap();
-    std::fs::create_dir(file(&ids[3])).unwrap();
+    let made = loose_names_that_are_not_objects(r);
+    let ids: Vec<String> = made.iter().map(|(id, _)| id.clone()).collect();
     let lines = |ids: &[String]| -> String {
         ids.iter()
             .flat_map(|id| [id.clone(), id[..10].to_owned()])
@@ -1594,8 +1576,7 @@ fn files_named_like_loose_objects_that_are_not_ones_are_missing_as_git() {
     );
     assert_eq!(String::from_utf8(out.stdout).unwrap(), expected(&ids));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    for id in &ids {
-        let path = file(id).canonicalize().unwrap_or_else(|_| file(id));
+    for (id, path) in &made {
         let name = format!("{}/{}", &id[..2], &id[2..]);
         assert!(
             stderr.contains(&name),
