@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation score of the loom suite (issues 11 and 23). Each mutant below is one small semantic edit of the protocol
-# (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models) or of
-# the counting facade (src/sync.rs), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
+# (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models), of
+# the loose objects (src/loose.rs, src/store/fanouts.rs) or of the counting facade (src/sync.rs), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
 # scratch copy of the crate, builds the loom suite into a shared target directory (only the crate recompiles), and
 # runs every model in its own process with `--exact` (a deadlock that loom finds aborts the binary; that counts as
 # caught without hiding the other models), quick models first. A mutant that no model catches must be listed in
@@ -97,6 +97,16 @@ store-uncounted ~~ src/sync.rs ~~                     count(|c| c.stores += 1);\
 other-load-uncounted ~~ src/sync.rs ~~             _ => c.other_loads += 1, ~~             _ => {}
 fetch-or-uncounted ~~ src/sync.rs ~~                     let r = self.0.fetch_or(v, o);\n                    count(|c| c.rmws += 1); ~~                     let r = self.0.fetch_or(v, o);
 free-values-on-retire ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release\n        for s in self.slots.iter() {\n            s.value.with_mut(|p| unsafe { *p = None });\n        }
+fanout-name-upper-case ~~ src/loose.rs ~~ const DIGITS: &[u8; 16] = b"0123456789abcdef"; ~~ const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+fanout-key-shifted ~~ src/loose.rs ~~ (Some(hi), Some(lo)) => key[i + 1] = (hi << 4) | lo, ~~ (Some(hi), Some(lo)) => key[i] = (hi << 4) | lo,
+cache-refresh-keeps-listings ~~ src/loose.rs ~~ b.listing.take(); ~~ let _ = b.listing.get();
+watched-listing-version-ignored ~~ src/store/fanouts.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
+covered-by-not-remapped ~~ src/store/successor.rs ~~ covered_by: covered_by.map(|c| new_index[c]), ~~ covered_by,
+drain-release-relaxed ~~ src/store/watch.rs ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(DRAINING, Ordering::Relaxed);
+check-relaxed ~~ src/store/watch.rs ~~ let w = self.shared.state.load(Ordering::Acquire); ~~ let w = self.shared.state.load(Ordering::Relaxed);
+draining-never-set ~~ src/store/watch.rs ~~ s.state.fetch_add(DRAINING, Ordering::Relaxed); ~~ s.state.fetch_add(0, Ordering::Relaxed); ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(0, Ordering::Release);
+check-ignores-draining ~~ src/store/watch.rs ~~ if w == token { ~~ if w & !DRAINING == token {
+fanout-version-not-bumped ~~ src/store/watch.rs ~~ s.bump(dir, b); ~~ let _ = (dir, b);
 LIST
 )
 
