@@ -270,16 +270,30 @@ pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 /// The length of the regular file `path` and its last `n` bytes, read with one positioned read (for a
 /// `.pack`'s trailing checksum: the pack itself is never read or hashed). A file shorter than `n` bytes is an
 /// error carrying [`FileProblem::TooShort`].
+#[cfg(test)]
 pub(crate) fn read_tail(path: &Path, n: usize) -> io::Result<(u64, Vec<u8>)> {
+    read_ends(path, 0, n).map(|(len, _, tail)| (len, tail))
+}
+
+/// The length of the regular file `path`, its first `head` bytes and its last `tail` bytes, with two positioned
+/// reads (for a `.pack`'s header and trailing checksum). A file shorter than `head` or `tail` bytes is an error
+/// carrying [`FileProblem::TooShort`].
+pub(crate) fn read_ends(
+    path: &Path,
+    head: usize,
+    tail: usize,
+) -> io::Result<(u64, Vec<u8>, Vec<u8>)> {
     let (file, md) = open_regular(path)?;
     let len = md.len();
-    let need = n as u64;
+    let need = head.max(tail) as u64;
     if len < need {
         return Err(FileProblem::TooShort { len, need }.into());
     }
-    let mut buf = vec![0u8; n];
-    read_exact_at(&file, &mut buf, len - need)?;
-    Ok((len, buf))
+    let mut first = vec![0u8; head];
+    read_exact_at(&file, &mut first, 0)?;
+    let mut last = vec![0u8; tail];
+    read_exact_at(&file, &mut last, len - tail as u64)?;
+    Ok((len, first, last))
 }
 
 #[cfg(unix)]

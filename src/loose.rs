@@ -13,6 +13,7 @@
 //! component (`lstat`, here `AT_SYMLINK_NOFOLLOW`) and counts any directory entry with the object's name as the
 //! object, whatever its type: it checks existence, not validity.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
@@ -198,34 +199,52 @@ impl LooseDb {
         }
     }
 
-    /// Read the ids in fan-out directory `xx/` (`first` is its byte), sorted, as zero-padded 32-byte arrays.
-    /// Entries that are not loose-object names (wrong length, not lower-case-or-upper-case hex, `tmp_obj_*`,
-    /// `.`/`..`) are skipped. A missing fan-out directory is empty.
+    /// Read the ids in fan-out directory `xx/` (`first` is its byte), sorted, as zero-padded 32-byte arrays
+    /// (through [`each_in_fanout`](Self::each_in_fanout)).
     pub(crate) fn read_fanout(&self, first: u8) -> Result<Box<[[u8; 32]]>, Error> {
-        let name_len = self.kind.hex_len() - 2;
         let mut ids: Vec<[u8; 32]> = Vec::new();
-        let mut push = |name: &[u8]| {
-            if name.len() != name_len {
-                return;
-            }
-            let mut key = [0u8; 32];
-            key[0] = first;
-            for (i, pair) in name.chunks_exact(2).enumerate() {
-                match (crate::oid::hex_val(pair[0]), crate::oid::hex_val(pair[1])) {
-                    (Some(hi), Some(lo)) => key[i + 1] = (hi << 4) | lo,
-                    _ => return,
-                }
-            }
-            ids.push(key);
-        };
+        let _always_continues = self.each_in_fanout(first, &mut |id| {
+            ids.push(key_of(&id));
+            ControlFlow::Continue(())
+        })?;
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(ids.into_boxed_slice())
+    }
+
+    /// Call `f` with the id named by every entry of fan-out directory `xx/` (`first` is its byte), in directory
+    /// order, until it breaks: the one reader of loose fan-out directories (the cache, prefix lookups and
+    /// iteration use it). Only git's names count: lower-case hex of the right length; anything else (wrong
+    /// length, upper case, `tmp_obj_*`, `.`/`..`) is skipped. A missing fan-out directory (or a file in its
+    /// place) holds none; one that cannot be listed is an I/O error naming it.
+    pub(crate) fn each_in_fanout(
+        &self,
+        first: u8,
+        f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
+    ) -> Result<ControlFlow<()>, Error> {
+        let name_len = self.kind.hex_len() - 2;
         let sub = HEX_PAIRS[first as usize];
+        let mut hex = [0u8; 64];
+        hex[..2].copy_from_slice(&sub);
+        let mut each = |name: &[u8]| {
+            if name.len() != name_len
+                || !name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            {
+                return ControlFlow::Continue(());
+            }
+            hex[2..2 + name_len].copy_from_slice(name);
+            match ObjectId::from_hex_kind(&hex[..2 + name_len], self.kind) {
+                Ok(id) => f(id),
+                Err(_) => ControlFlow::Continue(()),
+            }
+        };
         let sub_path = || self.path.join(std::str::from_utf8(&sub).unwrap_or("??"));
         #[cfg(unix)]
         {
             use rustix::fs::{Mode, OFlags};
             let sub_c = [sub[0], sub[1], 0];
             let Ok(sub_c) = std::ffi::CStr::from_bytes_with_nul(&sub_c) else {
-                return Ok(Box::new([]));
+                return Ok(ControlFlow::Continue(()));
             };
             let fd = match rustix::fs::openat(
                 &self.dir,
@@ -235,14 +254,16 @@ impl LooseDb {
             ) {
                 Ok(fd) => fd,
                 Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => {
-                    return Ok(Box::new([]));
+                    return Ok(ControlFlow::Continue(()));
                 }
                 Err(e) => return Err(Error::io(sub_path(), e.into())),
             };
             let dir = rustix::fs::Dir::new(fd).map_err(|e| Error::io(sub_path(), e.into()))?;
             for entry in dir {
                 let entry = entry.map_err(|e| Error::io(sub_path(), e.into()))?;
-                push(entry.file_name().to_bytes());
+                if each(entry.file_name().to_bytes()).is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
             }
         }
         #[cfg(not(unix))]
@@ -254,20 +275,18 @@ impl LooseDb {
                     if e.kind() == std::io::ErrorKind::NotFound
                         || e.kind() == std::io::ErrorKind::NotADirectory =>
                 {
-                    return Ok(Box::new([]));
+                    return Ok(ControlFlow::Continue(()));
                 }
                 Err(e) => return Err(Error::io(p, e)),
             };
             for entry in rd {
                 let entry = entry.map_err(|e| Error::io(&p, e))?;
-                if let Some(name) = entry.file_name().to_str() {
-                    push(name.as_bytes());
+                if each(entry.file_name().as_encoded_bytes()).is_break() {
+                    return Ok(ControlFlow::Break(()));
                 }
             }
         }
-        ids.sort_unstable();
-        ids.dedup();
-        Ok(ids.into_boxed_slice())
+        Ok(ControlFlow::Continue(()))
     }
 }
 

@@ -161,7 +161,8 @@ pub fn sparse_index(dir: &Path, n: u64) -> Result<PathBuf, String> {
     f.set_len(8 + 1024 + 28 * n + 40).map_err(err)?;
     drop(f);
     // The index's trailer is zeros, so the pack checksum it records is 20 zero bytes.
-    stub_pack(&idx.with_extension("pack"), 0, 1 << 20, &[0u8; 20])?;
+    // The header counts what the index claims (the store checks it against the index, as git does).
+    stub_pack(&idx.with_extension("pack"), n as u32, 1 << 20, &[0u8; 20])?;
     Ok(objects)
 }
 

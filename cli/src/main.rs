@@ -5,10 +5,8 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use odb_index::idx::PackIndex;
-use odb_index::midx::MultiPackIndex;
 use odb_index::{
-    Error, HashKind, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
+    Error, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
 };
 use odb_index_gix::Objects;
 
@@ -453,41 +451,6 @@ fn batch_check(
     out.flush().map_err(write)
 }
 
-/// Open and fully check the `.idx` at `f`: its own checks, then against its `.pack` (trailer and length) when
-/// the pack is there (an index without its pack is ignored by git and by the store: only its own checks).
-fn verify_idx(f: &std::path::Path, kind: HashKind, load: LoadMode) -> Result<PackIndex, Error> {
-    let idx = PackIndex::open_with(f, kind, load)?;
-    let pack = f.with_extension("pack");
-    let idx = match idx.check_pack(&pack) {
-        Ok(len) => idx.with_pack_len(len),
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => idx,
-        Err(e) => return Err(e),
-    };
-    idx.verify()?;
-    Ok(idx)
-}
-
-/// Open and fully check the multi-pack-index at `f`, and every entry against the `.idx` of its pack (each
-/// opened and checked against its pack), as `git multi-pack-index verify` does.
-fn verify_midx(f: &std::path::Path, kind: HashKind, load: LoadMode) -> Result<u64, Error> {
-    let midx = MultiPackIndex::open_with(f, kind, load)?;
-    let dir = f.parent().unwrap_or(std::path::Path::new("."));
-    let indices: Vec<Option<PackIndex>> = midx
-        .pack_names()
-        .iter()
-        .map(|name| {
-            let stem = name.strip_suffix(".pack").unwrap_or(name);
-            let idx = dir.join(stem).with_extension("idx");
-            let index = PackIndex::open_with(&idx, kind, load).ok()?;
-            let len = index.check_pack(&idx.with_extension("pack")).ok()?;
-            Some(index.with_pack_len(len))
-        })
-        .collect();
-    let refs: Vec<Option<&PackIndex>> = indices.iter().map(Option::as_ref).collect();
-    midx.verify_with_packs(&refs)?;
-    Ok(u64::from(midx.len()))
-}
-
 fn verify(path: &std::path::Path, load: LoadMode) -> Result<ExitCode, Failure> {
     let store = Store::open(
         path,
@@ -497,7 +460,6 @@ fn verify(path: &std::path::Path, load: LoadMode) -> Result<ExitCode, Failure> {
             .load(load),
     )
     .map_err(|e| fatal(e.to_string()))?;
-    let kind = store.hash_kind();
     let mut failed = false;
     let mut any = false;
     let stdout = std::io::stdout();
@@ -512,38 +474,19 @@ fn verify(path: &std::path::Path, load: LoadMode) -> Result<ExitCode, Failure> {
         }
     };
 
-    for dir in store.objects_dirs() {
-        let pack_dir = dir.join("pack");
-        let mut files: Vec<PathBuf> = match std::fs::read_dir(&pack_dir) {
-            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                // An unreadable pack directory is a failure, not the end of the check.
-                if !emit(format!("error {}: {e}", pack_dir.display()), true)? {
-                    return Ok(exit_code(failed));
-                }
-                continue;
-            }
+    for v in store.verify() {
+        any = true;
+        let line = match &v.result {
+            Ok(n) => format!("ok {} {n} objects", quote_path(&v.path)),
+            // The error names the file already.
+            Err(e) => format!(
+                "error {}: {}",
+                quote_path(&v.path),
+                strip_path(&one_line(e), &v.path)
+            ),
         };
-        files.sort();
-        for f in files {
-            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let result = if name.ends_with(".idx") && f.is_file() {
-                verify_idx(&f, kind, load).map(|i| u64::from(i.len()))
-            } else if name == "multi-pack-index" {
-                verify_midx(&f, kind, load)
-            } else {
-                continue;
-            };
-            any = true;
-            let line = match &result {
-                Ok(n) => format!("ok {} {n} objects", f.display()),
-                // The error names the file already.
-                Err(e) => format!("error {}: {}", f.display(), strip_path(&one_line(e), &f)),
-            };
-            if !emit(line, result.is_err())? {
-                return Ok(exit_code(failed));
-            }
+        if !emit(line, v.result.is_err())? {
+            return Ok(exit_code(failed));
         }
     }
     if !any {
@@ -567,4 +510,33 @@ fn exit_code(failed: bool) -> ExitCode {
 fn strip_path(msg: &str, path: &std::path::Path) -> String {
     let prefix = format!("{}: ", path.display());
     msg.strip_prefix(&prefix).unwrap_or(msg).to_owned()
+}
+
+/// `path` as git prints it (`quote_c_style` with `core.quotePath` on): as is when it holds only printable ASCII
+/// other than `"` and `\`, else in double quotes with C escapes (`\n`, `\t`, `\"`, `\\`, ...) and every other
+/// byte outside printable ASCII in octal (`\303\251`), so that a name with a newline stays on its line.
+fn quote_path(path: &std::path::Path) -> String {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let plain = |b: u8| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\';
+    if bytes.iter().all(|&b| plain(b)) {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let mut q = String::from("\"");
+    for &b in bytes {
+        match b {
+            b'\x07' => q.push_str("\\a"),
+            b'\x08' => q.push_str("\\b"),
+            b'\t' => q.push_str("\\t"),
+            b'\n' => q.push_str("\\n"),
+            b'\x0b' => q.push_str("\\v"),
+            b'\x0c' => q.push_str("\\f"),
+            b'\r' => q.push_str("\\r"),
+            b'"' => q.push_str("\\\""),
+            b'\\' => q.push_str("\\\\"),
+            b if plain(b) => q.push(char::from(b)),
+            b => q.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    q.push('"');
+    q
 }

@@ -99,6 +99,22 @@ pub enum IdxProblem {
         /// The last hash-length bytes of the `.pack`.
         found: ObjectId,
     },
+    /// The `.pack` does not start with a pack header (`PACK`, version 2 or 3): git "file ... is not a GIT
+    /// packfile" or "is version ... and not supported".
+    PackBadHeader {
+        /// The `.pack` file.
+        pack: PathBuf,
+    },
+    /// The `.pack`'s header counts another number of objects than the index lists (git: "packfile ... claims
+    /// to have N objects while index indicates M objects"): the pack is not used.
+    PackObjectCount {
+        /// The `.pack` file.
+        pack: PathBuf,
+        /// The count in the pack's header.
+        claimed: u32,
+        /// The entries of the index.
+        indexed: u32,
+    },
     /// (Found by `verify`.) The id at this position is not greater than the one before it.
     UnsortedIds {
         /// The entry's position.
@@ -185,6 +201,20 @@ impl fmt::Display for IdxProblem {
                 f,
                 "packfile {} does not match index: the index records pack checksum {recorded}, the pack ends \
                  with {found}",
+                pack.display()
+            ),
+            IdxProblem::PackBadHeader { pack } => write!(
+                f,
+                "file {} is not a GIT packfile of version 2 or 3",
+                pack.display()
+            ),
+            IdxProblem::PackObjectCount {
+                pack,
+                claimed,
+                indexed,
+            } => write!(
+                f,
+                "packfile {} claims to have {claimed} objects while index indicates {indexed} objects",
                 pack.display()
             ),
             IdxProblem::UnsortedIds { at } => {

@@ -149,6 +149,25 @@ impl PackIndex {
         Self::from_data(data, path.to_owned(), kind)
     }
 
+    /// Open a pack's own `.idx` and check it against the `.pack` beside it (same name, `.pack` for `.idx`): the
+    /// one way the store, [`Handle::locate_in_pack`](crate::store::Handle::locate_in_pack) and `verify` open
+    /// a pack's index. [`open_with`](Self::open_with), then [`check_pack`](Self::check_pack) (the pack's trailing
+    /// checksum and its header's object count, as git when it opens a pack), then
+    /// [`with_pack_len`](Self::with_pack_len) so that every offset is checked against the pack's length.
+    ///
+    /// Errors: those of [`open_with`](Self::open_with) and [`check_pack`](Self::check_pack); a valid index of
+    /// the other hash function is [`Error::WrongHashKind`] rather than "corrupt".
+    pub fn open_for_pack(
+        idx_path: &Path,
+        kind: HashKind,
+        mode: LoadMode,
+    ) -> Result<PackIndex, Error> {
+        let idx = PackIndex::open_with(idx_path, kind, mode)
+            .map_err(|e| name_wrong_hash_kind(e, idx_path, kind, mode))?;
+        let pack_len = idx.check_pack(&idx_path.with_extension("pack"))?;
+        Ok(idx.with_pack_len(pack_len))
+    }
+
     /// Validate `data` as an index of `kind`; `path` names it in errors.
     pub fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<PackIndex, Error> {
         match Self::parse(&data, kind) {
@@ -413,7 +432,8 @@ impl PackIndex {
     /// The pack is opened without blocking and must be a regular file. Errors: [`Error::Io`] naming the pack
     /// (not found: the pack was removed; not a regular file: carries a [`FileProblem`]);
     /// [`Error::CorruptIndex`] naming this index with [`IdxProblem::PackTooSmall`] or
-    /// [`IdxProblem::PackMismatch`] (which names the pack).
+    /// [`IdxProblem::PackMismatch`], [`IdxProblem::PackBadHeader`] or [`IdxProblem::PackObjectCount`] (which
+    /// name the pack).
     pub fn check_pack(&self, pack: &Path) -> Result<u64, Error> {
         let h = self.kind.len();
         let corrupt = |problem| Error::CorruptIndex {
@@ -421,7 +441,7 @@ impl PackIndex {
             problem,
         };
         let min = PACK_HEADER_LEN + h as u64;
-        let (len, tail) = match crate::data::read_tail(pack, h) {
+        let (len, head, tail) = match crate::data::read_ends(pack, PACK_HEADER_LEN as usize, h) {
             Ok(t) => t,
             Err(e) => {
                 return Err(match crate::data::file_problem(&e) {
@@ -448,6 +468,20 @@ impl PackIndex {
                 pack: pack.to_owned(),
                 recorded,
                 found,
+            }));
+        }
+        // git's `open_packed_git_1`: the header is `PACK`, version 2 or 3, and counts the objects the index lists.
+        let word = |i: usize| u32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
+        if &head[..4] != b"PACK" || !matches!(word(4), 2 | 3) {
+            return Err(corrupt(IdxProblem::PackBadHeader {
+                pack: pack.to_owned(),
+            }));
+        }
+        if word(8) != self.count {
+            return Err(corrupt(IdxProblem::PackObjectCount {
+                pack: pack.to_owned(),
+                claimed: word(8),
+                indexed: self.count,
             }));
         }
         Ok(len)
@@ -816,3 +850,22 @@ impl PackIndex {
 
 #[cfg(test)]
 mod tests;
+
+/// A `.idx` carries no hash id: one written for the other hash function just looks malformed. If it is a
+/// valid index of the other kind, say so instead of "corrupt" (only on this failure path).
+fn name_wrong_hash_kind(e: Error, path: &Path, kind: HashKind, mode: LoadMode) -> Error {
+    let other = match kind {
+        HashKind::Sha1 => HashKind::Sha256,
+        HashKind::Sha256 => HashKind::Sha1,
+    };
+    match e {
+        Error::CorruptIndex { .. } if PackIndex::open_with(path, other, mode).is_ok() => {
+            Error::WrongHashKind {
+                path: path.to_path_buf(),
+                expected: kind,
+                found: other,
+            }
+        }
+        e => e,
+    }
+}

@@ -50,17 +50,24 @@ pub struct Layer {
     pub path: PathBuf,
 }
 
+/// The longest chain file read: 1 MiB, over 16 000 layers of SHA-256 checksums (git writes one line per layer
+/// and merges layers long before that). A longer file is an [`Error::Io`] carrying
+/// [`FileProblem::TooLarge`](crate::data::FileProblem::TooLarge), never read on.
+pub const MAX_CHAIN_FILE_LEN: u64 = 1 << 20;
+
 /// The path of the chain file of `pack_dir`.
 pub fn chain_path(pack_dir: &Path) -> PathBuf {
     pack_dir.join(CHAIN_DIR).join(CHAIN_FILE)
 }
 
 /// Read the chain file of `pack_dir` (an `objects/pack` directory): its layers, base first. `None` if there is
-/// no chain file or it is empty (git treats both as "no chain"). Errors: [`Error::Io`], or
+/// no chain file or it is empty (git treats both as "no chain"). The file is read with
+/// [`data::read_bounded`](crate::data::read_bounded): never blocks, a FIFO, device or directory is refused, and
+/// at most [`MAX_CHAIN_FILE_LEN`] bytes are read. Errors: [`Error::Io`], or
 /// [`Error::CorruptChain`] for a line that is not a checksum of `kind`.
 pub fn read_chain(pack_dir: &Path, kind: HashKind) -> Result<Option<Vec<Layer>>, Error> {
     let path = chain_path(pack_dir);
-    let text = match std::fs::read(&path) {
+    let text = match crate::data::read_bounded(&path, MAX_CHAIN_FILE_LEN) {
         Ok(t) => t,
         Err(e)
             if e.kind() == std::io::ErrorKind::NotFound

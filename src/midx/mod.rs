@@ -653,8 +653,9 @@ impl MultiPackIndex {
         (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))
     }
 
-    /// Check the ids of one fanout bucket (those whose first byte is `first`): each is in that bucket and each is
-    /// greater than the one before it, so a binary search in the bucket cannot miss an id the file lists. `Err`
+    /// Check the ids of one fanout bucket (those whose first byte is `first`): each is in that bucket, each is
+    /// greater than the one before it, and the ids just before and after the bucket have another first byte
+    /// (no id of the bucket was counted in a neighbour), so a binary search in the bucket cannot miss an id the file lists. `Err`
     /// names the first position that breaks it. O(ids in the bucket); [`verify`](Self::verify) checks every
     /// bucket (and more). For a caller that must trust a miss without scanning the whole file at open.
     pub(crate) fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
@@ -681,6 +682,15 @@ impl MultiPackIndex {
                 return Err(MidxProblem::IdsOutOfOrder { object });
             }
             prev = Some(id);
+        }
+        // The bucket holds every id of its first byte: a fanout boundary moved by one leaves an id of this
+        // bucket just outside it (where a search for it never looks).
+        for i in [start.checked_sub(1), Some(end)].into_iter().flatten() {
+            if let Some(id) = ids.get(i * h..(i + 1) * h)
+                && id[0] == first
+            {
+                return Err(MidxProblem::IdNotInFanoutBucket { object: i as u32 });
+            }
         }
         Ok(())
     }

@@ -124,19 +124,11 @@ impl Handle {
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
             //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
-            if !self.refresh_on_miss
-                || !(stage == Stage::Refresh || self.snap.vanished || self.packs_changed())
-            {
+            if !((self.refresh_on_miss && stage == Stage::Refresh) || self.should_refresh()) {
                 break;
             }
-            let map = sync::Arc::clone(self.view.map());
-            self.store.refresh_from(&map, false)?;
+            self.refresh_after_miss()?;
             refreshed = true;
-            // One refresh per vanished file: if the listing did not change, later misses do not list again.
-            self.snap.vanished = false;
-            if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
-                self.move_to_current();
-            }
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
             stage = Stage::Packs;
         }
@@ -504,6 +496,26 @@ impl Handle {
         self.view = View::new(self.store.current.get());
         self.flush_counts();
         self.snap = Snapshot::default();
+    }
+
+    /// Whether a miss should re-list the pack directories: [`RefreshMode::OnMiss`], and a pack directory changed
+    /// (or was listed too recently to trust) or an index or pack vanished since the listing. The one check that
+    /// [`locate`](Self::locate), the prefix lookups and the iterations make after their loose step.
+    pub(super) fn should_refresh(&self) -> bool {
+        self.refresh_on_miss && (self.snap.vanished || self.packs_changed())
+    }
+
+    /// Re-list the pack directories after a miss ([`should_refresh`](Self::should_refresh) said so) and move
+    /// this handle to the new listing if it changed.
+    pub(super) fn refresh_after_miss(&mut self) -> Result<(), Error> {
+        let map = sync::Arc::clone(self.view.map());
+        self.store.refresh_from(&map, false)?;
+        // One refresh per vanished file: if the listing did not change, later misses do not list again.
+        self.snap.vanished = false;
+        if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
+            self.move_to_current();
+        }
+        Ok(())
     }
 
     /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).

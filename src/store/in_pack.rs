@@ -1,7 +1,7 @@
 //! Lookup within one pack ([`Handle::locate_in_pack`]), as git's `find_pack_entry_one`: a `REF_DELTA`'s base is
 //! looked up in the pack that holds the delta.
 
-use super::Handle;
+use super::{Handle, Location};
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::idx::PackIndex;
@@ -62,16 +62,16 @@ impl Handle {
         self.check_listed(pack)?;
         let bytes = id.as_bytes();
         if let Some(answer) = self.in_loaded(pack, bytes) {
-            return Ok(answer);
+            return answer;
         }
         // Not loaded yet by this handle: load every index (once), then ask again.
         self.load_all();
         if let Some(answer) = self.in_loaded(pack, bytes) {
-            return Ok(answer);
+            return answer;
         }
         // Covered by a multi-pack-index that lists the object under another pack (or not at all): the pack's
         // own index decides.
-        Ok(self.own_index(pack)?.lookup(bytes))
+        find_in(&*self.own_index(pack)?, bytes)
     }
 
     /// Run `f` on pack `pack`'s own `.idx`: the one the store loaded (checked against its pack), else (a pack a
@@ -139,7 +139,8 @@ impl Handle {
         let Some(listed) = listed else {
             return Err(Error::StalePack { pack });
         };
-        let idx = Arc::new(PackIndex::open_with(
+        // The one opener of a pack's own index: checked against its pack, offsets bounded by its length.
+        let idx = Arc::new(PackIndex::open_for_pack(
             &listed.idx_path,
             store.hash_kind(),
             store.options.load,
@@ -149,19 +150,30 @@ impl Handle {
     }
 
     /// The answer from what this handle has loaded: `Some(answer)` if the pack's own index is loaded (or a
-    /// multi-pack-index places the object in it), `None` if that does not decide.
-    fn in_loaded(&self, pack: PackId, id: &[u8]) -> Option<Option<u64>> {
+    /// multi-pack-index places the object in it, with the bounds [`locate`](Self::locate) applies), `None` if
+    /// that does not decide.
+    fn in_loaded(&self, pack: PackId, id: &[u8]) -> Option<Result<Option<u64>, Error>> {
         let snap = self.snapshot();
         if let Some(p) = snap.packs.iter().find(|p| p.id == pack) {
-            return Some(p.idx.lookup(id));
+            return Some(find_in(&p.idx, id));
         }
         for m in &snap.midx {
-            if let Some((p, offset)) = m.midx.lookup(id)
-                && m.packs.get(p as usize) == Some(&Some(pack))
+            let mut bad = None;
+            if let Some(Location::Packed { pack: p, offset }) = m.lookup(id, &mut bad)
+                && p == pack
             {
-                return Some(Some(offset));
+                return Some(Ok(Some(offset)));
             }
         }
         None
     }
+}
+
+/// `id`'s offset in `idx`: an entry whose offset cannot be right (past the pack's end, in its header) is a
+/// typed error naming the index, never an offset.
+fn find_in(idx: &PackIndex, id: &[u8]) -> Result<Option<u64>, Error> {
+    idx.find(id).map_err(|problem| Error::CorruptIndex {
+        path: idx.path().to_path_buf(),
+        problem,
+    })
 }

@@ -2,12 +2,12 @@
 //! [`Handle::objects_sorted`] (each object once, in id order, like `git cat-file --batch-all-objects`) and
 //! [`Handle::count_objects`].
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use super::listing::LooseSource;
-use super::prefix::loose_in_fanout;
 use super::{Handle, Location};
 use crate::error::Error;
+use crate::ids::PackId;
 use crate::oid::ObjectId;
 
 /// How many entries each kind of source holds ([`Handle::count_objects`]); an object stored in several places
@@ -36,18 +36,60 @@ impl Handle {
     /// nothing is allocated per packed object. Loose fan-out directories are listed afresh in every
     /// [`LooseMode`](super::LooseMode) but `None` (which skips them), [`Cached`](super::LooseMode::Cached) too.
     ///
-    /// Loads every index file first. Errors: I/O errors listing loose directories; [`Error::Incomplete`] (under
+    /// Loads every index file first, and lists the pack directories again as [`locate`](Self::locate) does on a
+    /// miss: before the first call of `f` if an index vanished or a pack directory changed since the listing, and
+    /// after the loose objects if one changed meanwhile (then the entries of packs not seen before follow).
+    /// Errors: I/O errors listing loose directories; [`Error::Incomplete`] (under
     /// [`IncompleteMode::Error`](super::IncompleteMode::Error), before any call of `f`) if an index could not be
     /// loaded.
     pub fn for_each_object(
         &mut self,
         mut f: impl FnMut(&ObjectId, Location) -> ControlFlow<()>,
     ) -> Result<(), Error> {
-        let kind = self.store().hash_kind();
+        // An index that vanished since the listing, or a changed pack directory: list again first, as `locate`
+        // does on a miss, so that a repack just before the call neither hides its objects nor fails the call.
+        self.load_all();
+        if self.should_refresh() {
+            self.refresh_after_miss()?;
+        }
         self.load_all();
         self.check_complete()?;
-        let (snap, g) = self.load_all();
+        let mut seen = HashSet::new();
+        if self.packed_objects(&mut seen, &mut f).is_break() {
+            return Ok(());
+        }
+        let g = self.generation();
+        for (l, &dir_id) in g.loose.iter().zip(g.dir_ids.iter()) {
+            for first in 0..=255u8 {
+                let mut each = |id: ObjectId| f(&id, Location::Loose { dir: dir_id });
+                if l.each_in_fanout(first, &mut each)?.is_break() {
+                    return Ok(());
+                }
+            }
+        }
+        // `locate`'s last step: a repack (and prune) while the loose objects were listed moved objects into
+        // packs this listing does not know; the packs of the new listing not seen above are listed too.
+        if self.should_refresh() {
+            self.refresh_after_miss()?;
+            let _ = self.packed_objects(&mut seen, &mut f);
+        }
+        Ok(())
+    }
+
+    /// The packed part of [`for_each_object`](Self::for_each_object): every entry of every loaded index whose
+    /// pack is not in `seen`, then those packs are added to `seen`.
+    fn packed_objects(
+        &mut self,
+        seen: &mut HashSet<PackId>,
+        f: &mut impl FnMut(&ObjectId, Location) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (snap, _) = self.load_all();
+        let before = seen.clone();
         for p in &snap.packs {
+            seen.insert(p.id);
+            if before.contains(&p.id) {
+                continue;
+            }
             for i in 0..p.idx.len() {
                 let (Some(id), Some(offset)) = (
                     p.idx.id_at(i).and_then(ObjectId::from_bytes),
@@ -55,9 +97,7 @@ impl Handle {
                 ) else {
                     continue;
                 };
-                if f(&id, Location::Packed { pack: p.id, offset }).is_break() {
-                    return Ok(());
-                }
+                f(&id, Location::Packed { pack: p.id, offset })?;
             }
         }
         for m in &snap.midx {
@@ -66,31 +106,20 @@ impl Handle {
                 let Some(Some(pack)) = m.packs.get(pack as usize) else {
                     continue;
                 };
-                if f(
+                seen.insert(*pack);
+                if before.contains(pack) {
+                    continue;
+                }
+                f(
                     &id,
                     Location::Packed {
                         pack: *pack,
                         offset,
                     },
-                )
-                .is_break()
-                {
-                    return Ok(());
-                }
+                )?;
             }
         }
-        for ((dir, l), &dir_id) in g.dirs.iter().zip(g.loose.iter()).zip(g.dir_ids.iter()) {
-            if matches!(l, LooseSource::Off) {
-                continue;
-            }
-            for first in 0..=255u8 {
-                let mut each = |id: ObjectId| f(&id, Location::Loose { dir: dir_id });
-                if loose_in_fanout(dir, first, kind, &mut each)?.is_break() {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
+        ControlFlow::Continue(())
     }
 
     /// Every object once, in id order, with one place it is stored (the first in search order: packs newest
@@ -146,7 +175,10 @@ impl Handle {
     /// packed objects (after loading every index) and lists the loose fan-out directories. Errors as
     /// [`for_each_object`](Self::for_each_object).
     pub fn count_objects(&mut self) -> Result<ObjectCounts, Error> {
-        let kind = self.store().hash_kind();
+        self.load_all();
+        if self.should_refresh() {
+            self.refresh_after_miss()?;
+        }
         self.load_all();
         self.check_complete()?;
         let (snap, g) = self.load_all();
@@ -161,12 +193,9 @@ impl Handle {
             .iter()
             .map(|m| u64::from(m.midx.len()))
             .sum::<u64>();
-        for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {
-            if matches!(l, LooseSource::Off) {
-                continue;
-            }
+        for l in g.loose.iter() {
             for first in 0..=255u8 {
-                let _always_continues = loose_in_fanout(dir, first, kind, &mut |_| {
+                let _always_continues = l.each_in_fanout(first, &mut |_| {
                     counts.loose += 1;
                     ControlFlow::Continue(())
                 })?;

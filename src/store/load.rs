@@ -317,7 +317,8 @@ pub(super) fn load_slot(
     }
 }
 
-/// Open one pack's index and check it against its `.pack`.
+/// Open one pack's index, checked against its `.pack` ([`PackIndex::open_for_pack`]). A pack removed since the
+/// listing is an I/O error "not found": a vanished pack, which makes the lookup refresh and search again.
 fn load_pack(
     id: PackId,
     mtime: SystemTime,
@@ -325,34 +326,9 @@ fn load_pack(
     kind: HashKind,
     mode: LoadMode,
 ) -> Result<LoadedPack, Error> {
-    let idx = PackIndex::open_with(idx_path, kind, mode)
-        .map_err(|e| name_wrong_hash_kind(e, idx_path, kind, mode))?;
-    // Like git when it opens a pack: its last hash-length bytes must be the pack checksum the index records (one
-    // positioned read; the pack is never hashed). A pack removed since the listing is an I/O error "not found": a
-    // vanished pack, which makes the lookup refresh and search again.
-    let pack_len = idx.check_pack(&idx_path.with_extension("pack"))?;
     Ok(LoadedPack {
         id,
         mtime,
-        idx: idx.with_pack_len(pack_len),
+        idx: PackIndex::open_for_pack(idx_path, kind, mode)?,
     })
-}
-
-/// A `.idx` carries no hash id: one written for the other hash function just looks malformed. If it is a
-/// valid index of the other kind, say so instead of "corrupt" (only on this failure path).
-fn name_wrong_hash_kind(e: Error, path: &Path, kind: HashKind, mode: LoadMode) -> Error {
-    let other = match kind {
-        HashKind::Sha1 => HashKind::Sha256,
-        HashKind::Sha256 => HashKind::Sha1,
-    };
-    match e {
-        Error::CorruptIndex { .. } if PackIndex::open_with(path, other, mode).is_ok() => {
-            Error::WrongHashKind {
-                path: path.to_path_buf(),
-                expected: kind,
-                found: other,
-            }
-        }
-        e => e,
-    }
 }

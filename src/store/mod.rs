@@ -51,6 +51,7 @@ mod prefix;
 mod problem;
 mod snapshot;
 mod successor;
+mod verify;
 mod watch;
 #[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
 pub(crate) use watch::model as watch_model;
@@ -63,6 +64,7 @@ pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options,
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
 pub use problem::Problem;
+pub use verify::Verified;
 
 pub use crate::ids::PackId;
 

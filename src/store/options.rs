@@ -37,6 +37,13 @@ pub enum RefreshMode {
     OnMiss,
     /// Never look at the directories again unless [`Store::refresh`](super::Store::refresh) is called. A
     /// steady-state miss then costs no system call except the loose probe.
+    ///
+    /// What this gives up (git always re-reads the pack directory on a miss): an object packed after the store
+    /// listed the packs, then pruned from the loose objects (`git repack -d`, `gc`, `maintenance`), is reported
+    /// missing until the next refresh; so is every object of a pack that was deleted and replaced (`repack -a`)
+    /// and not yet loaded. Prefix lookups and iteration (which refresh like [`OnMiss`](Self::OnMiss) otherwise)
+    /// do not refresh either. Use it for a repository nothing repacks while the store is open, or call
+    /// [`Store::refresh`](super::Store::refresh) after maintenance.
     Never,
 }
 

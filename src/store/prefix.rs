@@ -3,13 +3,14 @@
 //! `find_unique_abbrev`).
 
 use std::ops::ControlFlow;
-use std::path::Path;
+use std::path::PathBuf;
 
 use super::Handle;
-use super::listing::LooseSource;
+use super::options::IncompleteMode;
 use crate::error::Error;
-use crate::oid::{HashKind, ObjectId};
+use crate::oid::ObjectId;
 use crate::prefix::{MIN_HEX_LEN, Prefix, common_hex_digits};
+use crate::sync::plain::Arc;
 
 /// What a [`Prefix`] names in a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,54 +23,17 @@ pub enum PrefixLookup {
     Ambiguous,
 }
 
-/// Call `f` with every loose object of `objects_dir` whose id starts with `first` (its `xx/` fan-out
-/// directory). A missing directory holds none.
-pub(super) fn loose_in_fanout(
-    objects_dir: &Path,
-    first: u8,
-    kind: HashKind,
-    f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
-) -> Result<ControlFlow<()>, Error> {
-    let dir = objects_dir.join(format!("{first:02x}"));
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e)
-            if e.kind() == std::io::ErrorKind::NotFound
-                || e.kind() == std::io::ErrorKind::NotADirectory =>
-        {
-            return Ok(ControlFlow::Continue(()));
-        }
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut hex = [0u8; 64];
-    let n = kind.hex_len();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(&dir, e))?;
-        let name = entry.file_name();
-        let name = name.as_encoded_bytes();
-        // git's loose names are lower-case hex of the right length; anything else (temporary files) is skipped.
-        if name.len() != n - 2 || !name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-            continue;
-        }
-        hex[..2].copy_from_slice(format!("{first:02x}").as_bytes());
-        hex[2..n].copy_from_slice(name);
-        if let Ok(id) = ObjectId::from_hex_kind(&hex[..n], kind)
-            && f(id).is_break()
-        {
-            return Ok(ControlFlow::Break(()));
-        }
-    }
-    Ok(ControlFlow::Continue(()))
-}
-
 impl Handle {
     /// Call `f` with the id of every entry, in every source, that starts with `prefix` (an object stored twice
-    /// comes twice) until it breaks. Loads every index first.
+    /// comes twice, and once more if a refresh finds it again) until it breaks. `locate`'s order: the packs (every
+    /// index loaded first), the loose objects, then, if a pack directory changed or an index vanished
+    /// ([`should_refresh`](Handle::should_refresh)), the packs of the new listing. Loose fan-out directories
+    /// that cannot be read are skipped and returned (as `locate` skips a loose directory it cannot probe).
     fn each_with_prefix(
         &mut self,
         prefix: &Prefix,
         f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
+    ) -> Result<Vec<(PathBuf, Arc<Error>)>, Error> {
         let kind = self.store().hash_kind();
         if prefix.kind() != kind {
             return Err(Error::WrongIdHashKind {
@@ -78,13 +42,45 @@ impl Handle {
                 found: prefix.kind(),
             });
         }
-        let (snap, g) = self.load_all();
+        let mut loose_failed = Vec::new();
+        if self.packed_with_prefix(prefix, f).is_break() {
+            return Ok(loose_failed);
+        }
+        let first = prefix.as_id().first_byte();
+        let g = self.generation();
+        for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {
+            let mut g = |id: ObjectId| {
+                if prefix.matches(&id) {
+                    f(id)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            match l.each_in_fanout(first, &mut g) {
+                Ok(ControlFlow::Break(())) => return Ok(loose_failed),
+                Ok(ControlFlow::Continue(())) => {}
+                Err(e) => loose_failed.push((dir.clone(), Arc::new(e))),
+            }
+        }
+        if self.should_refresh() {
+            self.refresh_after_miss()?;
+            let _ = self.packed_with_prefix(prefix, f);
+        }
+        Ok(loose_failed)
+    }
+
+    /// The packed part of [`each_with_prefix`](Self::each_with_prefix): every index loaded, then each entry
+    /// starting with `prefix`.
+    fn packed_with_prefix(
+        &mut self,
+        prefix: &Prefix,
+        f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (snap, _) = self.load_all();
         for p in &snap.packs {
             for i in p.idx.prefix_range(prefix) {
-                if let Some(id) = p.idx.id_at(i).and_then(ObjectId::from_bytes)
-                    && f(id).is_break()
-                {
-                    return Ok(());
+                if let Some(id) = p.idx.id_at(i).and_then(ObjectId::from_bytes) {
+                    f(id)?;
                 }
             }
         }
@@ -96,31 +92,37 @@ impl Handle {
                     .midx
                     .lookup(raw)
                     .is_some_and(|(p, _)| m.packs.get(p as usize).is_some_and(Option::is_some));
-                if pack_present
-                    && let Some(id) = ObjectId::from_bytes(raw)
-                    && f(id).is_break()
-                {
-                    return Ok(());
+                if pack_present && let Some(id) = ObjectId::from_bytes(raw) {
+                    f(id)?;
                 }
             }
         }
-        let first = prefix.as_id().first_byte();
-        for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {
-            if matches!(l, LooseSource::Off) {
-                continue;
+        ControlFlow::Continue(())
+    }
+
+    /// The end of a prefix lookup that found no unique answer: as a miss of [`locate`](Self::locate), an
+    /// [`Error::Incomplete`] under [`IncompleteMode::Error`](super::IncompleteMode::Error) when an index failed
+    /// to load or a loose fan-out directory could not be read.
+    fn check_prefix_complete(
+        &self,
+        mut loose_failed: Vec<(PathBuf, Arc<Error>)>,
+    ) -> Result<(), Error> {
+        match self.check_complete() {
+            Err(Error::Incomplete { mut failed }) => {
+                failed.append(&mut loose_failed);
+                Err(Error::Incomplete { failed })
             }
-            let mut g = |id: ObjectId| {
-                if prefix.matches(&id) {
-                    f(id)
-                } else {
-                    ControlFlow::Continue(())
-                }
-            };
-            if loose_in_fanout(dir, first, kind, &mut g)?.is_break() {
-                return Ok(());
+            Err(e) => Err(e),
+            Ok(())
+                if loose_failed.is_empty()
+                    || self.store().options.incomplete == IncompleteMode::Miss =>
+            {
+                Ok(())
             }
+            Ok(()) => Err(Error::Incomplete {
+                failed: loose_failed,
+            }),
         }
-        Ok(())
     }
 
     /// Which object `prefix` names: [`PrefixLookup::Unique`], [`PrefixLookup::Ambiguous`] or
@@ -162,7 +164,7 @@ impl Handle {
     pub fn lookup_prefix(&mut self, prefix: &Prefix) -> Result<PrefixLookup, Error> {
         let mut found: Option<ObjectId> = None;
         let mut ambiguous = false;
-        self.each_with_prefix(prefix, &mut |id| match found {
+        let loose_failed = self.each_with_prefix(prefix, &mut |id| match found {
             Some(f) if f != id => {
                 ambiguous = true;
                 ControlFlow::Break(())
@@ -175,7 +177,9 @@ impl Handle {
         if ambiguous {
             return Ok(PrefixLookup::Ambiguous);
         }
-        self.check_complete()?;
+        if found.is_none() {
+            self.check_prefix_complete(loose_failed)?;
+        }
         Ok(found.map_or(PrefixLookup::NotFound, PrefixLookup::Unique))
     }
 
@@ -183,14 +187,14 @@ impl Handle {
     /// Errors as [`lookup_prefix`](Self::lookup_prefix).
     pub fn prefix_candidates(&mut self, prefix: &Prefix) -> Result<Vec<ObjectId>, Error> {
         let mut out = Vec::new();
-        self.each_with_prefix(prefix, &mut |id| {
+        let loose_failed = self.each_with_prefix(prefix, &mut |id| {
             out.push(id);
             ControlFlow::Continue(())
         })?;
         out.sort_unstable();
         out.dedup();
         if out.len() < 2 {
-            self.check_complete()?;
+            self.check_prefix_complete(loose_failed)?;
         }
         Ok(out)
     }
@@ -209,13 +213,13 @@ impl Handle {
             found: id.kind(),
         })?;
         let mut longest = 0;
-        self.each_with_prefix(&prefix, &mut |other| {
+        let loose_failed = self.each_with_prefix(&prefix, &mut |other| {
             if other != *id {
                 longest = longest.max(common_hex_digits(id.as_bytes(), other.as_bytes()));
             }
             ControlFlow::Continue(())
         })?;
-        self.check_complete()?;
+        self.check_prefix_complete(loose_failed)?;
         Ok((longest + 1).clamp(min_len, hex_len))
     }
 }

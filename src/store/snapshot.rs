@@ -247,7 +247,11 @@ impl LoadedMidx {
     /// naming the multi-pack-index. A miss here is confirmed by [`confirm_miss`](Self::confirm_miss) once every
     /// index missed (off the hit path).
     #[inline]
-    fn lookup(&self, id: &[u8], bad: &mut Option<(Box<[u8]>, Error)>) -> Option<Location> {
+    pub(super) fn lookup(
+        &self,
+        id: &[u8],
+        bad: &mut Option<(Box<[u8]>, Error)>,
+    ) -> Option<Location> {
         match self.midx.find_entry_within(id, &self.bounds) {
             MidxFound::At(pack, offset) => {
                 if self.check == MidxCheck::PackIndex {

@@ -169,3 +169,62 @@ fn new_layer_is_picked_up_on_miss() {
     assert_eq!(store.metrics().index_loads, 2, "the new layer, no .idx");
     assert!(store.problems().is_empty(), "{:?}", store.problems());
 }
+
+/// Issue 21: a chain file that is a symbolic link to `/dev/zero`, a FIFO, or longer than any chain, was read
+/// with `std::fs::read` (forever, or until the writer came). Now it is refused at once as a problem naming it,
+/// and every object is found through the packs' own indices, as git does.
+#[test]
+fn chain_file_that_is_a_device_a_fifo_or_huge_is_refused_at_once() {
+    for what in ["dev-zero", "fifo", "huge"] {
+        let repo = chained_repo("sha1", 2);
+        let chain_file = objects_dir(repo.path())
+            .join("pack")
+            .join(CHAIN_DIR)
+            .join("multi-pack-index-chain");
+        let before = all_objects(repo.path());
+        match what {
+            "dev-zero" => {
+                std::fs::remove_file(&chain_file).unwrap();
+                std::os::unix::fs::symlink("/dev/zero", &chain_file).unwrap();
+            }
+            "fifo" => crate::hostile::fifo_over(&chain_file),
+            _ => {
+                let f = std::fs::File::create(&chain_file).unwrap();
+                f.set_len(odb_index::midx::chain::MAX_CHAIN_FILE_LEN + 1)
+                    .unwrap();
+            }
+        }
+        // A guard against a hang only (the old read never returned): not a performance bound. (git itself
+        // blocks on the FIFO, so it is not asked here.)
+        let path = repo.path().to_owned();
+        let ids = before.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let store = Store::open(&path, Options::default()).unwrap();
+            let mut h = store.handle();
+            let found = ids
+                .iter()
+                .filter(|id| h.locate(&oid(id)).unwrap().is_some())
+                .count();
+            tx.send((found, store.metrics().index_loads, store.problems()))
+                .unwrap()
+        });
+        let (found, loads, problems) = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("{what}: the store hangs on the chain file"));
+        assert_eq!(found, before.len(), "{what}: every object found");
+        assert!(
+            matches!(&problems[..], [Problem::MultiPackIndexIgnored { path, .. }] if path.ends_with("multi-pack-index-chain")),
+            "{what}: {problems:?}"
+        );
+        assert_eq!(loads, 4, "{what}: every pack's own .idx");
+        if what == "fifo" {
+            continue;
+        }
+        assert_eq!(
+            all_objects(repo.path()),
+            before,
+            "{what}: git still lists every object"
+        );
+    }
+}

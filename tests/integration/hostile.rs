@@ -194,7 +194,7 @@ fn git_has(repo: &Path, ids: &[String]) -> Vec<bool> {
 }
 
 /// Replace `path` by `bytes` the way git replaces files: write a temporary file, rename it over the old one.
-fn replace_by_rename(path: &Path, bytes: &[u8]) {
+pub(crate) fn replace_by_rename(path: &Path, bytes: &[u8]) {
     let tmp = path.with_file_name(format!(
         "tmp_hostile_{}",
         path.file_name().unwrap().to_str().unwrap()
@@ -204,7 +204,7 @@ fn replace_by_rename(path: &Path, bytes: &[u8]) {
 }
 
 /// Reseal a `.idx` or multi-pack-index after an edit: its last hash-length bytes are the hash of the rest.
-fn reseal(bytes: &mut [u8], kind: HashKind) {
+pub(crate) fn reseal(bytes: &mut [u8], kind: HashKind) {
     let n = bytes.len() - kind.len();
     let sum = kind.digest(&bytes[..n]);
     bytes[n..].copy_from_slice(sum.as_bytes());
@@ -280,7 +280,7 @@ fn io_file_problem(e: &Error, path: &Path) -> FileProblem {
 }
 
 #[cfg(unix)]
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
         path,
@@ -293,7 +293,7 @@ fn mkfifo(path: &Path) {
 
 /// Put a FIFO where `path` is, by rename (as a hostile rename over a listed file would).
 #[cfg(unix)]
-fn fifo_over(path: &Path) {
+pub(crate) fn fifo_over(path: &Path) {
     let tmp = path.with_file_name("tmp_hostile_fifo");
     mkfifo(&tmp);
     std::fs::rename(&tmp, path).unwrap();
@@ -541,7 +541,7 @@ fn pack_removed_after_listing_is_a_vanished_pack_not_a_mismatch() {
 // ---------------------------------------------------------------------------------------------------------
 
 /// Offset of chunk `id` in a multi-pack-index, and the offset of the next row's (its end).
-fn chunk_range(midx: &[u8], id: &[u8; 4]) -> Option<(usize, usize)> {
+pub(crate) fn chunk_range(midx: &[u8], id: &[u8; 4]) -> Option<(usize, usize)> {
     let chunks = usize::from(midx[6]);
     let at = |row: usize| {
         u64::from_be_bytes(
@@ -1049,7 +1049,9 @@ fn sparse_index(pack_dir: &Path, kind: HashKind) -> PathBuf {
     f.set_len(len).unwrap();
     f.seek(std::io::SeekFrom::Start(len - 2 * h)).unwrap();
     f.write_all(pack_sum.as_bytes()).unwrap();
-    let mut pack = b"PACK\0\0\0\x02\0\0\0\0".to_vec();
+    // The header counts what the index lists (the store checks it, as git does).
+    let mut pack = b"PACK\0\0\0\x02".to_vec();
+    pack.extend_from_slice(&(n as u32).to_be_bytes());
     pack.extend_from_slice(pack_sum.as_bytes());
     std::fs::write(stem.with_extension("pack"), pack).unwrap();
     idx

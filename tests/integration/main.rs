@@ -27,6 +27,7 @@ mod idx_git;
 mod iter;
 mod location;
 mod midx_git;
+mod never_wrong;
 mod prefix;
 mod real_repos;
 mod reliability;

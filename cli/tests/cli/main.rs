@@ -695,6 +695,102 @@ fn replace_file(path: &Path, data: &[u8]) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
+/// Issue 21: `verify` ignored incremental chain layers (a layer with a flipped byte, or truncated, passed with
+/// exit 0); `git multi-pack-index verify` reports "incorrect checksum". Now each layer has its line.
+#[test]
+fn verify_checks_each_incremental_chain_layer_as_git() {
+    for damage in ["flip", "truncate"] {
+        let repo = init_repo("sha1", true);
+        let r = repo.path();
+        for l in 0..2u64 {
+            fast_import_blobs(r, 50, 70 + l, &format!("l{l}"));
+            git(r, &["multi-pack-index", "write", "--incremental"]);
+        }
+        let chain_dir = objects_dir(r).join("pack/multi-pack-index.d");
+        let (code, files, _) = verify(r);
+        assert_eq!(code, 0);
+        let layers: Vec<&String> = files.keys().filter(|n| n.ends_with(".midx")).collect();
+        assert_eq!(layers.len(), 2, "{files:?}");
+        assert!(files.contains_key("multi-pack-index-chain") || layers.len() == 2);
+        let chain = std::fs::read_to_string(chain_dir.join("multi-pack-index-chain")).unwrap();
+        let top = chain_dir.join(format!(
+            "multi-pack-index-{}.midx",
+            chain.lines().last().unwrap()
+        ));
+        let mut bytes = std::fs::read(&top).unwrap();
+        if damage == "flip" {
+            let at = bytes.len() / 2;
+            bytes[at] ^= 0x40;
+        } else {
+            bytes.truncate(bytes.len() - 7);
+        }
+        replace_file(&top, &bytes);
+        // git reports the flipped byte ("incorrect checksum"); a truncated layer it drops from the chain.
+        if damage == "flip" {
+            assert!(
+                !git_cmd_ok(r, &["multi-pack-index", "verify"]),
+                "{damage}: git's verify fails"
+            );
+        }
+        let (code, files, _) = verify(r);
+        assert_eq!(code, 1, "{damage}: {files:?}");
+        let name = top.file_name().unwrap().to_str().unwrap();
+        assert!(files[name].is_err(), "{damage}: {files:?}");
+    }
+}
+
+/// t5313: a pack whose header claims another object count than its index: `verify` reports the `.idx` (it said
+/// ok), with git's message.
+#[test]
+fn verify_reports_a_pack_whose_header_count_differs_from_its_index() {
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    fast_import_blobs(r, 10, 90, "b");
+    let idx = idx_files(&objects_dir(r)).remove(0);
+    let pack = idx.with_extension("pack");
+    let mut bytes = std::fs::read(&pack).unwrap();
+    bytes[8..12].copy_from_slice(b"\xff\0\0\0");
+    replace_file(&pack, &bytes);
+    let (code, files, _) = verify(r);
+    assert_eq!(code, 1);
+    let e = files[idx.file_name().unwrap().to_str().unwrap()]
+        .as_ref()
+        .unwrap_err();
+    assert!(
+        e.contains("claims to have 4278190080 objects while index indicates"),
+        "{e}"
+    );
+}
+
+/// `verify` printed paths unquoted (a newline in a name split its line); now as git quotes them.
+#[test]
+fn verify_quotes_paths_as_git() {
+    let top = tempfile::tempdir().unwrap();
+    let odd = top.path().join("a\nb \"c\" \u{e9}");
+    std::fs::create_dir(&odd).unwrap();
+    git(&odd, &["init", "-q", "--bare", "."]);
+    fast_import_blobs(&odd, 5, 91, "b");
+    let out = odb(&[OsStr::new("verify"), odd.as_os_str()], b"");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text:?}");
+    let expected_dir = format!(
+        "\"{}/a\\nb \\\"c\\\" \\303\\251/objects/pack/pack-",
+        top.path().display()
+    );
+    assert!(text.starts_with(&format!("ok {expected_dir}")), "{text:?}");
+    // git quotes the same name the same way (`git ls-files --others` of a file with that name).
+    let work = init_repo("sha1", false);
+    std::fs::write(work.path().join(odd.file_name().unwrap()), b"").unwrap();
+    let listed = git(work.path(), &["ls-files", "--others"]);
+    let git_quoted = listed.trim().trim_matches('"');
+    assert_eq!(git_quoted, "a\\nb \\\"c\\\" \\303\\251");
+    assert!(
+        text.contains(&format!("/{git_quoted}/objects/")),
+        "{text:?}"
+    );
+}
+
 #[test]
 fn verify_healthy_then_corrupted_and_truncated_indices() {
     let repo = fixture("sha1", false);
@@ -1286,6 +1382,61 @@ fn refresh_on_miss_finds_a_pack_added_while_running() {
     let (pack, id, off) = add_pack(r, 3);
     assert_eq!(s.ask(&id), format!("{id} {pack} {off}"));
     s.finish();
+}
+
+/// Issue 21: `(sleep 1; git repack -adfq; echo ${X:0:10}; echo $X; echo ${X:0:10}) | odb-index batch-check .`
+/// printed `<prefix> missing` (the listed packs had vanished and prefixes never refreshed); git finds all three.
+#[test]
+fn prefix_after_repack_ad_is_found_as_git() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    for i in 1..=3 {
+        std::fs::write(r.join(format!("f{i}")), format!("{i}\n")).unwrap();
+        git(r, &["add", &format!("f{i}")]);
+        git(r, &["commit", "-qm", &i.to_string()]);
+        git(r, &["repack", "-dq"]);
+    }
+    let x = git(r, &["rev-parse", "HEAD"]).trim().to_owned();
+    let mut s = Session::start(r, &[]);
+    // An invalid line: answered without a lookup, once the store is open (its listing names the three packs).
+    assert_eq!(s.ask("not-an-id"), "not-an-id missing");
+    git(r, &["repack", "-adfq"]);
+    let lines = [&x[..10], &x[..], &x[..10]];
+    let git_says = git_stdin(
+        r,
+        &["cat-file", "--batch-check=%(objectname)"],
+        format!("{}\n", lines.join("\n")).as_bytes(),
+    );
+    for (line, git_line) in lines.iter().zip(git_says.lines()) {
+        assert_eq!(git_line, x, "git finds {line}");
+        let ours = s.ask(line);
+        assert!(ours.starts_with(&format!("{x} pack-")), "{line}: {ours}");
+    }
+    s.finish();
+    // --batch-all-objects after the same repack lists what git lists.
+    for i in 4..=5 {
+        std::fs::write(r.join(format!("f{i}")), format!("{i}\n")).unwrap();
+        git(r, &["add", &format!("f{i}")]);
+        git(r, &["commit", "-qm", &i.to_string()]);
+        git(r, &["repack", "-dq"]);
+    }
+    let out = odb(
+        &[
+            "batch-check",
+            "--batch-check=%(objectname)",
+            "--batch-all-objects",
+            r.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        all_objects(r)
+    );
 }
 
 #[test]
