@@ -222,7 +222,8 @@ fn same_fanout(not: &ObjectId) -> ObjectId {
 /// One execution: loose objects through the store in each loose mode, and through [`LooseCache`] directly.
 /// `Watched` and `Probe` see an object written (into a fan-out directory a lookup has already listed or probed)
 /// before the next lookup began; `Cached` answers from its listing until refreshed, and a refreshed
-/// [`LooseCache`] sees it. Catches a fan-out directory named in the wrong case, a listing parsed into wrong keys,
+/// [`LooseCache`] sees it. Catches a fan-out directory named in the wrong case, a listing parsed into wrong ids, an upper-case name
+/// taken for an object,
 /// a watched listing used although its fan-out's version moved, a cache refresh that keeps its listings.
 ///
 /// [`LooseCache`]: crate::loose::LooseCache
@@ -230,9 +231,16 @@ pub fn loose_objects_in_every_mode() {
     use crate::loose::{LooseCache, LooseDb};
     let a = id(100);
     let b = same_fanout(&a);
+    let upper = (2000..)
+        .map(id)
+        .find(|c| c.first_byte() == a.first_byte())
+        .unwrap();
     for mode in [LooseMode::Watched, LooseMode::Probe, LooseMode::Cached] {
         let (_tmp, dir) = objects(&[&[1]], 0);
         write_loose(&dir, &a);
+        // A file named in upper-case hex is not a loose object (git writes lower case; a probe cannot find it).
+        let hex = upper.to_string().to_uppercase();
+        std::fs::write(dir.join(&hex[..2].to_lowercase()).join(&hex[2..]), b"").unwrap();
         let store = Store::open(&dir, Options::default().hash_kind(KIND).loose(mode)).unwrap();
         if mode == LooseMode::Watched && cfg!(target_os = "linux") {
             assert!(store.change_events(), "change events on in the model");
@@ -247,6 +255,11 @@ pub fn loose_objects_in_every_mode() {
             "{mode:?}: packed object"
         );
         assert_eq!(h.locate(&absent()).unwrap(), None, "{mode:?}: absent id");
+        assert_eq!(
+            h.locate(&upper).unwrap(),
+            None,
+            "{mode:?}: an upper-case name listed"
+        );
         assert_eq!(h.locate(&b).unwrap(), None, "{mode:?}: not yet written");
         write_loose(&dir, &b);
         let seen = h.locate(&b).unwrap().is_some();
