@@ -240,7 +240,7 @@ pub fn loose_objects_in_every_mode() {
         write_loose(&dir, &a);
         // A file named in upper-case hex is not a loose object (git writes lower case; a probe cannot find it).
         let hex = upper.to_string().to_uppercase();
-        std::fs::write(dir.join(&hex[..2].to_lowercase()).join(&hex[2..]), b"").unwrap();
+        std::fs::write(dir.join(hex[..2].to_lowercase()).join(&hex[2..]), b"").unwrap();
         let store = Store::open(&dir, Options::default().hash_kind(KIND).loose(mode)).unwrap();
         if mode == LooseMode::Watched && cfg!(target_os = "linux") {
             assert!(store.change_events(), "change events on in the model");
