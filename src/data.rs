@@ -351,13 +351,20 @@ impl Data {
                     // Zero-length mappings are not portable; an empty file is simply empty.
                     return Ok(Data::Vec(Vec::new()));
                 }
+                // The length comes from the descriptor's metadata already read: `Mmap::map` would `fstat` again.
+                let len = usize::try_from(len).map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "memory map length overflows usize",
+                    )
+                })?;
                 // SAFETY: the mapping is read-only and private to this process, of a regular file (checked on
                 // the descriptor above). Its contents can still change if another process truncates or rewrites
                 // the file in place; git never does that (it writes a temporary file and renames it over the old
                 // name, which leaves this mapping on the old inode), and `LoadMode::Read` exists for setups where
                 // that discipline does not hold. Every read of the mapping is bounds-checked against its length
                 // as it was when mapped.
-                let map = unsafe { memmap2::Mmap::map(&file)? };
+                let map = unsafe { memmap2::MmapOptions::new().len(len).map(&file)? };
                 Ok(Data::Mmap(map))
             }
             LoadMode::Read => {

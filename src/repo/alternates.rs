@@ -134,7 +134,17 @@ pub const ENV_ALTERNATES: &str = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
 
 /// [`alternates`] with `env` as the value of `GIT_ALTERNATE_OBJECT_DIRECTORIES` (`None`: unset).
 pub fn alternates_with_env(objects_dir: &Path, env: Option<&OsStr>) -> Result<Alternates, Error> {
-    let own = canonical(objects_dir)?;
+    Ok(alternates_of_canonical(&canonical(objects_dir)?, env))
+}
+
+/// [`alternates`] of an objects directory already canonicalized (the store's, from discovery), without
+/// resolving its path again (a `readlink` per component).
+pub(crate) fn alternates_of_canonical_env(own: &Path) -> Alternates {
+    alternates_of_canonical(own, std::env::var_os(ENV_ALTERNATES).as_deref())
+}
+
+fn alternates_of_canonical(own: &Path, env: Option<&OsStr>) -> Alternates {
+    let own = own.to_path_buf();
     let mut out = Alternates::default();
     let mut chain = vec![own.clone()];
     if let Some(env) = env {
@@ -151,7 +161,7 @@ pub fn alternates_with_env(objects_dir: &Path, env: Option<&OsStr>) -> Result<Al
     for entry in entries {
         add_alternate(&own, listed_in.clone(), entry, 0, &mut chain, &mut out);
     }
-    Ok(out)
+    out
 }
 
 /// Add the alternate `entry` (as listed in `listed_in`; relative to `listing_dir`) at `depth`, then its own

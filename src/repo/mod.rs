@@ -32,6 +32,7 @@ pub const MAX_ALTERNATES_LEN: u64 = 16 << 20;
 mod alternates;
 mod config;
 
+pub(crate) use alternates::alternates_of_canonical_env;
 pub use alternates::{
     AlternateProblem, Alternates, ENV_ALTERNATES, MAX_ALTERNATE_DEPTH, alternates,
     alternates_with_env,
@@ -157,7 +158,9 @@ fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Reposit
         read_gitfile(path)?
     } else {
         let dot_git = path.join(".git");
-        if is_dir(&dot_git) {
+        // One `stat` of `.git` answers both questions (a directory? anything at all?).
+        let dot_git_md = std::fs::metadata(&dot_git);
+        if dot_git_md.as_ref().is_ok_and(|md| md.is_dir()) {
             if !looks_like_git_dir(&dot_git) {
                 return Err(not_a_repo(
                     path,
@@ -165,7 +168,7 @@ fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Reposit
                 ));
             }
             dot_git
-        } else if std::fs::metadata(&dot_git).is_ok() {
+        } else if dot_git_md.is_ok() {
             // A `.git` file (or a FIFO, socket or device in its place: an error naming it, never a hang).
             read_gitfile(&dot_git)?
         } else if looks_like_git_dir(path) {

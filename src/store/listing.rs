@@ -236,7 +236,13 @@ pub(super) fn list(
             Arc::clone(&g.loose),
             g.problems[..g.alternate_problems].to_vec(),
         ),
-        None => open_objects_dirs(objects_dir, kind, options.loose)?,
+        // The first listing (`Store::open`) has `objects_dir` fresh from discovery, which canonicalized it.
+        None => open_objects_dirs(
+            objects_dir,
+            state.numbered_dirs.is_empty(),
+            kind,
+            options.loose,
+        )?,
     };
     // The change detector goes with the directories it watches. Drained before the pack directories are
     // listed: the listing sees every file whose event the token counts.
@@ -415,10 +421,16 @@ pub(super) fn list(
 #[allow(clippy::type_complexity)]
 fn open_objects_dirs(
     objects_dir: &Path,
+    canonical: bool,
     kind: HashKind,
     mode: LooseMode,
 ) -> Result<(Arc<[PathBuf]>, Arc<[LooseSource]>, Vec<Problem>), Error> {
-    let alts = crate::repo::alternates(objects_dir)?;
+    // A later listing resolves the path again (and fails, as before, if the directory is gone).
+    let alts = if canonical {
+        crate::repo::alternates_of_canonical_env(objects_dir)
+    } else {
+        crate::repo::alternates(objects_dir)?
+    };
     let mut problems: Vec<Problem> = alts
         .problems
         .into_iter()
