@@ -981,3 +981,30 @@ fn store_p4_default_miss_path_is_one_acquire_load() {
 fn store_refresh_racing_a_handle() {
     builder_bounded(2).check(store::refresh_racing_a_handle);
 }
+
+/// Loose objects through the real store in each loose mode (`src/loose.rs`, `src/store/fanouts.rs`; one thread:
+/// the file system is what is checked, the mutants of section 10 that touch it are caught here).
+#[test]
+fn store_loose_objects_in_every_mode() {
+    builder().check(store::loose_objects_in_every_mode);
+}
+
+/// A refresh whose successor moves the multi-pack-index's slot (a carried pack goes first): the covered packs'
+/// `covered_by` must be remapped, or they open their own `.idx` files (`src/store/successor.rs`).
+#[test]
+fn store_successor_remaps_covered_slots() {
+    builder().check(store::successor_remaps_covered_slots);
+}
+
+/// The change detector's invariant (docs/PROTOCOL.md section 8b) on the real `Inotify` state word, versions and
+/// drain, the kernel queue stood in for by a loom mutex: a lookup that begins after a write returned never
+/// answers from a listing that lacks it, whatever a concurrent drain is doing.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn watch_lookup_after_a_write_sees_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("ab")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder().check(move || crate::store::watch_model::lookup_after_a_write_sees_it(&objects));
+}

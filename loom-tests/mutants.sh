@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation score of the loom suite (issues 11 and 23). Each mutant below is one small semantic edit of the protocol
-# (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models) or of
-# the counting facade (src/sync.rs), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
+# (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models), of
+# the loose objects (src/loose.rs, src/store/fanouts.rs) or of the counting facade (src/sync.rs), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
 # scratch copy of the crate, builds the loom suite into a shared target directory (only the crate recompiles), and
 # runs every model in its own process with `--exact` (a deadlock that loom finds aborts the binary; that counts as
 # caught without hiding the other models), quick models first. A mutant that no model catches must be listed in
@@ -97,6 +97,17 @@ store-uncounted ~~ src/sync.rs ~~                     count(|c| c.stores += 1);\
 other-load-uncounted ~~ src/sync.rs ~~             _ => c.other_loads += 1, ~~             _ => {}
 fetch-or-uncounted ~~ src/sync.rs ~~                     let r = self.0.fetch_or(v, o);\n                    count(|c| c.rmws += 1); ~~                     let r = self.0.fetch_or(v, o);
 free-values-on-retire ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release\n        for s in self.slots.iter() {\n            s.value.with_mut(|p| unsafe { *p = None });\n        }
+fanout-name-upper-case ~~ src/loose.rs ~~ const DIGITS: &[u8; 16] = b"0123456789abcdef"; ~~ const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+fanout-name-shifted ~~ src/loose.rs ~~ hex[2..2 + name_len].copy_from_slice(name); ~~ hex[..name_len].copy_from_slice(name);
+fanout-listing-accepts-upper-case ~~ src/loose.rs ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f') ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+cache-refresh-keeps-listings ~~ src/loose.rs ~~ b.listing.take(); ~~ let _ = b.listing.get();
+watched-listing-version-ignored ~~ src/store/fanouts.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
+covered-by-not-remapped ~~ src/store/successor.rs ~~ covered_by: covered_by.map(|c| new_index[c]), ~~ covered_by,
+drain-release-relaxed ~~ src/store/watch.rs ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(DRAINING, Ordering::Relaxed);
+check-relaxed ~~ src/store/watch.rs ~~ let w = self.shared.state.load(Ordering::Acquire); ~~ let w = self.shared.state.load(Ordering::Relaxed);
+draining-never-set ~~ src/store/watch.rs ~~ s.state.fetch_add(DRAINING, Ordering::Relaxed); ~~ s.state.fetch_add(0, Ordering::Relaxed); ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(0, Ordering::Release);
+check-ignores-draining ~~ src/store/watch.rs ~~ if w == token { ~~ if w & !DRAINING == token {
+fanout-version-not-bumped ~~ src/store/watch.rs ~~ s.bump(dir, b); ~~ let _ = (dir, b);
 LIST
 )
 
@@ -112,9 +123,9 @@ declare -A ARGUED=(
 )
 
 # The CI subset: one mutant per mechanism (claim, wake-up, abandon, view walk, quiet miss path, refresh; a reused
-# handle, the real store's loader), each caught
+# handle, the real store's loader, change detection), each caught
 # by a quick model, so that `--ci` fits in about five minutes on two loaded cores (docs/PROTOCOL.md, section 10).
-CI_SUBSET="split-claim-announce claim-clears-waiters abandon-not-waking hole-swap-skip miss-path-rmw settle-ignores-retired hole-hit-saves-word covered-pack-peeks"
+CI_SUBSET="split-claim-announce claim-clears-waiters abandon-not-waking hole-swap-skip miss-path-rmw settle-ignores-retired hole-hit-saves-word covered-pack-peeks drain-release-relaxed"
 
 apply() { # file anchor replacement [anchor replacement]...: literal edits, each anchor exactly once
   perl -e '

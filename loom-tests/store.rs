@@ -202,3 +202,124 @@ pub fn default_miss_path(dir: &Path) {
         "a hit in the snapshot"
     );
 }
+
+/// Write an empty loose object file for `id` under `objects` (existence is all a lookup checks).
+fn write_loose(objects: &Path, id: &ObjectId) {
+    let hex = id.to_string();
+    let fan = objects.join(&hex[..2]);
+    std::fs::create_dir_all(&fan).unwrap();
+    std::fs::write(fan.join(&hex[2..]), b"").unwrap();
+}
+
+/// An object id other than `not` in the same fan-out directory as `not` (the first such `id(n)`, n >= 1000).
+fn same_fanout(not: &ObjectId) -> ObjectId {
+    (1000..)
+        .map(id)
+        .find(|c| c.first_byte() == not.first_byte() && c != not)
+        .unwrap()
+}
+
+/// One execution: loose objects through the store in each loose mode, and through [`LooseCache`] directly.
+/// `Watched` and `Probe` see an object written (into a fan-out directory a lookup has already listed or probed)
+/// before the next lookup began; `Cached` answers from its listing until refreshed, and a refreshed
+/// [`LooseCache`] sees it. Catches a fan-out directory named in the wrong case, a listing parsed into wrong ids, an upper-case name
+/// taken for an object,
+/// a watched listing used although its fan-out's version moved, a cache refresh that keeps its listings.
+///
+/// [`LooseCache`]: crate::loose::LooseCache
+pub fn loose_objects_in_every_mode() {
+    use crate::loose::{LooseCache, LooseDb};
+    let a = id(100);
+    let b = same_fanout(&a);
+    let upper = (2000..)
+        .map(id)
+        .find(|c| c.first_byte() == a.first_byte())
+        .unwrap();
+    for mode in [LooseMode::Watched, LooseMode::Probe, LooseMode::Cached] {
+        let (_tmp, dir) = objects(&[&[1]], 0);
+        write_loose(&dir, &a);
+        // A file named in upper-case hex is not a loose object (git writes lower case; a probe cannot find it).
+        let hex = upper.to_string().to_uppercase();
+        std::fs::write(dir.join(hex[..2].to_lowercase()).join(&hex[2..]), b"").unwrap();
+        let store = Store::open(&dir, Options::default().hash_kind(KIND).loose(mode)).unwrap();
+        if mode == LooseMode::Watched && cfg!(target_os = "linux") {
+            assert!(store.change_events(), "change events on in the model");
+        }
+        let mut h = store.handle();
+        assert!(
+            matches!(h.locate(&a).unwrap(), Some(crate::Location::Loose { .. })),
+            "{mode:?}: loose object not found"
+        );
+        assert!(
+            h.locate(&id(1)).unwrap().is_some(),
+            "{mode:?}: packed object"
+        );
+        assert_eq!(h.locate(&absent()).unwrap(), None, "{mode:?}: absent id");
+        assert_eq!(
+            h.locate(&upper).unwrap(),
+            None,
+            "{mode:?}: an upper-case name listed"
+        );
+        assert_eq!(h.locate(&b).unwrap(), None, "{mode:?}: not yet written");
+        write_loose(&dir, &b);
+        let seen = h.locate(&b).unwrap().is_some();
+        if mode == LooseMode::Cached {
+            assert!(!seen, "Cached answers from its listing until refreshed");
+        } else {
+            assert!(
+                seen,
+                "{mode:?}: an object written before the lookup began is missed"
+            );
+        }
+        assert!(h.locate(&a).unwrap().is_some(), "{mode:?}: {a} lost");
+    }
+    let (_tmp, dir) = objects(&[], 0);
+    write_loose(&dir, &a);
+    let mut cache = LooseCache::new(LooseDb::open(&dir, KIND).unwrap());
+    assert!(cache.contains(&a).unwrap(), "LooseCache: {a}");
+    assert!(!cache.contains(&b).unwrap());
+    write_loose(&dir, &b);
+    assert!(!cache.contains(&b).unwrap(), "stale until refreshed");
+    cache.refresh();
+    assert!(
+        cache.contains(&b).unwrap(),
+        "LooseCache::refresh keeps its listings"
+    );
+}
+
+/// One execution: a refresh whose successor moves the multi-pack-index's slot. The first listing has one pack
+/// (loaded by a lookup); then two packs and a multi-pack-index covering only those two are written. The new
+/// listing plans `[midx, pack 0, pack 1 (covered), pack 2 (covered)]`; the successor puts the carried pack 0
+/// first, so the multi-pack-index moves from slot 0 to slot 1 and the covered packs' `covered_by` must follow
+/// it: otherwise they wait for pack 0's slot, find no multi-pack-index there and open their own `.idx` files
+/// (four index files opened instead of two).
+pub fn successor_remaps_covered_slots() {
+    let (_tmp, dir) = objects(&[&[1]], 0);
+    let store = Store::open(&dir, racing_options()).unwrap();
+    let mut h = store.handle();
+    assert!(h.locate(&id(1)).unwrap().is_some());
+    let pack_dir = dir.join("pack");
+    let covered = vec![
+        write_pack(&pack_dir, 1, &[2]),
+        write_pack(&pack_dir, 2, &[3]),
+    ];
+    std::fs::write(
+        pack_dir.join("multi-pack-index"),
+        write_midx(1, KIND, &covered).unwrap(),
+    )
+    .unwrap();
+    assert!(store.refresh().unwrap(), "the listing changed");
+    let mut h = store.handle();
+    for n in [1, 2, 3] {
+        assert!(
+            h.locate(&id(n)).unwrap().is_some(),
+            "{n} missing after the refresh"
+        );
+    }
+    assert_eq!(h.locate(&absent()).unwrap(), None);
+    assert_eq!(
+        store.metrics().index_loads,
+        2,
+        "index files opened: pack 0's .idx and the multi-pack-index (covered packs open nothing)"
+    );
+}

@@ -53,6 +53,8 @@ mod snapshot;
 mod successor;
 mod verify;
 mod watch;
+#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+pub(crate) use watch::model as watch_model;
 
 pub use filter::MissFilterStats;
 pub use handle::Handle;

@@ -246,7 +246,16 @@ pub(super) struct Inotify {
     shared: Shared,
     /// Watch descriptors; only touched under `shared.drain`.
     targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
+    /// The loom models' stand-in for the kernel's event queue (`loom-tests/watch.rs`): events pushed by a
+    /// model's writer, under a loom mutex standing for `notification_lock`. Checked and drained after the real
+    /// descriptor (which loom cannot see into); a plain loom mutex, so the facade's counts do not include it.
+    #[cfg(all(test, loom))]
+    model_queue: loom::sync::Mutex<std::collections::VecDeque<ModelEvent>>,
 }
+
+/// An event of the loom models' queue: watch descriptor, flags, name.
+#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+pub(crate) type ModelEvent = (i32, ReadFlags, Option<Vec<u8>>);
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 /// Events that change a pack directory's listing.
@@ -317,6 +326,8 @@ impl Inotify {
             fd,
             shared: Shared::new(dirs.len()),
             targets: crate::sync::plain::Mutex::new(targets),
+            #[cfg(all(test, loom))]
+            model_queue: Default::default(),
         })
     }
 
@@ -324,7 +335,7 @@ impl Inotify {
     pub(super) fn check(&self, token: u64) -> Check {
         // One system call: how many bytes of events are queued. It takes the queue's lock
         // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
-        if !queue_empty(&self.fd) {
+        if !self.queue_empty() {
             return Check::Changed;
         }
         // Acquire: pairs with the Release decrement that ends a drain, so its version updates are visible to
@@ -381,7 +392,37 @@ impl Inotify {
                     break;
                 }
             };
-            let flags = e.events();
+            self.apply(
+                &mut targets,
+                e.wd(),
+                e.events(),
+                e.file_name().map(|n| n.to_bytes()),
+            );
+        }
+        // The models' queue: one event dequeued under its lock (as `read` copies events out under
+        // `notification_lock`), applied after the lock is released.
+        #[cfg(all(test, loom))]
+        loop {
+            let Some((wd, flags, name)) = self.model_queue.lock().unwrap().pop_front() else {
+                break;
+            };
+            self.apply(&mut targets, wd, flags, name.as_deref());
+        }
+        drop(targets);
+        // Release: pairs with `check`'s Acquire load; publishes the counter and versions written above.
+        s.state.fetch_sub(DRAINING, Ordering::Release);
+    }
+
+    /// Apply one event to the shared state. Caller holds the drain lock and `targets`.
+    fn apply(
+        &self,
+        targets: &mut HashMap<i32, Target>,
+        wd: i32,
+        flags: ReadFlags,
+        name: Option<&[u8]>,
+    ) {
+        let s = &self.shared;
+        {
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
                 // Events were lost: everything may have changed. Rescan (list packs again, list every
                 // fan-out directory again).
@@ -389,10 +430,10 @@ impl Inotify {
                 for v in s.fanouts.iter() {
                     v.fetch_add(2, Ordering::Relaxed);
                 }
-                continue;
+                return;
             }
-            let Some(&target) = targets.get(&e.wd()) else {
-                continue;
+            let Some(&target) = targets.get(&wd) else {
+                return;
             };
             let gone = flags.intersects(
                 ReadFlags::DELETE_SELF
@@ -400,7 +441,6 @@ impl Inotify {
                     | ReadFlags::IGNORED
                     | ReadFlags::UNMOUNT,
             );
-            let name = e.file_name().map(|n| n.to_bytes());
             match target {
                 Target::PackDir => {
                     if gone {
@@ -427,7 +467,7 @@ impl Inotify {
                     if gone {
                         // Removed (`git prune` removes empty fan-out directories) or moved: unwatched; the
                         // objects directory's watch sees a new one, the next listing watches it.
-                        targets.remove(&e.wd());
+                        targets.remove(&wd);
                         s.unwatch(dir, b);
                     } else if !name.is_some_and(|n| n.starts_with(b"tmp_")) {
                         s.bump(dir, b);
@@ -435,9 +475,32 @@ impl Inotify {
                 }
             }
         }
-        drop(targets);
-        // Release: pairs with `check`'s Acquire load; publishes the counter and versions written above.
-        s.state.fetch_sub(DRAINING, Ordering::Release);
+    }
+
+    /// No event is queued: the steady check's one system call (and, in the loom models, their queue).
+    #[inline(always)]
+    fn queue_empty(&self) -> bool {
+        #[cfg(all(test, loom))]
+        if !self.model_queue.lock().unwrap().is_empty() {
+            return false;
+        }
+        queue_empty(&self.fd)
+    }
+
+    /// The loom models' writer: queue `event` (the kernel queues it inside the writer's system call, under
+    /// `notification_lock`; the model's writer changes its file system state inside the same lock).
+    #[cfg(all(test, loom))]
+    pub(crate) fn model_event(&self, event: ModelEvent, write: impl FnOnce()) {
+        let mut q = self.model_queue.lock().unwrap();
+        write();
+        q.push_back(event);
+    }
+
+    /// The loom models' detector: objects directory `objects` (one), whose `pack/` must exist; every fan-out
+    /// directory starts unwatched.
+    #[cfg(all(test, loom))]
+    pub(crate) fn for_model(objects: &Path) -> Inotify {
+        Inotify::open(&[objects.to_path_buf()], &mut add_watch).expect("inotify in the model")
     }
 
     pub(super) fn watch_fanout(
@@ -516,6 +579,11 @@ fn fanout_byte(name: &[u8]) -> Option<u8> {
         _ => None,
     }
 }
+
+/// The change detector's loom model (compiled into the loom build only; run from `loom-tests/main.rs`).
+#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+#[path = "../../loom-tests/watch.rs"]
+pub(crate) mod model;
 
 #[cfg(all(
     test,

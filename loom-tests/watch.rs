@@ -1,0 +1,71 @@
+//! The change detector's protocol core under loom (docs/PROTOCOL.md section 8b, "Invariant (for a model)"): the
+//! real `Inotify::check`, `drain`, `fanout_version` and `watch_fanout` (`src/store/watch.rs`) on loom's atomics
+//! and mutex, with the kernel's event queue stood in for by a loom mutex around a queue (`model_queue`, compiled
+//! only under `cfg(all(test, loom))`; the real descriptor is still read, and stays empty here). The writer's
+//! "system call" changes the model's directory and queues its event under that mutex, as the kernel queues
+//! the event inside `rename` under `notification_lock`; `FIONREAD` and `read` take the same lock.
+//!
+//! Not modelled: the kernel itself (that the event is queued before the writer's system call returns, and that
+//! `FIONREAD` and `read` take `notification_lock`, is the argument's step 1-2, from the kernel's source); the
+//! handle's use of the answer (`src/store/fanouts.rs`, whose version check the `store_loose_objects_in_every_mode`
+//! model covers on the real file system); pack-directory events (the same word, the same drain).
+
+use std::path::Path;
+
+use loom::sync::Arc;
+use loom::sync::Mutex;
+use loom::thread;
+use rustix::fs::inotify::ReadFlags;
+
+use super::{Check, Inotify, add_watch};
+
+/// One execution: a handle has listed fan-out directory `ab` (empty) after a drain; a writer creates object X
+/// in it, and another handle's slow path drains concurrently. After the writer's call returned, a lookup's
+/// steady check must not answer `Quiet` while the listing's version is still current (that listing lacks X).
+pub fn lookup_after_a_write_sees_it(objects: &Path) {
+    let w = Arc::new(Inotify::for_model(objects));
+    // The handle's listing: token from a drain, then the fan-out watched (version read before listing).
+    let token = w.drain();
+    let v0 = w
+        .watch_fanout(0, objects, 0xab, &mut add_watch)
+        .expect("fan-out watched");
+    assert_eq!(w.fanout_version(0, 0xab), Some(v0));
+    let wd = *crate::sync::plain::lock(&w.targets)
+        .iter()
+        .find(|(_, t)| matches!(t, super::Target::Fanout(0, 0xab)))
+        .unwrap()
+        .0;
+    // The model's directory `ab/`: whether X is in it.
+    let dir = Arc::new(Mutex::new(false));
+    let (w1, d1) = (Arc::clone(&w), Arc::clone(&dir));
+    let writer = thread::spawn(move || {
+        w1.model_event((wd, ReadFlags::MOVED_TO, Some(b"cdef".to_vec())), || {
+            *d1.lock().unwrap() = true
+        });
+    });
+    let w2 = Arc::clone(&w);
+    let drainer = thread::spawn(move || {
+        w2.drain();
+    });
+    writer.join().unwrap();
+    // The lookup begins after the write returned.
+    let c = w.check(token);
+    if c == Check::Quiet {
+        assert_ne!(
+            w.fanout_version(0, 0xab),
+            Some(v0),
+            "Quiet with a current version whose listing lacks X"
+        );
+    } else {
+        assert_eq!(c, Check::Changed);
+        // The slow path: drain, then the version must have moved (the handle lists again and sees X).
+        assert_eq!(w.drain(), token, "a loose write is not a pack change");
+        assert_ne!(
+            w.fanout_version(0, 0xab),
+            Some(v0),
+            "version not bumped by X's event"
+        );
+    }
+    assert!(*dir.lock().unwrap());
+    drainer.join().unwrap();
+}
