@@ -11,7 +11,8 @@
 //!   offset is where the last chunk ends;
 //! - the chunks: `PNAM` (the packs' `.idx` names, NUL-terminated, padded with up to 3 NULs), `OIDF` (256-entry
 //!   fanout), `OIDL` (the sorted ids), `OOFF` (per object: pack int id and 32-bit offset), `LOFF` (optional 64-bit
-//!   offsets); other chunks (`RIDX`, `BTMP`, ...) are skipped;
+//!   offsets); `BTMP` and `RIDX` are checked at open (sizes, `BTMP`'s ranges) but not read by lookups; other
+//!   chunks are skipped;
 //! - a trailer: the checksum of everything before it.
 //!
 //! Version 1 requires the pack names to be in strictly increasing byte order; version 2 (written by newer git
@@ -96,6 +97,10 @@ pub(crate) const CHUNK_OOFF: ChunkId = ChunkId(*b"OOFF");
 pub(crate) const CHUNK_LOFF: ChunkId = ChunkId(*b"LOFF");
 /// Chunk id of the bitmapped packs (per pack: its first bit position and its object count in the bitmap).
 pub(crate) const CHUNK_BTMP: ChunkId = ChunkId(*b"BTMP");
+/// The reverse index chunk (optional): one `u32` position per object, in pack order.
+pub(crate) const CHUNK_RIDX: ChunkId = ChunkId(*b"RIDX");
+/// Size of one `RIDX` row.
+const RIDX_ROW_LEN: usize = 4;
 /// Bytes per pack in `BTMP`: two big-endian `u32`s.
 const BTMP_ROW_LEN: usize = 8;
 
@@ -109,6 +114,7 @@ struct Layout {
     ooff: (usize, usize),
     loff: Option<(usize, usize)>,
     btmp: Option<(usize, usize)>,
+    ridx: Option<(usize, usize)>,
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -181,6 +187,7 @@ fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
     let mut seen: Vec<ChunkId> = Vec::with_capacity(usize::from(chunks));
     let (mut pnam, mut oidf, mut oidl, mut ooff, mut loff) = (None, None, None, None, None);
     let mut btmp = None;
+    let mut ridx = None;
     for i in 0..usize::from(chunks) {
         let (id, offset) = row(i);
         if id.0 == [0; 4] {
@@ -217,6 +224,7 @@ fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
             CHUNK_OOFF => ooff = Some(range),
             CHUNK_LOFF => loff = Some(range),
             CHUNK_BTMP => btmp = Some(range),
+            CHUNK_RIDX => ridx = Some(range),
             _ => {}
         }
     }
@@ -234,6 +242,7 @@ fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
         ooff: need(ooff, CHUNK_OOFF)?,
         loff,
         btmp,
+        ridx,
     })
 }
 
@@ -464,6 +473,19 @@ impl MultiPackIndex {
                 expected: size(r) / LOFF_ROW_LEN as u64 * LOFF_ROW_LEN as u64,
             }
             .into());
+        }
+        // Reverse index (read by git's bitmap code, not by lookups): one row per object. git checks its size
+        // only when it reads it; a file whose chunk disagrees with its count is refused here all the same.
+        if let Some(r) = l.ridx {
+            let want = count * RIDX_ROW_LEN as u64;
+            if size(r) != want {
+                return Err(MidxProblem::WrongChunkSize {
+                    id: CHUNK_RIDX,
+                    size: size(r),
+                    expected: want,
+                }
+                .into());
+            }
         }
 
         // Bitmapped packs (v1 and v2 files): 8 bytes per pack, each pack's bit range within the object count

@@ -314,6 +314,26 @@ fn wrong_chunk_sizes() {
 }
 
 #[test]
+fn ridx_chunk_size_is_checked_at_open() {
+    // One row per object (3 objects: 12 bytes) opens; a row short or a row more is refused.
+    let mut c = with_pnam(b"a\0\0\0", &basic_rows());
+    c.push((b"RIDX", vec![0; 12]));
+    open(file(1, HashKind::Sha1, 1, &c)).unwrap();
+    for len in [8u64, 16] {
+        let mut c = with_pnam(b"a\0\0\0", &basic_rows());
+        c.push((b"RIDX", vec![0; len as usize]));
+        assert_eq!(
+            problem(file(1, HashKind::Sha1, 1, &c)),
+            MidxProblem::WrongChunkSize {
+                id: CHUNK_RIDX,
+                size: len,
+                expected: 12
+            }
+        );
+    }
+}
+
+#[test]
 fn fanout_not_monotonic() {
     let mut c = with_pnam(b"a\0\0\0", &basic_rows());
     c[1].1[10 * 4..][..4].copy_from_slice(&3u32.to_be_bytes());
