@@ -306,3 +306,45 @@ fn midx_fanout_boundary_moved_by_one_gives_no_false_missing() {
     }
     assert!(moved > 0);
 }
+
+/// A git-written multi-pack-index (`write --bitmap`, so it has a `RIDX` chunk) whose `RIDX` is one row short
+/// (the later chunks moved up, checksum recomputed): the file is refused when loaded, reported as
+/// `MultiPackIndexNotLoaded` naming `RIDX`, and the packs' own `.idx` files answer every object as git does.
+#[test]
+fn midx_with_a_malformed_ridx_is_refused_and_every_object_is_found() {
+    use crate::hostile::{chunk_range, replace_by_rename, reseal};
+    let repo = three_packs();
+    git(repo.path(), &["multi-pack-index", "write", "--bitmap"]);
+    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
+    let good = std::fs::read(&midx).unwrap();
+    let (_, ridx_end) = chunk_range(&good, b"RIDX").expect("git wrote a RIDX chunk");
+    // Drop RIDX's last row; every table row after RIDX's (later chunks, the terminator) moves up by 4.
+    let mut v = good[..ridx_end - 4].to_vec();
+    v.extend_from_slice(&good[ridx_end..]);
+    for row in 0..=usize::from(v[6]) {
+        let at = 12 + 12 * row + 4;
+        let off = u64::from_be_bytes(v[at..at + 8].try_into().unwrap());
+        if off as usize >= ridx_end {
+            v[at..at + 8].copy_from_slice(&(off - 4).to_be_bytes());
+        }
+    }
+    reseal(&mut v, HashKind::Sha1);
+    replace_by_rename(&midx, &v);
+
+    let ids = all_objects(repo.path());
+    assert!(ids.len() >= 9, "{ids:?}");
+    let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    let git_says = git_stdin(repo.path(), &["cat-file", "--batch-check"], input.as_bytes());
+    assert!(!git_says.contains("missing"), "{git_says}");
+    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let mut h = store.handle();
+    for id in &ids {
+        assert!(h.locate(&oid(id)).unwrap().is_some(), "{id} missing");
+    }
+    let problems = store.problems();
+    let text = format!("{problems:?}");
+    assert!(
+        text.contains("MultiPackIndexNotLoaded") && text.contains("RIDX"),
+        "{text}"
+    );
+}
