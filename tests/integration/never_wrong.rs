@@ -334,7 +334,11 @@ fn midx_with_a_malformed_ridx_is_refused_and_every_object_is_found() {
     let ids = all_objects(repo.path());
     assert!(ids.len() >= 9, "{ids:?}");
     let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
-    let git_says = git_stdin(repo.path(), &["cat-file", "--batch-check"], input.as_bytes());
+    let git_says = git_stdin(
+        repo.path(),
+        &["cat-file", "--batch-check"],
+        input.as_bytes(),
+    );
     assert!(!git_says.contains("missing"), "{git_says}");
     let store = Store::open(repo.path(), Options::default()).unwrap();
     let mut h = store.handle();
