@@ -421,16 +421,21 @@ impl MultiPackIndex {
         let l = parse_layout(data, kind)?;
         let size = |r: (usize, usize)| (r.1 - r.0) as u64;
         let chunk = |r: (usize, usize)| &data[r.0..r.1];
+        // A chunk whose size must be exactly `expected`.
+        let exact = |id: ChunkId, r: (usize, usize), expected: u64| {
+            if size(r) == expected {
+                Ok(())
+            } else {
+                Err(MidxProblem::WrongChunkSize {
+                    id,
+                    size: size(r),
+                    expected,
+                })
+            }
+        };
 
         // Fanout.
-        if size(l.oidf) != FANOUT_LEN as u64 {
-            return Err(MidxProblem::WrongChunkSize {
-                id: CHUNK_OIDF,
-                size: size(l.oidf),
-                expected: FANOUT_LEN as u64,
-            }
-            .into());
-        }
+        exact(CHUNK_OIDF, l.oidf, FANOUT_LEN as u64)?;
         let mut fanout = [0u32; 256];
         for (i, f) in chunk(l.oidf).chunks_exact(4).enumerate() {
             fanout[i] = u32::from_be_bytes([f[0], f[1], f[2], f[3]]);
@@ -447,23 +452,9 @@ impl MultiPackIndex {
 
         // Ids and offsets: their sizes follow from the count (u64 arithmetic cannot overflow: count < 2^32).
         let want_oidl = count * kind.len() as u64;
-        if size(l.oidl) != want_oidl {
-            return Err(MidxProblem::WrongChunkSize {
-                id: CHUNK_OIDL,
-                size: size(l.oidl),
-                expected: want_oidl,
-            }
-            .into());
-        }
+        exact(CHUNK_OIDL, l.oidl, want_oidl)?;
         let want_ooff = count * OOFF_ROW_LEN as u64;
-        if size(l.ooff) != want_ooff {
-            return Err(MidxProblem::WrongChunkSize {
-                id: CHUNK_OOFF,
-                size: size(l.ooff),
-                expected: want_ooff,
-            }
-            .into());
-        }
+        exact(CHUNK_OOFF, l.ooff, want_ooff)?;
         if let Some(r) = l.loff
             && size(r) % LOFF_ROW_LEN as u64 != 0
         {
@@ -477,29 +468,13 @@ impl MultiPackIndex {
         // Reverse index (read by git's bitmap code, not by lookups): one row per object. git checks its size
         // only when it reads it; a file whose chunk disagrees with its count is refused here all the same.
         if let Some(r) = l.ridx {
-            let want = count * RIDX_ROW_LEN as u64;
-            if size(r) != want {
-                return Err(MidxProblem::WrongChunkSize {
-                    id: CHUNK_RIDX,
-                    size: size(r),
-                    expected: want,
-                }
-                .into());
-            }
+            exact(CHUNK_RIDX, r, count * RIDX_ROW_LEN as u64)?;
         }
 
         // Bitmapped packs (v1 and v2 files): 8 bytes per pack, each pack's bit range within the object count
         // (O(packs); a pack with no bits may have any position, git writes `0xffffffff` for unknown ones).
         if let Some(r) = l.btmp {
-            let want = u64::from(l.num_packs) * BTMP_ROW_LEN as u64;
-            if size(r) != want {
-                return Err(MidxProblem::WrongChunkSize {
-                    id: CHUNK_BTMP,
-                    size: size(r),
-                    expected: want,
-                }
-                .into());
-            }
+            exact(CHUNK_BTMP, r, u64::from(l.num_packs) * BTMP_ROW_LEN as u64)?;
             for (pack, row) in chunk(r).chunks_exact(BTMP_ROW_LEN).enumerate() {
                 let pos = u32::from_be_bytes([row[0], row[1], row[2], row[3]]);
                 let nr = u32::from_be_bytes([row[4], row[5], row[6], row[7]]);
