@@ -501,12 +501,8 @@ fn broken_rev_files_are_reported_once_and_answers_come_from_the_idx() {
     let r = repo.path();
     history(r, 20, 1);
     git(r, &["-c", "pack.writeReverseIndex=true", "repack", "-adfq"]);
-    let pack_dir = objects_dir(r).join("pack");
-    let rev = std::fs::read_dir(&pack_dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "rev"))
+    let rev = odb_index_testkit::pack_files(&objects_dir(r), "rev")
+        .pop()
         .expect("git wrote a .rev");
     let good = std::fs::read(&rev).unwrap();
     let ids = all_objects(r);

@@ -176,10 +176,15 @@ pub fn show_index(idx: &Path, object_format: &str) -> Vec<(String, u64)> {
 
 /// The `.idx` files in `objects/pack`, sorted by name.
 pub fn idx_files(objects: &Path) -> Vec<PathBuf> {
+    pack_files(objects, "idx")
+}
+
+/// The files in `objects/pack` whose extension is `ext` (`"idx"`, `"rev"`, ...), sorted by name.
+pub fn pack_files(objects: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(objects.join("pack"))
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
-    v.retain(|p| p.extension().is_some_and(|e| e == "idx"));
+    v.retain(|p| p.extension().is_some_and(|e| e == ext));
     v.sort();
     v
 }

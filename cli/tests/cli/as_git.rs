@@ -453,12 +453,8 @@ fn a_broken_rev_file_is_warned_about_once_and_answers_are_gits() {
     let r = repo.path();
     many_kinds(r);
     git(r, &["-c", "pack.writeReverseIndex=true", "repack", "-adfq"]);
-    let pack_dir = odb_index_testkit::objects_dir(r).join("pack");
-    let rev = std::fs::read_dir(&pack_dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "rev"))
+    let rev = odb_index_testkit::pack_files(&odb_index_testkit::objects_dir(r), "rev")
+        .pop()
         .expect("git wrote a .rev");
     let good = std::fs::read(&rev).unwrap();
     let input = all_objects(r).join("\n") + "\n";
