@@ -70,6 +70,8 @@ pub struct Args {
     pub make_fixture: Option<PathBuf>,
     /// Hidden: open a store on this objects directory, miss once, print ns and peak RSS (KiB).
     pub open_first_miss: Option<PathBuf>,
+    /// Hidden: N rounds of open + first miss of one arm on PATH (for callgrind, strace and minor faults).
+    pub open_first_miss_loop: Option<usize>,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -85,6 +87,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         arm: None,
         make_fixture: None,
         open_first_miss: None,
+        open_first_miss_loop: None,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -116,6 +119,13 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                     )
                 })?);
             }
+            Long("open-first-miss-loop") => {
+                let v = parser.value().map_err(|e| e.to_string())?;
+                a.open_first_miss_loop =
+                    Some(v.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                        format!("--open-first-miss-loop takes a number, not {v:?}")
+                    })?);
+            }
             Long("open-first-miss") => {
                 a.open_first_miss = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
@@ -133,6 +143,9 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(objects) = &args.open_first_miss {
         return scenarios::open_first_miss(objects).map(|()| ExitCode::SUCCESS);
+    }
+    if let (Some(n), Some(objects)) = (args.open_first_miss_loop, &args.path) {
+        return scenarios::open_first_miss_loop(args.arm, objects, n).map(|()| ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.make_fixture {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
