@@ -1567,12 +1567,8 @@ fn files_named_like_loose_objects_that_are_not_ones_are_missing_as_git() {
     assert_eq!(git_says, expected(&ids[..3]));
     // git warns once per lookup that reads the file (here twice per file: the full id and the prefix; nothing
     // for the dangling symbolic link); the command warns once per file, in every mode.
-    let commands = |ids: &[String]| -> String {
-        lines(ids)
-            .lines()
-            .map(|l| format!("info {l}\n"))
-            .collect()
-    };
+    let commands =
+        |ids: &[String]| -> String { lines(ids).lines().map(|l| format!("info {l}\n")).collect() };
     for (args, input) in [
         (&[][..], lines(&ids)),
         (&["--buffer"][..], lines(&ids)),
