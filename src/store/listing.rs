@@ -288,8 +288,13 @@ pub(super) fn list(
         }
         None => Arc::new(Watch::stat()),
     };
-    // A token never carries the fallback bit: a fallen-back state then never equals it.
-    let watch_token = watch.drain() & !super::watch::FALLBACK;
+    // A token never carries the fallback bit: a fallen-back state then never equals it. A detector made just
+    // now has drained nothing (its state is 0): events queued since its watches were added stay in the queue,
+    // so the first check answers Changed for them, and the `read` a drain would make here is saved.
+    let watch_token = match reuse_loose {
+        Some(_) => watch.drain() & !super::watch::FALLBACK,
+        None => 0,
+    };
     let alternate_problems = problems.len();
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
     // searched, so a miss cannot be claimed.
