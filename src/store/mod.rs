@@ -49,6 +49,8 @@ mod options;
 mod pack;
 mod prefix;
 mod problem;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod relist_tests;
 mod snapshot;
 mod successor;
 mod verify;
