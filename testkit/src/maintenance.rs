@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::git::{all_objects, fast_import_blobs, git, git_stdin, init_repo};
@@ -14,6 +15,16 @@ pub fn stress_secs(default: u64) -> u64 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
+}
+
+/// Sets the flag when dropped, so the threads of a stress test stop even if the one running the maintenance
+/// panics (no hung test).
+pub struct StopOnDrop<'a>(pub &'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// A bare SHA-1 repository whose base objects stay reachable (so no gc or prune removes them): four imported

@@ -74,14 +74,6 @@ fn ids(hex: &[String]) -> Vec<ObjectId> {
     hex.iter().map(|h| h.parse().unwrap()).collect()
 }
 
-/// Sets the flag when dropped, so lookup threads stop even if the writer panics (no hung test).
-struct StopOnDrop<'a>(&'a AtomicBool);
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
 #[derive(Default)]
 struct Tally {
     lookups: AtomicU64,

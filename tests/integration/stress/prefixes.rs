@@ -15,7 +15,7 @@ use odb_index::store::PrefixLookup;
 use odb_index::{HashKind, ObjectId, Options, Prefix, Store};
 use odb_index_testkit::*;
 
-use super::{StopOnDrop, Tally, ids, serial};
+use super::{Tally, ids, serial};
 
 /// The prefix lengths looked up: 4 (git's minimum: two base objects share one, so `Ambiguous` is asked for
 /// too), 7 (git's default abbreviation), 10 and 12.
