@@ -352,3 +352,28 @@ fn midx_with_a_malformed_ridx_is_refused_and_every_object_is_found() {
         "{text}"
     );
 }
+
+/// Found by `cli::maintenance::prefixes_and_batch_all_objects_under_maintenance_as_git`: when git replaced the
+/// multi-pack-index between the store's listing and its load, the command warned `multi-pack-index ignored,
+/// using the .idx files: ...: No such file or directory`; git says nothing. A file gone since the listing is
+/// not a problem: every object is found and `problems()` stays empty.
+#[test]
+fn a_multi_pack_index_gone_since_the_listing_is_not_a_problem() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 20, 1, "a");
+    fast_import_blobs(p, 20, 2, "b");
+    git(p, &["multi-pack-index", "write"]);
+    let store = Store::open(p, Options::default()).unwrap();
+    std::fs::remove_file(objects_dir(p).join("pack/multi-pack-index")).unwrap();
+    let mut h = store.handle();
+    for id in all_objects(p) {
+        assert!(h.locate(&oid(&id)).unwrap().is_some(), "{id}");
+    }
+    assert_eq!(
+        store.metrics().index_loads,
+        3,
+        "the multi-pack-index was tried"
+    );
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+}
