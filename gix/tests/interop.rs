@@ -682,8 +682,7 @@ fn files_named_like_loose_objects_that_are_not_ones() {
 }
 
 /// The adapter answers from the store's `.idx` (`Handle::with_pack_index`), never a second mapping of it:
-/// after the header, contents, disk size and delta base of every object (deltas of both kinds, a `.rev`
-/// read), each `.idx` is mapped exactly once (the store's) under `LoadMode::Mmap`, and not at all under
+/// after the header, contents, disk size and delta base of every object (two packs, with deltas), each `.idx` is mapped exactly once (the store's) under `LoadMode::Mmap`, and not at all under
 /// `LoadMode::Read`.
 #[test]
 fn the_adapter_maps_no_pack_index_a_second_time() {
@@ -691,7 +690,8 @@ fn the_adapter_maps_no_pack_index_a_second_time() {
     let r = repo.path();
     history(r, 30, 1);
     git(r, &["repack", "-adfq"]);
-    history(r, 10, 2); // fast-import's pack: OFS_DELTA
+    history(r, 10, 2);
+    git(r, &["repack", "-dq"]); // a second pack
     let idx_files = odb_index_testkit::idx_files(&objects_dir(r));
     assert_eq!(idx_files.len(), 2);
     for (load, want) in [

@@ -90,10 +90,20 @@ fn judge_lines(side: &Side, later: &mut Later, input: &[String], expected: &[&st
     }
 }
 
-/// Judge one `--batch-all-objects` listing: sorted without repeats, every base object in it.
+/// Judge one `--batch-all-objects` listing: sorted without repeats, every base object in it and found. An
+/// object listed and then removed before it was looked up again is printed `<id> missing`, by git too: only
+/// objects that are not base objects may be.
 fn judge_listing(side: &Side, later: &mut Later, base: &BTreeSet<String>, out: &str) {
     side.runs.fetch_add(1, Ordering::Relaxed);
-    let listed: Vec<&str> = out.lines().collect();
+    let mut listed = Vec::new();
+    for line in out.lines() {
+        let id = line.strip_suffix(" missing").unwrap_or(line);
+        if id != line && base.contains(id) {
+            side.missing.fetch_add(1, Ordering::Relaxed);
+            side.fail(format!("--batch-all-objects: {line}"));
+        }
+        listed.push(id);
+    }
     if !listed.windows(2).all(|w| w[0] < w[1]) {
         side.wrong.fetch_add(1, Ordering::Relaxed);
         side.fail("--batch-all-objects: not sorted without repeats".into());
