@@ -317,13 +317,6 @@ pub(super) fn load_slot(
     }
 }
 
-/// Whether a failed load failed because its file (the index, or the `.pack` beside it) is gone since the
-/// listing: a pack or multi-pack-index git replaced or removed, not a problem of the repository (git drops it
-/// silently); a lookup that meets one lists the pack directories again.
-pub(super) fn vanished(error: &Error) -> bool {
-    matches!(error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-}
-
 /// Open one pack's index, checked against its `.pack` ([`PackIndex::open_for_pack`]). A pack removed since the
 /// listing is an I/O error "not found": a vanished pack, which makes the lookup refresh and search again.
 fn load_pack(

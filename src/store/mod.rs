@@ -263,7 +263,7 @@ impl Store {
         for (slot, v) in map.ready() {
             match v {
                 // Gone since the listing (git replaced or removed it): not a problem, as git says nothing.
-                Loaded::Failed { error, .. } if load::vanished(error) => {}
+                Loaded::Failed { error, .. } if error.is_vanished() => {}
                 Loaded::Failed { error, midx } => {
                     let (path, error) = (slot_path(g, slot), Arc::clone(error));
                     problems.push(if *midx {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use super::Location;
 use super::filter::MissFilter;
 use super::listing::{Generation, SlotSpec, slot_path};
-use super::load::{Loaded, LoadedMidx, LoadedPack, vanished};
+use super::load::{Loaded, LoadedMidx, LoadedPack};
 use super::options::MidxCheck;
 use crate::error::Error;
 use crate::error::MidxProblem;
@@ -187,7 +187,7 @@ impl Snapshot {
             }
             SlotRef::Ready(Loaded::Failed { error, midx }) => {
                 if !midx {
-                    self.vanished |= vanished(error);
+                    self.vanished |= error.is_vanished();
                     self.failed.push((slot_path(g, slot), Arc::clone(error)));
                 }
                 None

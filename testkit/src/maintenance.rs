@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -24,6 +25,25 @@ pub struct StopOnDrop<'a>(pub &'a AtomicBool);
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The first failures a stress test met (at most 20 are kept), for its assertion message; shared by its threads.
+#[derive(Default)]
+pub struct FirstFailures(Mutex<Vec<String>>);
+
+impl FirstFailures {
+    /// Keep `what` if fewer than 20 were kept.
+    pub fn push(&self, what: String) {
+        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if v.len() < 20 {
+            v.push(what);
+        }
+    }
+
+    /// The failures kept, in the order met.
+    pub fn list(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 

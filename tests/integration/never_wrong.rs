@@ -353,10 +353,11 @@ fn midx_with_a_malformed_ridx_is_refused_and_every_object_is_found() {
     );
 }
 
-/// Found by `cli::maintenance::prefixes_and_batch_all_objects_under_maintenance_as_git`: when git replaced the
+/// Found by `cli::maintenance::prefixes_and_batch_all_objects_under_maintenance_as_git`: when git removed the
 /// multi-pack-index between the store's listing and its load, the command warned `multi-pack-index ignored,
 /// using the .idx files: ...: No such file or directory`; git says nothing. A file gone since the listing is
-/// not a problem: every object is found and `problems()` stays empty.
+/// not a problem: every object is found and `problems()` stays empty. (The same between reading the pack
+/// directory and reading the file's pack names: the next test.)
 #[test]
 fn a_multi_pack_index_gone_since_the_listing_is_not_a_problem() {
     let repo = init_repo("sha1", true);
@@ -375,5 +376,40 @@ fn a_multi_pack_index_gone_since_the_listing_is_not_a_problem() {
         3,
         "the multi-pack-index was tried"
     );
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+}
+
+/// The listing's side of the previous test: a `multi-pack-index` the pack directory names but that cannot be
+/// found when its pack names are read (here a dangling symbolic link; under maintenance, one a gc removed in
+/// between) is as if absent, as git has it (`git cat-file` answers and says nothing).
+#[test]
+fn a_multi_pack_index_named_but_not_found_is_ignored_silently_as_git() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 20, 1, "a");
+    fast_import_blobs(p, 20, 2, "b");
+    std::os::unix::fs::symlink(
+        "/no/such/file",
+        objects_dir(p).join("pack/multi-pack-index"),
+    )
+    .unwrap();
+    let git_says = git(
+        p,
+        &[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname)",
+        ],
+    );
+    let store = Store::open(p, Options::default()).unwrap();
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+    let mut h = store.handle();
+    let ours: Vec<String> = h
+        .objects_sorted()
+        .unwrap()
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect();
+    assert_eq!(ours, git_says.lines().collect::<Vec<_>>());
     assert!(store.problems().is_empty(), "{:?}", store.problems());
 }

@@ -82,15 +82,12 @@ struct Tally {
     /// Answers naming another object than the one asked for.
     wrong: AtomicU64,
     stale_paths: AtomicU64,
-    first_failures: Mutex<Vec<String>>,
+    first_failures: FirstFailures,
 }
 
 impl Tally {
     fn fail(&self, what: String) {
-        let mut v = self.first_failures.lock().unwrap();
-        if v.len() < 20 {
-            v.push(what);
-        }
+        self.first_failures.push(what);
     }
 }
 
@@ -174,7 +171,7 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
          {false_misses} false misses, {errors} errors, {} stale pack ids seen, fds {fds_before} -> max {max_fds}",
         tally.stale_paths.load(Ordering::Relaxed)
     );
-    let failures = tally.first_failures.lock().unwrap().clone();
+    let failures = tally.first_failures.list();
     assert_eq!(false_misses, 0, "false misses: {failures:#?}");
     assert_eq!(errors, 0, "errors: {failures:#?}");
     assert!(repacks > 0 && lookups > 0);

@@ -4,15 +4,14 @@
 //! `--batch-all-objects` once printed nothing.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use odb_index_testkit::{
-    Maintenance, StopOnDrop, all_objects, git_stdin, maintenance_repo, stress_secs,
+    FirstFailures, Maintenance, StopOnDrop, all_objects, git_stdin, maintenance_repo, stress_secs,
 };
 
-use super::odb;
+use super::{odb, run_with_stdin};
 
 /// Prefix lengths asked (git's default abbreviation, 10, 12) and the full id.
 const LENS: [usize; 4] = [7, 10, 12, 40];
@@ -30,15 +29,12 @@ struct Side {
     short_listings: AtomicU64,
     /// Runs that failed, or wrote to stderr what is not git's ambiguity message.
     failed_runs: AtomicU64,
-    first_failures: Mutex<Vec<String>>,
+    first_failures: FirstFailures,
 }
 
 impl Side {
     fn fail(&self, what: String) {
-        let mut v = self.first_failures.lock().unwrap();
-        if v.len() < 20 {
-            v.push(what);
-        }
+        self.first_failures.push(what);
     }
 
     fn summary(&self) -> String {
@@ -133,23 +129,11 @@ fn output(side: &Side, what: &str, out: std::process::Output) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
-/// `git cat-file` run like [`odb`]: its output whatever its status (for the control during maintenance).
+/// git run like [`odb`]: its output whatever its status (for the control during maintenance).
 fn git_run(repo: &std::path::Path, args: &[&str], stdin: &[u8]) -> std::process::Output {
     let mut c = odb_index_testkit::git_cmd(repo);
-    c.args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().expect("run git");
-    let mut si = child.stdin.take().unwrap();
-    let input = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write as _;
-        let _ = si.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("wait for git");
-    writer.join().unwrap();
-    out
+    c.args(args);
+    run_with_stdin(c, stdin)
 }
 
 /// While the main thread runs git's maintenance, another runs `odb-index batch-check --batch-check=%(objectname)`
@@ -243,7 +227,7 @@ fn prefixes_and_batch_all_objects_under_maintenance_as_git() {
         theirs.summary(),
         later.ambiguous.len()
     );
-    let failures = ours.first_failures.lock().unwrap().clone();
+    let failures = ours.first_failures.list();
     let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
     assert_eq!(
         (

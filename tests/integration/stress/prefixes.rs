@@ -295,7 +295,7 @@ fn prefixes_and_iteration_survive_repack_gc_midx_push_and_prune() {
         existed.len(),
         seen.ambiguous.lock().unwrap().len(),
     );
-    let failures = tally.first_failures.lock().unwrap().clone();
+    let failures = tally.first_failures.list();
     assert_eq!(
         (false_misses, errors, wrong, low_counts),
         (0, 0, 0, 0),
