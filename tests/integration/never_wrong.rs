@@ -6,10 +6,12 @@
 use std::path::Path;
 
 use odb_index::store::PrefixLookup;
-use odb_index::{Error, HashKind, IncompleteMode, LooseMode, Options, Prefix, Store};
+use odb_index::{
+    Error, HashKind, IncompleteMode, Location, LooseMode, Options, Prefix, Problem, Store,
+};
 use odb_index_testkit::*;
 
-use crate::api_common::oid;
+use crate::api_common::{canon, oid, truth};
 
 /// Three commits, each repacked into its own pack (the issue's reproduction).
 fn three_packs() -> tempfile::TempDir {
@@ -312,43 +314,132 @@ fn midx_fanout_boundary_moved_by_one_gives_no_false_missing() {
 /// `MultiPackIndexNotLoaded` naming `RIDX`, and the packs' own `.idx` files answer every object as git does.
 #[test]
 fn midx_with_a_malformed_ridx_is_refused_and_every_object_is_found() {
-    use crate::hostile::{chunk_range, replace_by_rename, reseal};
+    use crate::hostile::{replace_by_rename, resize_chunk};
     let repo = three_packs();
     git(repo.path(), &["multi-pack-index", "write", "--bitmap"]);
     let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
     let good = std::fs::read(&midx).unwrap();
-    let (_, ridx_end) = chunk_range(&good, b"RIDX").expect("git wrote a RIDX chunk");
-    // Drop RIDX's last row; every table row after RIDX's (later chunks, the terminator) moves up by 4.
-    let mut v = good[..ridx_end - 4].to_vec();
-    v.extend_from_slice(&good[ridx_end..]);
-    for row in 0..=usize::from(v[6]) {
-        let at = 12 + 12 * row + 4;
-        let off = u64::from_be_bytes(v[at..at + 8].try_into().unwrap());
-        if off as usize >= ridx_end {
-            v[at..at + 8].copy_from_slice(&(off - 4).to_be_bytes());
-        }
-    }
-    reseal(&mut v, HashKind::Sha1);
-    replace_by_rename(&midx, &v);
-
-    let ids = all_objects(repo.path());
-    assert!(ids.len() >= 9, "{ids:?}");
-    let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
-    let git_says = git_stdin(
-        repo.path(),
-        &["cat-file", "--batch-check"],
-        input.as_bytes(),
-    );
-    assert!(!git_says.contains("missing"), "{git_says}");
+    let k = known(repo.path());
+    replace_by_rename(&midx, &resize_chunk(&good, b"RIDX", -4, HashKind::Sha1));
     let store = Store::open(repo.path(), Options::default()).unwrap();
-    let mut h = store.handle();
-    for id in &ids {
-        assert!(h.locate(&oid(id)).unwrap().is_some(), "{id} missing");
-    }
+    let (wrong, missing) = answers(&store, &k);
+    assert_eq!((wrong, missing), (0, 0));
     let problems = store.problems();
     let text = format!("{problems:?}");
     assert!(
         text.contains("MultiPackIndexNotLoaded") && text.contains("RIDX"),
         "{text}"
     );
+}
+
+/// What git and the packs' own `.idx` files say of a repository, read while its files are intact: every object
+/// git lists (`git cat-file --batch-check` finds each), where `git show-index` puts it, and absent ids.
+struct Known {
+    truth: crate::api_common::Truth,
+    ids: Vec<String>,
+    absent: Vec<String>,
+}
+
+fn known(repo: &Path) -> Known {
+    let ids = all_objects(repo);
+    assert!(ids.len() >= 9, "{ids:?}");
+    let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    let git_says = git_stdin(
+        repo,
+        &["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        input.as_bytes(),
+    );
+    assert!(!git_says.contains("missing"), "{git_says}");
+    Known {
+        truth: truth(&[objects_dir(repo)], "sha1"),
+        ids,
+        absent: absent_ids(50, 40, 0x21e),
+    }
+}
+
+/// Look up every known object and absent id in `store`. Returns the number of wrong answers (a location no
+/// `.idx` gives for that id, or an absent id found) and of false misses. Lookup errors panic.
+fn answers(store: &std::sync::Arc<Store>, k: &Known) -> (usize, usize) {
+    let mut h = store.handle();
+    let (mut wrong, mut missing) = (0, 0);
+    for id in &k.ids {
+        match h.locate(&oid(id)).unwrap() {
+            Some(Location::Packed { pack, offset }) => {
+                let at = (canon(&store.pack_path(pack).unwrap()), offset);
+                if !k.truth.packed.get(id).is_some_and(|s| s.contains(&at)) {
+                    wrong += 1;
+                }
+            }
+            Some(Location::Loose { .. }) => {
+                if !k.truth.loose.contains_key(id) {
+                    wrong += 1;
+                }
+            }
+            None => missing += 1,
+        }
+    }
+    for id in &k.absent {
+        if h.locate(&oid(id)).unwrap().is_some() {
+            wrong += 1;
+        }
+    }
+    (wrong, missing)
+}
+
+/// Issue 21, "Why" 4: "a v2 `BTMP` chunk of the wrong size gives a wrong location instead of refusing the file
+/// at open". git 2.47 writes and reads version 1 files only (`midx.version` is not read; a version 2 file is
+/// "version 2 not recognized"), with `BTMP` after `RIDX` under `--bitmap`; the version 2 file is that git-written file with its version byte set to 2 (its pack names are
+/// sorted, as v2 allows) and resealed. `BTMP` grown or shrunk by 4 and 8 bytes, every later table offset moved
+/// and the checksum recomputed: the file is refused at open (`MultiPackIndexNotLoaded`, `WrongChunkSize` naming
+/// `BTMP`; `verify` says the same), and every object is found where its pack's own `.idx` puts it.
+///
+/// Before 52f61ca (the `BTMP` checks) the reader skipped `BTMP` as an unknown chunk: each of these files opened
+/// and was used, so the refusal asserted here failed. Its locations came from `OIDL`/`OOFF`, which these edits
+/// leave intact, so on a consistent edit the old reader gave right locations; the wrong location the issue saw
+/// needs a file whose `BTMP` size disagrees with its other chunks in ways the chunk table cannot express,
+/// which opening now refuses in any case.
+#[test]
+fn midx_with_a_btmp_of_the_wrong_size_is_refused_at_open_v1_and_v2() {
+    use crate::hostile::{replace_by_rename, reseal, resize_chunk};
+    let repo = three_packs();
+    git(repo.path(), &["multi-pack-index", "write", "--bitmap"]);
+    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
+    let v1 = std::fs::read(&midx).unwrap();
+    assert_eq!(v1[4], 1, "git writes version 1");
+    let k = known(repo.path());
+    let mut v2 = v1.clone();
+    v2[4] = 2;
+    reseal(&mut v2, HashKind::Sha1);
+    for (version, good) in [(1, &v1), (2, &v2)] {
+        // The unedited file opens and is used.
+        replace_by_rename(&midx, good);
+        let store = Store::open(repo.path(), Options::default()).unwrap();
+        assert_eq!(answers(&store, &k), (0, 0));
+        assert!(
+            store.problems().is_empty(),
+            "v{version}: {:?}",
+            store.problems()
+        );
+        for delta in [-8, -4, 4, 8] {
+            replace_by_rename(&midx, &resize_chunk(good, b"BTMP", delta, HashKind::Sha1));
+            let store = Store::open(repo.path(), Options::default()).unwrap();
+            let (wrong, missing) = answers(&store, &k);
+            assert_eq!((wrong, missing), (0, 0), "v{version} BTMP {delta:+}");
+            let problems = store.problems();
+            assert!(
+                problems.iter().any(
+                    |p| matches!(p, Problem::MultiPackIndexNotLoaded { path, .. } if *path == midx)
+                        && p.to_string().contains("BTMP")
+                ),
+                "v{version} BTMP {delta:+}: {problems:?}"
+            );
+            let verified = store.verify();
+            let m = verified.iter().find(|v| v.path == midx).unwrap();
+            let e = m.result.as_ref().unwrap_err().to_string();
+            assert!(
+                e.contains("BTMP"),
+                "v{version} BTMP {delta:+}: verify says {e}"
+            );
+        }
+    }
 }
