@@ -30,7 +30,12 @@ fn chained_repo(format: &str, layers: usize) -> tempfile::TempDir {
 
 /// Every object is found in a pack whose index lists it at that offset; returns how many index files loaded.
 fn check_all(repo: &Path, format: &str) -> (u64, Vec<Problem>) {
-    let store = Store::open(repo, Options::default()).unwrap();
+    check_all_with(repo, format, Options::default())
+}
+
+/// [`check_all`] with a store opened with `options`.
+fn check_all_with(repo: &Path, format: &str, options: Options) -> (u64, Vec<Problem>) {
+    let store = Store::open(repo, options).unwrap();
     let mut h = store.handle();
     let t = truth(&store.objects_dirs(), format);
     for id in all_objects(repo) {
@@ -100,6 +105,33 @@ fn broken_layer_falls_back_to_its_packs() {
             "three layers tried, the broken one's two packs load their .idx"
         );
     }
+}
+
+/// A layer with one bit flipped inside (its trailer still the checksum it is named after, so opening it passes):
+/// the last object's offset, one byte off. Under `Options::midx_checksum(true)` the layer is hashed when it
+/// loads and refused; its packs' own `.idx` files answer every object where git says.
+#[test]
+fn layer_with_a_flipped_bit_is_refused_under_midx_checksum() {
+    let format = "sha1";
+    let repo = chained_repo(format, 3);
+    let pack_dir = objects_dir(repo.path()).join("pack");
+    let chain = read_chain(&pack_dir, format.parse().unwrap())
+        .unwrap()
+        .unwrap();
+    let mut bytes = std::fs::read(&chain[1].path).unwrap();
+    let n = bytes.len();
+    // git writes `OOFF` last: the byte before the trailer is the last object's offset's lowest byte.
+    bytes[n - 20 - 1] ^= 1;
+    std::fs::write(&chain[1].path, bytes).unwrap();
+    let (loads, problems) =
+        check_all_with(repo.path(), format, Options::default().midx_checksum(true));
+    assert!(
+        matches!(&problems[..], [Problem::MultiPackIndexNotLoaded { path, .. }]
+            if path.ends_with(chain[1].path.file_name().unwrap())
+            && problems[0].to_string().contains("checksum mismatch")),
+        "{problems:?}"
+    );
+    assert_eq!(loads, 3 + 2, "three layers, the refused one's two packs");
 }
 
 #[test]

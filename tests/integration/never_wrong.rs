@@ -413,11 +413,12 @@ fn tally(store: &std::sync::Arc<Store>, k: &Known) -> Tally {
 /// and the checksum recomputed: the file is refused at open (`MultiPackIndexNotLoaded`, `WrongChunkSize` naming
 /// `BTMP`; `verify` says the same), and every object is found where its pack's own `.idx` puts it.
 ///
-/// Before 52f61ca (the `BTMP` checks) the reader skipped `BTMP` as an unknown chunk: each of these files opened
-/// and was used, so the refusal asserted here failed. Its locations came from `OIDL`/`OOFF`, which these edits
-/// leave intact, so on a consistent edit the old reader gave right locations; the wrong location the issue saw
-/// needs a file whose `BTMP` size disagrees with its other chunks in ways the chunk table cannot express,
-/// which opening now refuses in any case.
+/// Before 52f61ca (the `BTMP` checks) the reader skipped `BTMP` as an unknown chunk. This test's files, run
+/// against 52f61ca^ (the same edits in a standalone test), were all opened and used with no problem reported:
+/// the refusal asserted here fails there. Their locations were right (0 wrong, 0 missing of 9 objects, v1 and
+/// v2, each of the four sizes): lookups read `PNAM`, `OIDF`, `OIDL`, `OOFF` and `LOFF` only, and git writes
+/// `BTMP` last, so an edit consistent with the chunk table cannot move what they read. The "wrong location" of
+/// the issue was not reproduced from a git-written file; the refusal at open is what this test holds.
 #[test]
 fn midx_with_a_btmp_of_the_wrong_size_is_refused_at_open_v1_and_v2() {
     use crate::hostile::{replace_by_rename, reseal, resize_chunk};
@@ -543,9 +544,13 @@ fn midx_bit_flips_give_no_wrong_answer_under_midx_checksum() {
         .enumerate()
     {
         println!(
-            "default mode, {what}: {} with a wrong answer, {} with a false missing, {} with a lookup error; \
-             under midx_checksum: 0, 0, 0",
-            default_wrong[at], default_missing[at], default_errors[at]
+            "default mode, {what} ({} objects, {} absent ids): {} with a wrong answer, {} with a false \
+             missing, {} with a lookup error; under midx_checksum: 0, 0, 0",
+            k.ids.len(),
+            k.absent.len(),
+            default_wrong[at],
+            default_missing[at],
+            default_errors[at]
         );
     }
 }
