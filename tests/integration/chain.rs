@@ -79,23 +79,31 @@ fn packs_added_after_the_chain_are_searched() {
     assert_eq!(loads, 3, "two layers and the new pack's .idx");
 }
 
+/// Flip the lowest bit of the byte `from_end` bytes before the end of the middle layer of a three-layer chain;
+/// returns that layer's path.
+fn flip_in_middle_layer(repo: &Path, format: &str, from_end: usize) -> std::path::PathBuf {
+    let pack_dir = objects_dir(repo).join("pack");
+    let chain = read_chain(&pack_dir, format.parse().unwrap())
+        .unwrap()
+        .unwrap();
+    let path = chain[1].path.clone();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - from_end] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
 #[test]
 fn broken_layer_falls_back_to_its_packs() {
     for format in FORMATS {
         let repo = chained_repo(format, 3);
-        let pack_dir = objects_dir(repo.path()).join("pack");
-        let chain = read_chain(&pack_dir, format.parse().unwrap())
-            .unwrap()
-            .unwrap();
         // Damage the middle layer's trailer: it no longer ends with the checksum it is named after.
-        let mut bytes = std::fs::read(&chain[1].path).unwrap();
-        let n = bytes.len();
-        bytes[n - 1] ^= 1;
-        std::fs::write(&chain[1].path, bytes).unwrap();
+        let middle = flip_in_middle_layer(repo.path(), format, 1);
         let (loads, problems) = check_all(repo.path(), format);
         assert!(
             matches!(&problems[..], [Problem::MultiPackIndexNotLoaded { path, error }]
-                if path.ends_with(chain[1].path.file_name().unwrap())
+                if path.ends_with(middle.file_name().unwrap())
                 && matches!(**error, odb_index::Error::CorruptChain { .. })),
             "{problems:?}"
         );
@@ -114,20 +122,13 @@ fn broken_layer_falls_back_to_its_packs() {
 fn layer_with_a_flipped_bit_is_refused_under_midx_checksum() {
     let format = "sha1";
     let repo = chained_repo(format, 3);
-    let pack_dir = objects_dir(repo.path()).join("pack");
-    let chain = read_chain(&pack_dir, format.parse().unwrap())
-        .unwrap()
-        .unwrap();
-    let mut bytes = std::fs::read(&chain[1].path).unwrap();
-    let n = bytes.len();
     // git writes `OOFF` last: the byte before the trailer is the last object's offset's lowest byte.
-    bytes[n - 20 - 1] ^= 1;
-    std::fs::write(&chain[1].path, bytes).unwrap();
+    let middle = flip_in_middle_layer(repo.path(), format, 20 + 1);
     let (loads, problems) =
         check_all_with(repo.path(), format, Options::default().midx_checksum(true));
     assert!(
         matches!(&problems[..], [Problem::MultiPackIndexNotLoaded { path, .. }]
-            if path.ends_with(chain[1].path.file_name().unwrap())
+            if path.ends_with(middle.file_name().unwrap())
             && problems[0].to_string().contains("checksum mismatch")),
         "{problems:?}"
     );

@@ -3,7 +3,7 @@
 //! directory that cannot be read does not fail a prefix whose object is packed; one loose fan-out reader (git's
 //! names only).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use odb_index::store::PrefixLookup;
 use odb_index::{
@@ -23,6 +23,19 @@ fn three_packs() -> tempfile::TempDir {
         git(dir.path(), &["repack", "-dq"]);
     }
     dir
+}
+
+/// A bare repository of three `fast-import` packs of `per_pack` blobs each (seeds `seed`, `seed + 1`, `seed + 2`)
+/// under a multi-pack-index git wrote: the repository, the file's path and its bytes.
+fn three_packs_under_a_midx(per_pack: usize, seed: u64) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let repo = init_repo("sha1", true);
+    for p in 0..3 {
+        fast_import_blobs(repo.path(), per_pack, seed + p, &format!("b{p}"));
+    }
+    git(repo.path(), &["multi-pack-index", "write"]);
+    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
+    let good = std::fs::read(&midx).unwrap();
+    (repo, midx, good)
 }
 
 fn prefix(hex: &str) -> Prefix {
@@ -264,13 +277,7 @@ fn pack_whose_header_claims_another_object_count_is_not_used() {
 #[test]
 fn midx_fanout_boundary_moved_by_one_gives_no_false_missing() {
     use crate::hostile::{chunk_range, replace_by_rename, reseal};
-    let repo = init_repo("sha1", true);
-    for p in 0..3 {
-        fast_import_blobs(repo.path(), 20, 700 + p, &format!("b{p}"));
-    }
-    git(repo.path(), &["multi-pack-index", "write"]);
-    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
-    let good = std::fs::read(&midx).unwrap();
+    let (repo, midx, good) = three_packs_under_a_midx(20, 700);
     let (oidf, _) = chunk_range(&good, b"OIDF").unwrap();
     let (oidl, oidl_end) = chunk_range(&good, b"OIDL").unwrap();
     let ids: Vec<&[u8]> = good[oidl..oidl_end].chunks(20).collect();
@@ -474,13 +481,7 @@ fn midx_with_a_btmp_of_the_wrong_size_is_refused_at_open_v1_and_v2() {
 #[test]
 fn midx_bit_flips_give_no_wrong_answer_under_midx_checksum() {
     use crate::hostile::replace_by_rename;
-    let repo = init_repo("sha1", true);
-    for p in 0..3 {
-        fast_import_blobs(repo.path(), 80, 2100 + p, &format!("b{p}"));
-    }
-    git(repo.path(), &["multi-pack-index", "write"]);
-    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
-    let good = std::fs::read(&midx).unwrap();
+    let (repo, midx, good) = three_packs_under_a_midx(80, 2100);
     let k = known(repo.path());
     assert!(k.ids.len() >= 240, "{}", k.ids.len());
     let checked = || Options::default().midx_checksum(true);
