@@ -322,11 +322,7 @@ fn midx_fanout_boundary_moved_by_one_gives_no_false_missing() {
 #[test]
 fn midx_with_a_malformed_ridx_is_refused_and_every_object_is_found() {
     use crate::hostile::{replace_by_rename, resize_chunk};
-    let repo = three_packs();
-    git(repo.path(), &["multi-pack-index", "write", "--bitmap"]);
-    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
-    let good = std::fs::read(&midx).unwrap();
-    let k = known(repo.path());
+    let (repo, midx, good, k) = three_packs_under_a_bitmap_midx();
     replace_by_rename(&midx, &resize_chunk(&good, b"RIDX", -4, HashKind::Sha1));
     let store = Store::open(repo.path(), Options::default()).unwrap();
     let (wrong, missing) = answers(&store, &k);
@@ -362,6 +358,17 @@ fn known(repo: &Path) -> Known {
         ids,
         absent: absent_ids(50, 40, 0x21e),
     }
+}
+
+/// [`three_packs`] under a multi-pack-index git wrote with `--bitmap` (so with `RIDX` and `BTMP`): the
+/// repository, the file's path, its bytes and what git and the `.idx` files say.
+fn three_packs_under_a_bitmap_midx() -> (tempfile::TempDir, PathBuf, Vec<u8>, Known) {
+    let repo = three_packs();
+    git(repo.path(), &["multi-pack-index", "write", "--bitmap"]);
+    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
+    let good = std::fs::read(&midx).unwrap();
+    let k = known(repo.path());
+    (repo, midx, good, k)
 }
 
 /// Look up every known object and absent id in `store`. Returns the number of wrong answers (a location no
@@ -429,12 +436,8 @@ fn tally(store: &std::sync::Arc<Store>, k: &Known) -> Tally {
 #[test]
 fn midx_with_a_btmp_of_the_wrong_size_is_refused_at_open_v1_and_v2() {
     use crate::hostile::{replace_by_rename, reseal, resize_chunk};
-    let repo = three_packs();
-    git(repo.path(), &["multi-pack-index", "write", "--bitmap"]);
-    let midx = objects_dir(repo.path()).join("pack/multi-pack-index");
-    let v1 = std::fs::read(&midx).unwrap();
+    let (repo, midx, v1, k) = three_packs_under_a_bitmap_midx();
     assert_eq!(v1[4], 1, "git writes version 1");
-    let k = known(repo.path());
     let mut v2 = v1.clone();
     v2[4] = 2;
     reseal(&mut v2, HashKind::Sha1);
