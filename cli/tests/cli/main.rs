@@ -982,6 +982,52 @@ fn verify_reports_indices_that_lie_about_their_packs() {
     }
 }
 
+/// `--midx-checksum` (`Options::midx_checksum`): a multi-pack-index with one bit flipped (the last object's
+/// offset one byte off; the checksum not recomputed) is refused before it answers and warned about once, naming
+/// the checksum mismatch; every line is as on the good file. Without it the flipped entry is answered as written,
+/// as git's `cat-file` answers it.
+#[test]
+fn midx_checksum_refuses_a_flipped_bit_and_answers_from_the_idx_files() {
+    let repo = fixture("sha1", false);
+    let r = repo.path();
+    git(r, &["multi-pack-index", "write"]);
+    let midx = objects_dir(r).join("pack/multi-pack-index");
+    let all = all_objects(r);
+    let truth = batch_check(r, &[], &all);
+    let mut bad = std::fs::read(&midx).unwrap();
+    let n = bad.len();
+    // git writes `OOFF` last: the byte before the trailer is the last object's offset's lowest byte.
+    bad[n - 20 - 1] ^= 1;
+    replace_file(&midx, &bad);
+    let as_written = batch_check(r, &[], &all);
+    let differ = truth
+        .lines()
+        .zip(as_written.lines())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differ, 1,
+        "the flipped entry is answered as written by default"
+    );
+    let out = odb(
+        &[
+            "batch-check",
+            LOCATION,
+            "--midx-checksum",
+            r.to_str().unwrap(),
+        ],
+        all.join("\n").as_bytes(),
+    );
+    assert!(out.status.success());
+    assert_eq!(located(&String::from_utf8_lossy(&out.stdout)), truth);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("multi-pack-index") && err.contains("checksum mismatch"),
+        "{err}"
+    );
+}
+
 /// Whether git succeeds in `dir` with `args`.
 fn git_cmd_ok(dir: &Path, args: &[&str]) -> bool {
     odb_index_testkit::git_cmd(dir)
