@@ -241,10 +241,10 @@ impl Options {
     ///
     /// Off by default, because it costs far more than the target for opening a store and answering its first
     /// miss (0.05 ms): it reads and hashes the whole file (28 bytes per object with SHA-1, more with `RIDX`).
-    /// On a 1 000 000-object multi-pack-index (28 MB) open + first miss took 27.7-93.7 ms with it against
-    /// 0.13-0.22 ms without (17 runs each, load average 10.5-11.2 on 2 cores), and the process's peak resident
-    /// memory rose from 7.6 to 30.9 MB (every page of the mapped file is read); docs/RELIABILITY.md, issue 21
-    /// row 4, has the commands. The file is hashed once per load, in the thread that loads it (the loading
+    /// On a 1 000 000-object multi-pack-index (28 MB) open + first miss took 18.8-93.7 ms with it against
+    /// 0.13-0.22 ms without (25 runs each, page cache warm, load average 10.5-12.5 on 2 cores), and the
+    /// process's peak resident memory rose from 5.6-7.7 MB to 30.8-31.0 MB (every page of the mapped file is
+    /// read); docs/RELIABILITY.md, issue 21 row 4, has the commands. The file is hashed once per load, in the thread that loads it (the loading
     /// protocol loads each file once and carries it over a refresh that keeps it): never per lookup.
     ///
     /// ```
