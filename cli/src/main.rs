@@ -235,6 +235,10 @@ fn run() -> Result<ExitCode, Failure> {
             &mut stdin.lock(),
             &mut out,
             |r| next_line(r),
+            &mut || {
+                warnings.report(&store);
+                warnings.report_objects(&objects);
+            },
         );
         warnings.report(&store);
         warnings.report_objects(&objects);
@@ -315,7 +319,8 @@ fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
-    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves,
+    /// or when a file named like a loose object was found not to be one ([`batch_check::LOOSE_PROBLEM`]).
     seen: Option<(u64, u64)>,
 }
 
@@ -332,7 +337,8 @@ impl Warnings {
 
     fn report(&mut self, store: &Store) {
         let now = (store.metrics().index_loads, store.listing_version());
-        if self.seen == Some(now) {
+        let loose = batch_check::LOOSE_PROBLEM.swap(false, std::sync::atomic::Ordering::Relaxed);
+        if self.seen == Some(now) && !loose {
             return;
         }
         self.seen = Some(now);

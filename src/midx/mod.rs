@@ -654,7 +654,6 @@ impl MultiPackIndex {
     /// [`find_entry_in`](Self::find_entry_in) with the bounds precomputed (for a caller that looks up many ids
     /// against the same packs): `bounds[p]` is, for pack int id `p`, the number of usable offsets past the pack
     /// header, [`offset_bounds`](Self::offset_bounds) of the packs' lengths. Same answers, fewer instructions.
-    #[doc(hidden)]
     #[inline]
     pub(crate) fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
         self.find_entry_with(id, |i| self.usable_entry_within(i, bounds))
@@ -663,7 +662,6 @@ impl MultiPackIndex {
     /// The bounds [`find_entry_within`](Self::find_entry_within) takes, from the packs' lengths as
     /// [`find_in`](Self::find_in) takes them: one per pack the file names, `len - hash length - PACK_HEADER_LEN`
     /// (saturating), unbounded beyond `pack_lens`.
-    #[doc(hidden)]
     pub(crate) fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
         (0..self.pack_names.len())
             .map(|p| match pack_lens.get(p) {

@@ -1611,22 +1611,39 @@ fn files_named_like_loose_objects_that_are_not_ones_are_missing_as_git() {
         lines(&ids[..3]).as_bytes(),
     );
     assert_eq!(git_says, expected(&ids[..3]));
-    let out = odb(
-        &["batch-check", r.to_str().unwrap()],
-        lines(&ids).as_bytes(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected(&ids));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    for (id, path) in &made {
-        let name = format!("{}/{}", &id[..2], &id[2..]);
+    // git warns once per lookup that reads the file (here twice per file: the full id and the prefix; nothing
+    // for the dangling symbolic link); the command warns once per file, in every mode.
+    let commands =
+        |ids: &[String]| -> String { lines(ids).lines().map(|l| format!("info {l}\n")).collect() };
+    for (args, input) in [
+        (&[][..], lines(&ids)),
+        (&["--buffer"][..], lines(&ids)),
+        (&["--threads", "2"][..], lines(&ids)),
+        (&["--batch-command"][..], commands(&ids)),
+    ] {
+        let mut argv = vec!["batch-check"];
+        argv.extend_from_slice(args);
+        argv.push(r.to_str().unwrap());
+        let out = odb(&argv, input.as_bytes());
         assert!(
-            stderr.contains(&name),
-            "{path:?} not named on stderr: {stderr}"
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), expected(&ids));
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        for (id, path) in &made {
+            let name = format!("{}/{}", &id[..2], &id[2..]);
+            assert_eq!(
+                stderr.matches(&name).count(),
+                1,
+                "{args:?}: {path:?} not named exactly once on stderr: {stderr}"
+            );
+        }
+        assert_eq!(
+            stderr.lines().count(),
+            made.len(),
+            "{args:?}: one line per file: {stderr}"
         );
     }
 }
