@@ -245,7 +245,8 @@ pub(super) enum Loaded {
 pub(super) type Map = SlotMap<Loaded, Generation>;
 
 /// Load what slot `slot` of `map` describes, for a repository of hash `kind`, as `options` say (how files are
-/// brought in, how far a multi-pack-index is checked), counting each file opened in `loads`. Runs outside every lock, in whichever thread claimed the slot.
+/// brought in, how far a multi-pack-index is checked), counting each file opened in `loads`. Runs outside every
+/// lock, in whichever thread claimed the slot.
 pub(super) fn load_slot(
     map: &Map,
     slot: usize,

@@ -244,16 +244,24 @@ impl Options {
     /// On a 1 000 000-object multi-pack-index (28 MB) open + first miss took 18.8-93.7 ms with it against
     /// 0.13-0.22 ms without (25 runs each, page cache warm, load average 10.5-12.5 on 2 cores), and the
     /// process's peak resident memory rose from 5.6-7.7 MB to 30.8-31.0 MB (every page of the mapped file is
-    /// read); docs/RELIABILITY.md, issue 21 row 4, has the commands. The file is hashed once per load, in the thread that loads it (the loading
-    /// protocol loads each file once and carries it over a refresh that keeps it): never per lookup.
+    /// read); docs/RELIABILITY.md, issue 21 row 4, has the commands. The file is hashed once per load, in the
+    /// thread that loads it (the loading protocol loads each file once and carries it over a refresh that keeps
+    /// it): never per lookup.
     ///
     /// ```
     /// # let repo = odb_index_testkit::init_repo("sha1", true);
     /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
     /// # odb_index_testkit::git(repo.path(), &["multi-pack-index", "write"]);
     /// # let midx = odb_index_testkit::objects_dir(repo.path()).join("pack/multi-pack-index");
-    /// # let ids = odb_index_testkit::all_objects(repo.path());
+    /// # let ids: Vec<odb_index::ObjectId> =
+    /// #     odb_index_testkit::all_objects(repo.path()).iter().map(|id| id.parse().unwrap()).collect();
     /// use odb_index::{Options, Problem, Store};
+    ///
+    /// // Where each object is, from the intact file.
+    /// let good = Store::open(repo.path(), Options::default())?;
+    /// let mut g = good.handle();
+    /// let expected: Vec<_> = ids.iter().map(|id| g.locate(id).unwrap()).collect();
+    /// drop((g, good)); // the file is rewritten in place below
     ///
     /// // A git-written multi-pack-index (`git multi-pack-index write`: its last chunk is `OOFF`) whose last
     /// // object's offset has its lowest bit flipped: a location inside the pack, one byte off.
@@ -264,9 +272,10 @@ impl Options {
     ///
     /// let store = Store::open(repo.path(), Options::default().midx_checksum(true))?;
     /// let mut h = store.handle();
-    /// for id in &ids {
-    ///     // Every object is found, at the location its pack's own .idx gives.
-    ///     assert!(h.locate(&id.parse()?)?.is_some());
+    /// for (id, want) in ids.iter().zip(&expected) {
+    ///     // Every object is found where the intact file put it (through its pack's own .idx now).
+    ///     assert!(want.is_some());
+    ///     assert_eq!(&h.locate(id)?, want);
     /// }
     /// let problems = store.problems();
     /// assert!(matches!(&problems[..], [Problem::MultiPackIndexNotLoaded { .. }]));

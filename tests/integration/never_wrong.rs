@@ -422,8 +422,8 @@ fn tally(store: &std::sync::Arc<Store>, k: &Known) -> Tally {
 
 /// Issue 21, "Why" 4: "a v2 `BTMP` chunk of the wrong size gives a wrong location instead of refusing the file
 /// at open". git 2.47 writes and reads version 1 files only (`midx.version` is not read; a version 2 file is
-/// "version 2 not recognized"), with `BTMP` after `RIDX` under `--bitmap`; the version 2 file is that git-written file with its version byte set to 2 (its pack names are
-/// sorted, as v2 allows) and resealed. `BTMP` grown or shrunk by 4 and 8 bytes, every later table offset moved
+/// "version 2 not recognized"), with `BTMP` after `RIDX` under `--bitmap`; the version 2 file is that
+/// git-written file with its version byte set to 2 (its pack names are sorted, as v2 allows) and resealed. `BTMP` grown or shrunk by 4 and 8 bytes, every later table offset moved
 /// and the checksum recomputed: the file is refused at open (`MultiPackIndexNotLoaded`, `WrongChunkSize` naming
 /// `BTMP`; `verify` says the same), and every object is found where its pack's own `.idx` puts it.
 ///
