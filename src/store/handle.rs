@@ -474,8 +474,7 @@ impl Handle {
                     map,
                     slot,
                     store.kind,
-                    store.options.load,
-                    store.options.midx_check,
+                    &store.options,
                     &store.counters.index_loads,
                 )
             },
