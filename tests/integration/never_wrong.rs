@@ -11,7 +11,7 @@ use odb_index::{
 };
 use odb_index_testkit::*;
 
-use crate::api_common::{canon, oid, truth};
+use crate::api_common::{canon, oid, sorted_ids, truth};
 
 /// Three commits, each repacked into its own pack (the reproduction).
 fn three_packs() -> tempfile::TempDir {
@@ -105,12 +105,7 @@ fn iteration_after_repack_ad_lists_every_object_as_git() {
         let mut h = store.handle();
         // Listed, not loaded, when the packs vanish.
         git(repo.path(), &["repack", "-adfq"]);
-        let listed: Vec<String> = h
-            .objects_sorted()
-            .unwrap()
-            .iter()
-            .map(|(id, _)| id.to_string())
-            .collect();
+        let listed = sorted_ids(&mut h);
         assert_eq!(listed, all_objects(repo.path()), "{mode:?}");
         let counts = h.count_objects().unwrap();
         assert_eq!(counts.packed as usize, listed.len(), "{mode:?}");
@@ -217,13 +212,7 @@ fn packs_whose_index_is_not_named_pack_star_are_read_as_git() {
     for id in &all {
         assert!(h.locate(&oid(id)).unwrap().is_some(), "{id}");
     }
-    let listed: Vec<String> = h
-        .objects_sorted()
-        .unwrap()
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect();
-    assert_eq!(listed, all);
+    assert_eq!(sorted_ids(&mut h), all);
 }
 
 /// t5313: a pack whose header claims another object count than its `.idx` is not answered from; git says
@@ -375,24 +364,11 @@ fn a_multi_pack_index_named_but_not_found_is_ignored_silently_as_git() {
         objects_dir(p).join("pack/multi-pack-index"),
     )
     .unwrap();
-    let git_says = git(
-        p,
-        &[
-            "cat-file",
-            "--batch-all-objects",
-            "--batch-check=%(objectname)",
-        ],
-    );
+    let git_says = all_objects(p);
     let store = Store::open(p, Options::default()).unwrap();
     assert!(store.problems().is_empty(), "{:?}", store.problems());
     let mut h = store.handle();
-    let ours: Vec<String> = h
-        .objects_sorted()
-        .unwrap()
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect();
-    assert_eq!(ours, git_says.lines().collect::<Vec<_>>());
+    assert_eq!(sorted_ids(&mut h), git_says);
     assert!(store.problems().is_empty(), "{:?}", store.problems());
 }
 

@@ -16,6 +16,7 @@ use odb_index::{HashKind, ObjectId, Options, Prefix, Store};
 use odb_index_testkit::*;
 
 use super::{Tally, ids, serial};
+use crate::api_common::{git_batch_check, sorted_ids};
 
 /// The prefix lengths looked up: 4 (git's minimum: two base objects share one, so `Ambiguous` is asked for
 /// too), 7 (git's default abbreviation), 10 and 12.
@@ -329,11 +330,7 @@ fn prefixes_and_iteration_survive_repack_gc_midx_push_and_prune() {
         .iter()
         .flat_map(|h| LENS.iter().map(|&n| h[..n].to_owned()))
         .collect();
-    let git_says = git_stdin(
-        p,
-        &["cat-file", "--batch-check=%(objectname)"],
-        format!("{}\n", input.join("\n")).as_bytes(),
-    );
+    let git_says = git_batch_check(p, &input);
     let ours: Vec<String> = input
         .iter()
         .map(|hex| {
@@ -347,14 +344,8 @@ fn prefixes_and_iteration_survive_repack_gc_midx_push_and_prune() {
             }
         })
         .collect();
-    assert_eq!(ours, git_says.lines().collect::<Vec<_>>());
-    let listed: Vec<String> = h
-        .objects_sorted()
-        .unwrap()
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect();
-    assert_eq!(listed, all_objects(p));
+    assert_eq!(ours, git_says);
+    assert_eq!(sorted_ids(&mut h), all_objects(p));
     // `rev-parse --short` takes one id per run: every eighth base object.
     for hex in base_hex.iter().step_by(8) {
         let id: ObjectId = hex.parse().unwrap();
