@@ -279,8 +279,8 @@ impl Handle {
         if !g.unreadable.is_empty() {
             return Err(Stage::Loose);
         }
-        // The change check is a branch: with events, one `ioctl` stands for every pack directory's `stat` and
-        // every loose probe.
+        // The change check is a branch: with events, one system call (a zero-byte `read`) stands for every
+        // pack directory's `stat` and every loose probe. `quiet`: events say nothing changed.
         let check = if self.watching {
             g.watch.check(g.watch_token.load(Ordering::Relaxed))
         } else {
@@ -294,9 +294,9 @@ impl Handle {
             Ok(Some(loc)) => return Ok(Some(loc)),
             Err(()) => return Err(Stage::Loose),
         }
-        if self.refresh_on_miss
-            && (self.snap.vanished || (check == Check::Stat && self.pack_dirs_changed()))
-        {
+        // No `snap.vanished` test here: an index that vanished is also in `snap.failed`, which sent the lookup
+        // to the general path above (`should_refresh` there reads it).
+        if self.refresh_on_miss && check == Check::Stat && self.pack_dirs_changed() {
             return Err(Stage::Refresh);
         }
         Ok(None)

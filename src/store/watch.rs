@@ -561,14 +561,22 @@ impl Inotify {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, through rustix
-/// (its wrapper is a call and an error conversion, about 6 instructions a miss more than an inline `syscall`
-/// measured: not worth hand-written system calls). An error is "not empty": the slow path drains and sees it.
-/// rustix's call is opaque to the compiler, so no load or store moves across it (the ordering argument in
-/// PROTOCOL.md needs that).
+/// No event is queued: a `read` of zero bytes answered `EAGAIN`. The steady check's one system call.
+///
+/// `inotify_read` peeks at the first event under the queue's lock (`notification_lock`) and answers `EINVAL`
+/// when it does not fit the buffer, leaving it queued, and `EAGAIN` when the non-blocking queue is empty
+/// (inotify(7): "fails with the error EINVAL" since Linux 2.6.21); `vfs_read` passes a zero count through. So a
+/// zero-byte read consumes nothing, takes the same lock as a drain's `read`, and answers emptiness in its return
+/// value: rustix's `read` is inlined to the `syscall` instruction and one comparison (its `ioctl_fionread` is an
+/// out-of-line call, an error conversion and a load of the result, about 20 instructions a miss more). Anything
+/// but `EAGAIN` (`EINVAL`, an error, a kernel before 2.6.21 answering 0) is "not empty": the slow path drains
+/// and sees it. rustix's system call is an `asm!` block without `nomem`, so no load or store moves across it
+/// (the ordering argument in PROTOCOL.md needs that); the test `zero_byte_read_asks_without_consuming` checks
+/// the kernel's answers.
 #[inline(always)]
 fn queue_empty(owned: &OwnedFd) -> bool {
-    matches!(rustix::io::ioctl_fionread(owned), Ok(0))
+    let nothing: &mut [u8] = &mut [];
+    matches!(rustix::io::read(owned, nothing), Err(Errno::AGAIN))
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -633,6 +641,35 @@ mod tests {
         assert_eq!(i.check(token), Check::Stat);
         assert_eq!(i.fanout_version(0, 0xab), None);
         assert_ne!(i.drain() & FALLBACK, 0);
+    }
+
+    /// The steady check's system call: a zero-byte `read` answers `EAGAIN` on an empty queue and something
+    /// else (`EINVAL`) with an event queued, and consumes nothing: asked twice, it still says "not empty", and
+    /// the drain after it applies the event.
+    #[test]
+    fn zero_byte_read_asks_without_consuming() {
+        let (_tmp, objects) = objects();
+        let i = Inotify::open(std::slice::from_ref(&objects), &mut add_watch).unwrap();
+        let t0 = i.drain();
+        assert!(queue_empty(&i.fd));
+        let nothing: &mut [u8] = &mut [];
+        assert_eq!(rustix::io::read(&i.fd, nothing), Err(Errno::AGAIN));
+        std::fs::write(objects.join("pack/pack-x.idx"), b"").unwrap();
+        let nothing: &mut [u8] = &mut [];
+        assert_eq!(rustix::io::read(&i.fd, nothing), Err(Errno::INVAL));
+        assert!(!queue_empty(&i.fd));
+        assert!(
+            !queue_empty(&i.fd),
+            "the first zero-byte read consumed the event"
+        );
+        assert_eq!(i.check(t0), Check::Changed);
+        let t1 = i.drain();
+        assert!(
+            t1 > t0,
+            "the drain did not see the event the checks left queued"
+        );
+        assert!(queue_empty(&i.fd));
+        assert_eq!(i.check(t1), Check::Quiet);
     }
 
     /// A pack directory write is a pack change; git's temporary files are not.
