@@ -42,11 +42,11 @@ impl Store {
 
 /// One thread's access to a [`Store`]: cheap to make, `Send` but not `Sync`; lookups take `&mut self`.
 ///
-/// A handle caches the indices it has seen and re-collects only when the store's state changed, so a hit
-/// allocates nothing and a steady-state miss does one Acquire load of shared memory (plus, in the default
-/// configuration on Linux, one `ioctl` on the store's inotify descriptor and two more loads (the token and the
-/// detector's state) plus one per fan-out version used; elsewhere the
-/// loose probe and, under [`RefreshMode::OnMiss`], one `stat` per pack directory).
+/// A handle caches the indices it has seen and re-collects only when the store's state changed, so a hit allocates
+/// nothing and a steady-state miss does one Acquire load of shared memory (plus, in the default configuration on
+/// Linux, one zero-byte `read` of the store's inotify descriptor and two more loads (the token and the detector's
+/// state) plus one per fan-out version used; elsewhere the loose probe and, under [`RefreshMode::OnMiss`], one
+/// `stat` per pack directory).
 pub struct Handle {
     store: Arc<Store>,
     view: View<Loaded, Generation>,

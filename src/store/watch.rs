@@ -4,10 +4,10 @@
 //! - **stat** (portable, and the fallback): nothing is watched; a miss compares each pack directory's `stat`
 //!   with the one taken when it was listed, and loose objects are probed one `fstatat` per lookup;
 //! - **inotify** (Linux, local file systems): the store's one non-blocking inotify descriptor watches each pack
-//!   directory and, once a handle has listed them, each objects directory and its fan-out directories. A miss
-//!   asks the kernel one question (`ioctl(FIONREAD)`: are events queued?) instead of one `stat` per directory;
-//!   events found are drained under a lock and applied to the store's state (the pack-change counter, the
-//!   version of each fan-out directory), never matched to one lookup, because one drain may consume the events
+//!   directory and, once a handle has listed them, each objects directory and its fan-out directories. A miss asks
+//!   the kernel one question (a zero-byte `read`: `EAGAIN` if no event is queued) instead of one `stat` per
+//!   directory; events found are drained under a lock and applied to the store's state (the pack-change counter,
+//!   the version of each fan-out directory), never matched to one lookup, because one drain may consume the events
 //!   of writes that later lookups depend on. The ordering argument is in `docs/PROTOCOL.md` ("Change
 //!   detection").
 //!
@@ -88,7 +88,7 @@ impl Watch {
     }
 
     /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after: one
-    /// `ioctl` and one Acquire load of shared memory, no lock, no write.
+    /// system call (a zero-byte `read`) and one Acquire load of shared memory, no lock, no write.
     #[inline]
     pub(super) fn check(&self, token: u64) -> Check {
         match &self.imp {
@@ -333,8 +333,8 @@ impl Inotify {
 
     #[inline]
     pub(super) fn check(&self, token: u64) -> Check {
-        // One system call: how many bytes of events are queued. It takes the queue's lock
-        // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
+        // One system call: is an event queued? It takes the queue's lock (`notification_lock`), which orders it
+        // after every earlier dequeue (see PROTOCOL.md).
         if !self.queue_empty() {
             return Check::Changed;
         }
@@ -376,7 +376,7 @@ impl Inotify {
         }
         // Relaxed: this increment only has to be visible to a reader that finds the queue empty after this
         // drain's read emptied it, and the kernel's queue lock orders it so (taken by this `read` after the
-        // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
+        // increment, and by that reader's zero-byte `read` before its load); the `read` is a system call the
         // compiler cannot move the increment across.
         s.state.fetch_add(DRAINING, Ordering::Relaxed);
         let mut targets = crate::sync::plain::lock(&self.targets);
