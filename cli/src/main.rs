@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use odb_index::{
-    Error, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
+    Error, Handle, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
 };
 use odb_index_gix::Objects;
 
@@ -373,7 +373,9 @@ fn batch_check(
         let objects = objects();
         let mut buf = Vec::new();
         if buffer {
-            // Buffered: answer a batch of lines at a time (`Handle::locate_many`), output in input order.
+            // Buffered: answer a batch of lines at a time (`Handle::locate_many`, one handle for every batch),
+            // output in input order.
+            let mut handle = objects.handle();
             let mut batch = Vec::with_capacity(BATCH);
             loop {
                 next_batch(&mut input, &mut batch).map_err(read)?;
@@ -381,7 +383,8 @@ fn batch_check(
                     break;
                 }
                 buf.clear();
-                let answered = batch_check::answer_lines(&objects, &batch, format, &mut buf);
+                let answered =
+                    batch_check::answer_lines(&objects, &mut handle, &batch, format, &mut buf);
                 out.write_all(&buf).map_err(write)?;
                 if let Err(e) = answered {
                     out.flush().map_err(write)?;
@@ -405,9 +408,15 @@ fn batch_check(
         }
         return out.flush().map_err(write);
     }
-    // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
-    // the answers in input order.
-    let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
+    // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each, kept from
+    // batch to batch), print the answers in input order.
+    let mut handles: Vec<(Objects, Handle)> = (0..threads)
+        .map(|_| {
+            let o = objects();
+            let h = o.handle();
+            (o, h)
+        })
+        .collect();
     loop {
         let mut batch = Vec::with_capacity(BATCH);
         next_batch(&mut input, &mut batch).map_err(read)?;
@@ -419,10 +428,10 @@ fn batch_check(
             let workers: Vec<_> = batch
                 .chunks(chunk)
                 .zip(handles.iter_mut())
-                .map(|(lines, h)| {
+                .map(|(lines, (o, h))| {
                     s.spawn(move || {
                         let mut buf = Vec::new();
-                        let answered = batch_check::answer_lines(h, lines, format, &mut buf);
+                        let answered = batch_check::answer_lines(o, h, lines, format, &mut buf);
                         // On an error the lines after the one that failed are not answered: git dies there.
                         (buf, answered.err())
                     })
@@ -444,8 +453,8 @@ fn batch_check(
             out.flush().map_err(write)?;
         }
         warnings.report(store);
-        for h in &handles {
-            warnings.report_objects(h);
+        for (o, _) in &handles {
+            warnings.report_objects(o);
         }
     }
     out.flush().map_err(write)
