@@ -292,7 +292,8 @@ fn one_line(e: &Error) -> String {
 
 /// The next input line without its terminator (`\n` or `\r\n`), as bytes; `None` at end of input.
 fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<u8>>> {
-    let mut line = Vec::new();
+    // Room for a SHA-256 name and its terminator: one allocation per line, not four as the buffer doubles.
+    let mut line = Vec::with_capacity(80);
     if input.read_until(b'\n', &mut line)? == 0 {
         return Ok(None);
     }
