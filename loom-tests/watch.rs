@@ -1,12 +1,12 @@
 //! The change detector's protocol core under loom (docs/PROTOCOL.md section 8b, "Invariant (for a model)"): the
-//! real `Inotify::check`, `drain`, `fanout_version` and `watch_fanout` (`src/store/watch.rs`) on loom's atomics and
-//! mutex, with the kernel's event queue stood in for by a loom mutex around a queue (`model_queue`, compiled only
-//! under `cfg(all(test, loom))`; the real descriptor is still read, and stays empty here). The writer's "system
-//! call" changes the model's directory and queues its event under that mutex, as the kernel queues the event inside
-//! `rename` under `notification_lock`; the check's zero-byte `read` and a drain's `read` take the same lock.
+//! real `Inotify::check`, `drain`, `fanout_version` and `watch_fanout` (`src/store/watch.rs`) on loom's atomics
+//! and mutex, with the kernel's event queue stood in for by a loom mutex around a queue (`model_queue`, compiled
+//! only under `cfg(all(test, loom))`; the real descriptor is still read, and stays empty here). The writer's
+//! "system call" changes the model's directory and queues its event under that mutex, as the kernel queues
+//! the event inside `rename` under `notification_lock`; `FIONREAD` and `read` take the same lock.
 //!
 //! Not modelled: the kernel itself (that the event is queued before the writer's system call returns, and that
-//! both `read`s take `notification_lock`, is the argument's step 1-2, from the kernel's source); the
+//! `FIONREAD` and `read` take `notification_lock`, is the argument's step 1-2, from the kernel's source); the
 //! handle's use of the answer (`src/store/fanouts.rs`, whose version check the `store_loose_objects_in_every_mode`
 //! model covers on the real file system); pack-directory events (the same word, the same drain).
 

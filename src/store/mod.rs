@@ -160,14 +160,14 @@ impl Store {
         }))
     }
 
-    /// Whether lookups learn of changes to the repository from file system events (inotify: Linux, local file
-    /// systems) rather than by `stat` and probing: then a miss asks the kernel one question (one zero-byte `read`)
-    /// whatever the number of objects directories, and [`LooseMode::Watched`] answers loose objects from listings.
-    /// False on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode other than
-    /// `Watched`, and once events cannot be trusted (a watch limit reached, a pack or objects directory replaced):
-    /// the store then stats and probes, as correct and slower. Each store with events holds one inotify descriptor;
-    /// the kernel limits how many one user has (`fs.inotify.max_user_instances`, often 128), and a store opened
-    /// past the limit uses `stat`.
+    /// Whether lookups learn of changes to the repository from file system events (inotify: Linux, local
+    /// file systems) rather than by `stat` and probing: then a miss asks the kernel one question (one `ioctl`)
+    /// whatever the number of objects directories, and [`LooseMode::Watched`] answers loose objects from
+    /// listings. False on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode
+    /// other than `Watched`, and once events cannot be trusted (a watch limit reached, a pack or objects
+    /// directory replaced): the store then stats and probes, as correct and slower. Each store with events
+    /// holds one inotify descriptor; the kernel limits how many one user has (`fs.inotify.max_user_instances`,
+    /// often 128), and a store opened past the limit uses `stat`.
     ///
     /// ```
     /// # let tmp = tempfile::tempdir()?;

@@ -28,11 +28,11 @@ pub enum LooseMode {
 /// When the store re-reads the pack directories.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RefreshMode {
-    /// After a miss in packs and loose objects, check whether a pack directory changed; if one did, list again and
-    /// search the packs again (git's behaviour). Where change events are available (Linux inotify, on a local file
-    /// system) the check is one zero-byte `read` of the store's inotify descriptor whatever the number of objects
-    /// directories; elsewhere it is one `stat` per pack directory (and a directory whose timestamp was too recent
-    /// to trust when it was listed is listed again).
+    /// After a miss in packs and loose objects, check whether a pack directory changed; if one did, list again
+    /// and search the packs again (git's behaviour). Where change events are available (Linux inotify, on a
+    /// local file system) the check is one `ioctl` on the store's inotify descriptor whatever the number of
+    /// objects directories; elsewhere it is one `stat` per pack directory (and a directory whose timestamp was
+    /// too recent to trust when it was listed is listed again).
     #[default]
     OnMiss,
     /// Never look at the directories again unless [`Store::refresh`](super::Store::refresh) is called. A

@@ -4,10 +4,10 @@
 //! - **stat** (portable, and the fallback): nothing is watched; a miss compares each pack directory's `stat`
 //!   with the one taken when it was listed, and loose objects are probed one `fstatat` per lookup;
 //! - **inotify** (Linux, local file systems): the store's one non-blocking inotify descriptor watches each pack
-//!   directory and, once a handle has listed them, each objects directory and its fan-out directories. A miss asks
-//!   the kernel one question (a zero-byte `read`: `EAGAIN` if no event is queued) instead of one `stat` per
-//!   directory; events found are drained under a lock and applied to the store's state (the pack-change counter,
-//!   the version of each fan-out directory), never matched to one lookup, because one drain may consume the events
+//!   directory and, once a handle has listed them, each objects directory and its fan-out directories. A miss
+//!   asks the kernel one question (`ioctl(FIONREAD)`: are events queued?) instead of one `stat` per directory;
+//!   events found are drained under a lock and applied to the store's state (the pack-change counter, the
+//!   version of each fan-out directory), never matched to one lookup, because one drain may consume the events
 //!   of writes that later lookups depend on. The ordering argument is in `docs/PROTOCOL.md` ("Change
 //!   detection").
 //!
@@ -88,7 +88,7 @@ impl Watch {
     }
 
     /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after: one
-    /// system call (a zero-byte `read`) and one Acquire load of shared memory, no lock, no write.
+    /// `ioctl` and one Acquire load of shared memory, no lock, no write.
     #[inline]
     pub(super) fn check(&self, token: u64) -> Check {
         match &self.imp {
@@ -333,8 +333,8 @@ impl Inotify {
 
     #[inline]
     pub(super) fn check(&self, token: u64) -> Check {
-        // One system call: is an event queued? It takes the queue's lock (`notification_lock`), which orders it
-        // after every earlier dequeue (see PROTOCOL.md).
+        // One system call: how many bytes of events are queued. It takes the queue's lock
+        // (`notification_lock`), which orders it after every earlier dequeue (see PROTOCOL.md).
         if !self.queue_empty() {
             return Check::Changed;
         }
@@ -376,7 +376,7 @@ impl Inotify {
         }
         // Relaxed: this increment only has to be visible to a reader that finds the queue empty after this
         // drain's read emptied it, and the kernel's queue lock orders it so (taken by this `read` after the
-        // increment, and by that reader's zero-byte `read` before its load); the `read` is a system call the
+        // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
         // compiler cannot move the increment across.
         s.state.fetch_add(DRAINING, Ordering::Relaxed);
         let mut targets = crate::sync::plain::lock(&self.targets);
@@ -561,22 +561,20 @@ impl Inotify {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-/// No event is queued: a `read` of zero bytes answered `EAGAIN`. The steady check's one system call.
+/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, through rustix (its
+/// wrapper is an out-of-line call and an error conversion, about 20 instructions a miss; glibc's `ioctl` is no
+/// shorter: variadic arguments and a stack protector). An error is "not empty": the slow path drains and sees
+/// it. rustix's call is opaque to the compiler, so no load or store moves across it (the ordering argument in
+/// PROTOCOL.md needs that).
 ///
-/// `inotify_read` peeks at the first event under the queue's lock (`notification_lock`) and answers `EINVAL`
-/// when it does not fit the buffer, leaving it queued, and `EAGAIN` when the non-blocking queue is empty
-/// (inotify(7): "fails with the error EINVAL" since Linux 2.6.21); `vfs_read` passes a zero count through. So a
-/// zero-byte read consumes nothing, takes the same lock as a drain's `read`, and answers emptiness in its return
-/// value: rustix's `read` is inlined to the `syscall` instruction and one comparison (its `ioctl_fionread` is an
-/// out-of-line call, an error conversion and a load of the result, about 20 instructions a miss more). Anything
-/// but `EAGAIN` (`EINVAL`, an error, a kernel before 2.6.21 answering 0) is "not empty": the slow path drains
-/// and sees it. rustix's system call is an `asm!` block without `nomem`, so no load or store moves across it
-/// (the ordering argument in PROTOCOL.md needs that); the test `zero_byte_read_asks_without_consuming` checks
-/// the kernel's answers.
+/// Not a zero-byte `read`, although rustix inlines that to the `syscall` instruction (it answers `EAGAIN` on an
+/// empty queue and `EINVAL`, consuming nothing, on a non-empty one, under the same lock): the kernel's read path
+/// (`rw_verify_area`, the wait-queue add and remove in `inotify_read`) cost 55 to 200 ns more per call than
+/// `FIONREAD` on this project's machine (`bench/scripts/change-check-syscall-cost.sh`; docs/BENCHMARKS.md,
+/// "Instructions per miss"), far more than the 20 instructions it saves.
 #[inline(always)]
 fn queue_empty(owned: &OwnedFd) -> bool {
-    let nothing: &mut [u8] = &mut [];
-    matches!(rustix::io::read(owned, nothing), Err(Errno::AGAIN))
+    matches!(rustix::io::ioctl_fionread(owned), Ok(0))
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -643,25 +641,17 @@ mod tests {
         assert_ne!(i.drain() & FALLBACK, 0);
     }
 
-    /// The steady check's system call: a zero-byte `read` answers `EAGAIN` on an empty queue and something
-    /// else (`EINVAL`) with an event queued, and consumes nothing: asked twice, it still says "not empty", and
-    /// the drain after it applies the event.
+    /// The steady check's system call asks without consuming: with an event queued it says "not empty" twice,
+    /// and the drain after it applies the event.
     #[test]
-    fn zero_byte_read_asks_without_consuming() {
+    fn queue_check_consumes_nothing() {
         let (_tmp, objects) = objects();
         let i = Inotify::open(std::slice::from_ref(&objects), &mut add_watch).unwrap();
         let t0 = i.drain();
         assert!(queue_empty(&i.fd));
-        let nothing: &mut [u8] = &mut [];
-        assert_eq!(rustix::io::read(&i.fd, nothing), Err(Errno::AGAIN));
         std::fs::write(objects.join("pack/pack-x.idx"), b"").unwrap();
-        let nothing: &mut [u8] = &mut [];
-        assert_eq!(rustix::io::read(&i.fd, nothing), Err(Errno::INVAL));
         assert!(!queue_empty(&i.fd));
-        assert!(
-            !queue_empty(&i.fd),
-            "the first zero-byte read consumed the event"
-        );
+        assert!(!queue_empty(&i.fd), "the first check consumed the event");
         assert_eq!(i.check(t0), Check::Changed);
         let t1 = i.drain();
         assert!(

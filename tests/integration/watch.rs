@@ -241,7 +241,7 @@ fn fanout_directory_replaced_or_created_later_is_seen() {
 }
 
 /// Three objects directories (two alternates): a loose object written into an alternate after it was listed
-/// is found, one zero-byte `read` standing for all three.
+/// is found, one `ioctl` standing for all three.
 #[test]
 fn alternates_are_watched_too() {
     let main = init_repo("sha1", true);
