@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use odb_index::{Handle, HashKind, Location, ObjectId, PrefixLookup};
 use odb_index_gix::{Objects, Place};
@@ -326,14 +327,20 @@ fn status(name: &[u8], what: &[u8], out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
+/// Set by an answer `missing` for a file named like a loose object that is not one: a new entry in the store's
+/// problems that `Warnings::report` prints before the next line is read. Relaxed: only a hint to look; with
+/// threads it is read after the workers are joined (the join orders it).
+pub static LOOSE_PROBLEM: AtomicBool = AtomicBool::new(false);
+
 /// An object that cannot be read: `<name> error <message>` (the batch goes on), except what git dies on.
 fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(), Fatal> {
     if let odb_index_gix::Error::LooseUnknownType { .. } = e {
         return Err(Fatal("invalid object type".into()));
     }
     if e.is_not_a_loose_object() {
-        // git: `missing`, with a warning (the store, opened with `IncompleteMode::Miss`, lists the file).
-        eprintln!("error: {e}");
+        // git: `missing`, with a warning. The store (opened with `IncompleteMode::Miss`) lists the file in its
+        // problems, which the command prints once per file (`Warnings::report`, told here to look now).
+        LOOSE_PROBLEM.store(true, Ordering::Relaxed);
         status(name, b"missing", out);
         return Ok(());
     }

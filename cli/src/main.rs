@@ -20,7 +20,7 @@ const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT] | --batch-command[=FORMAT]]
                         [--batch-all-objects [--unordered]] [--buffer]
                         [--threads N] [--no-refresh] [--no-events] [--loose watched|probe|cached|none]
-                        [--load mmap|read] [--midx-check bounds|pack-index] PATH
+                        [--load mmap|read] [--midx-check bounds|pack-index] [--midx-checksum] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
@@ -45,6 +45,8 @@ local file systems; elsewhere it probes, like probe); --no-refresh never re-read
 --load read reads index files into memory instead of mapping them (for files rewritten in place).
 --midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
+--midx-checksum hashes each multi-pack-index whole when it is loaded and, if its trailing checksum does not
+match, warns and answers from the .idx files (catches random corruption; costs a read of the whole file).
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
 
 /// Why the command stops (exit status 2, or git's 128).
@@ -192,6 +194,9 @@ fn run() -> Result<ExitCode, Failure> {
                 };
                 options = options.midx_check(mode);
             }
+            Long("midx-checksum") if cmd == "batch-check" => {
+                options = options.midx_checksum(true);
+            }
             Value(v) if path.is_none() => path = Some(PathBuf::from(v)),
             Long("help") | Short('h') => {
                 println!("{USAGE}");
@@ -230,6 +235,10 @@ fn run() -> Result<ExitCode, Failure> {
             &mut stdin.lock(),
             &mut out,
             |r| next_line(r),
+            &mut || {
+                warnings.report(&store);
+                warnings.report_objects(&objects);
+            },
         );
         warnings.report(&store);
         warnings.report_objects(&objects);
@@ -311,7 +320,8 @@ fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
-    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves,
+    /// or when a file named like a loose object was found not to be one ([`batch_check::LOOSE_PROBLEM`]).
     seen: Option<(u64, u64)>,
 }
 
@@ -328,7 +338,8 @@ impl Warnings {
 
     fn report(&mut self, store: &Store) {
         let now = (store.metrics().index_loads, store.listing_version());
-        if self.seen == Some(now) {
+        let loose = batch_check::LOOSE_PROBLEM.swap(false, std::sync::atomic::Ordering::Relaxed);
+        if self.seen == Some(now) && !loose {
             return;
         }
         self.seen = Some(now);

@@ -481,8 +481,7 @@ impl Handle {
                     map,
                     slot,
                     store.kind,
-                    store.options.load,
-                    store.options.midx_check,
+                    &store.options,
                     &store.counters.index_loads,
                 )
             },
