@@ -524,6 +524,26 @@ impl Handle {
         Ok(())
     }
 
+    /// Load every index of a listing none of whose files vanished before it was loaded, for prefix lookups and
+    /// iteration (which need every index): while [`should_refresh`](Self::should_refresh) says an index vanished
+    /// since its listing (or a pack directory changed), list the pack directories again and load the new
+    /// listing. A second pass can be needed under maintenance: git may replace a pack of the new listing before
+    /// it is loaded (`repack` renames its `.tmp-<pid>-pack-*` files away). At most [`MAX_RELISTS`] passes, each
+    /// of which needs git to have replaced a pack meanwhile; what still failed to load is then reported by
+    /// [`check_complete`](Self::check_complete). Returns whether it listed again.
+    pub(super) fn load_all_relisted(&mut self) -> Result<bool, Error> {
+        self.load_all();
+        let mut relists = 0;
+        while relists < MAX_RELISTS && self.should_refresh() {
+            self.refresh_after_miss()?;
+            relists += 1;
+            #[cfg(all(test, not(any(loom, shuttle))))]
+            super::relist_tests::after_relist();
+            self.load_all();
+        }
+        Ok(relists > 0)
+    }
+
     /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).
     fn flush_counts(&mut self) {
         let n = std::mem::take(&mut self.snap.filter_answers);
@@ -549,6 +569,9 @@ impl Drop for Handle {
         self.flush_counts();
     }
 }
+
+/// How many times [`Handle::load_all_relisted`] lists the pack directories again in one call.
+const MAX_RELISTS: usize = 8;
 
 /// Where the slow path of a lookup starts: what the steady path has done is not done again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -188,10 +188,7 @@ impl Snapshot {
             }
             SlotRef::Ready(Loaded::Failed { error, midx }) => {
                 if !midx {
-                    self.vanished |= matches!(
-                        &**error,
-                        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound
-                    );
+                    self.vanished |= error.is_vanished();
                     self.failed.push((slot_path(g, slot), Arc::clone(error)));
                 }
                 None

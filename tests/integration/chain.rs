@@ -49,13 +49,7 @@ fn check_all_with(repo: &Path, format: &str, options: Options) -> (u64, Vec<Prob
         assert_eq!(h.locate(&oid(&id)).unwrap(), None);
     }
     // Iteration through the layers agrees with git too.
-    let ours: Vec<String> = h
-        .objects_sorted()
-        .unwrap()
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect();
-    assert_eq!(ours, all_objects(repo));
+    assert_eq!(sorted_ids(&mut h), all_objects(repo));
     (store.metrics().index_loads, store.problems())
 }
 

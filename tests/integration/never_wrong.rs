@@ -11,7 +11,7 @@ use odb_index::{
 };
 use odb_index_testkit::*;
 
-use crate::api_common::{canon, oid, truth};
+use crate::api_common::{canon, oid, sorted_ids, truth};
 
 /// Three commits, each repacked into its own pack (the reproduction).
 fn three_packs() -> tempfile::TempDir {
@@ -105,12 +105,7 @@ fn iteration_after_repack_ad_lists_every_object_as_git() {
         let mut h = store.handle();
         // Listed, not loaded, when the packs vanish.
         git(repo.path(), &["repack", "-adfq"]);
-        let listed: Vec<String> = h
-            .objects_sorted()
-            .unwrap()
-            .iter()
-            .map(|(id, _)| id.to_string())
-            .collect();
+        let listed = sorted_ids(&mut h);
         assert_eq!(listed, all_objects(repo.path()), "{mode:?}");
         let counts = h.count_objects().unwrap();
         assert_eq!(counts.packed as usize, listed.len(), "{mode:?}");
@@ -217,13 +212,7 @@ fn packs_whose_index_is_not_named_pack_star_are_read_as_git() {
     for id in &all {
         assert!(h.locate(&oid(id)).unwrap().is_some(), "{id}");
     }
-    let listed: Vec<String> = h
-        .objects_sorted()
-        .unwrap()
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect();
-    assert_eq!(listed, all);
+    assert_eq!(sorted_ids(&mut h), all);
 }
 
 /// t5313: a pack whose header claims another object count than its `.idx` is not answered from; git says
@@ -333,6 +322,54 @@ fn midx_with_a_malformed_ridx_is_refused_and_every_object_is_found() {
         text.contains("MultiPackIndexNotLoaded") && text.contains("RIDX"),
         "{text}"
     );
+}
+
+/// Found by `cli::maintenance::prefixes_and_batch_all_objects_under_maintenance_as_git`: when git removed the
+/// multi-pack-index between the store's listing and its load, the command warned `multi-pack-index ignored,
+/// using the .idx files: ...: No such file or directory`; git says nothing. A file gone since the listing is
+/// not a problem: every object is found and `problems()` stays empty. (The same between reading the pack
+/// directory and reading the file's pack names: the next test.)
+#[test]
+fn a_multi_pack_index_gone_since_the_listing_is_not_a_problem() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 20, 1, "a");
+    fast_import_blobs(p, 20, 2, "b");
+    git(p, &["multi-pack-index", "write"]);
+    let store = Store::open(p, Options::default()).unwrap();
+    std::fs::remove_file(objects_dir(p).join("pack/multi-pack-index")).unwrap();
+    let mut h = store.handle();
+    for id in all_objects(p) {
+        assert!(h.locate(&oid(&id)).unwrap().is_some(), "{id}");
+    }
+    assert_eq!(
+        store.metrics().index_loads,
+        3,
+        "the multi-pack-index was tried"
+    );
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+}
+
+/// The listing's side of the previous test: a `multi-pack-index` the pack directory names but that cannot be
+/// found when its pack names are read (here a dangling symbolic link; under maintenance, one a gc removed in
+/// between) is as if absent, as git has it (`git cat-file` answers and says nothing).
+#[test]
+fn a_multi_pack_index_named_but_not_found_is_ignored_silently_as_git() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 20, 1, "a");
+    fast_import_blobs(p, 20, 2, "b");
+    std::os::unix::fs::symlink(
+        "/no/such/file",
+        objects_dir(p).join("pack/multi-pack-index"),
+    )
+    .unwrap();
+    let git_says = all_objects(p);
+    let store = Store::open(p, Options::default()).unwrap();
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+    let mut h = store.handle();
+    assert_eq!(sorted_ids(&mut h), git_says);
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
 }
 
 /// What git and the packs' own `.idx` files say of a repository, read while its files are intact: every object

@@ -16,6 +16,7 @@ use odb_index_testkit::{
 
 mod as_git;
 mod git_identity;
+mod maintenance;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 
@@ -25,20 +26,26 @@ const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 /// Run `odb-index` with `args`, feeding `stdin` from another thread (the output may fill its pipe before the
 /// input is all written).
 fn odb<S: AsRef<OsStr>>(args: &[S], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
+    let mut c = Command::new(BIN);
+    c.args(args);
+    run_with_stdin(c, stdin)
+}
+
+/// Run `c` with `stdin` fed from another thread; its output, whatever its status.
+fn run_with_stdin(mut c: Command, stdin: &[u8]) -> Output {
+    let mut child = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start odb-index");
+        .unwrap_or_else(|e| panic!("start {:?}: {e}", c.get_program()));
     let mut si = child.stdin.take().unwrap();
     let input = stdin.to_vec();
     let writer = std::thread::spawn(move || {
         // The command may exit early (an error): its status tells.
         let _ = si.write_all(&input);
     });
-    let out = child.wait_with_output().expect("wait for odb-index");
+    let out = child.wait_with_output().expect("wait for the command");
     writer.join().unwrap();
     out
 }
