@@ -4,7 +4,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use odb_index::{HashKind, Location, ObjectId, PrefixLookup};
+use odb_index::{Handle, HashKind, Location, ObjectId, PrefixLookup};
 use odb_index_gix::{Objects, Place};
 
 use crate::ambiguous;
@@ -121,11 +121,14 @@ impl Format {
 /// Append the answers for `lines` (each without its terminator) to `out`, in order, as [`answer_line`] would;
 /// stops at the first fatal error, as git dies there.
 ///
-/// The full-length ids among them are looked up first, all at once, with [`odb_index::Handle::locate_many`]:
-/// a miss (of an id that no replace ref names) is answered from that (one pass, no call per id), everything
-/// else (hits, prefixes, replaced ids, a lookup that failed) by [`answer_line`].
+/// The full-length ids among them are looked up first, all at once, with [`Handle::locate_many`] on `handle` (a
+/// handle of `objects`' store, kept by the caller from batch to batch: it keeps its snapshot, its miss filter
+/// and its watched fan-out listings, which a new handle per batch would build again): a miss (of an id that no
+/// replace ref names) is answered from that (one pass, no call per id), everything else (hits, prefixes,
+/// replaced ids, a lookup that failed) by [`answer_line`].
 pub fn answer_lines(
     objects: &Objects,
+    handle: &mut Handle,
     lines: &[Vec<u8>],
     format: &Format,
     out: &mut Vec<u8>,
@@ -149,7 +152,7 @@ pub fn answer_lines(
     let mut found = Vec::with_capacity(ids.len());
     // On an error `found` stops short of the id that failed: that line and the ones after it are answered one
     // by one (with the error where there is one).
-    let _ = objects.handle().locate_many(&ids, &mut found);
+    let _ = handle.locate_many(&ids, &mut found);
     for (line, (name, at)) in lines.iter().zip(names) {
         match at.and_then(|i| found.get(i)) {
             Some(None) => status(name, b"missing", out),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use odb_index::{
-    Error, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
+    Error, Handle, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
 };
 use odb_index_gix::Objects;
 
@@ -301,7 +301,8 @@ fn one_line(e: &Error) -> String {
 
 /// The next input line without its terminator (`\n` or `\r\n`), as bytes; `None` at end of input.
 fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<u8>>> {
-    let mut line = Vec::new();
+    // Room for a SHA-256 name and its terminator: one allocation per line, not four as the buffer doubles.
+    let mut line = Vec::with_capacity(80);
     if input.read_until(b'\n', &mut line)? == 0 {
         return Ok(None);
     }
@@ -384,7 +385,9 @@ fn batch_check(
         let objects = objects();
         let mut buf = Vec::new();
         if buffer {
-            // Buffered: answer a batch of lines at a time (`Handle::locate_many`), output in input order.
+            // Buffered: answer a batch of lines at a time (`Handle::locate_many`, one handle for every batch),
+            // output in input order.
+            let mut handle = objects.handle();
             let mut batch = Vec::with_capacity(BATCH);
             loop {
                 next_batch(&mut input, &mut batch).map_err(read)?;
@@ -392,7 +395,8 @@ fn batch_check(
                     break;
                 }
                 buf.clear();
-                let answered = batch_check::answer_lines(&objects, &batch, format, &mut buf);
+                let answered =
+                    batch_check::answer_lines(&objects, &mut handle, &batch, format, &mut buf);
                 out.write_all(&buf).map_err(write)?;
                 if let Err(e) = answered {
                     out.flush().map_err(write)?;
@@ -416,9 +420,15 @@ fn batch_check(
         }
         return out.flush().map_err(write);
     }
-    // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
-    // the answers in input order.
-    let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
+    // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each, kept from
+    // batch to batch), print the answers in input order.
+    let mut handles: Vec<(Objects, Handle)> = (0..threads)
+        .map(|_| {
+            let o = objects();
+            let h = o.handle();
+            (o, h)
+        })
+        .collect();
     loop {
         let mut batch = Vec::with_capacity(BATCH);
         next_batch(&mut input, &mut batch).map_err(read)?;
@@ -430,10 +440,10 @@ fn batch_check(
             let workers: Vec<_> = batch
                 .chunks(chunk)
                 .zip(handles.iter_mut())
-                .map(|(lines, h)| {
+                .map(|(lines, (o, h))| {
                     s.spawn(move || {
                         let mut buf = Vec::new();
-                        let answered = batch_check::answer_lines(h, lines, format, &mut buf);
+                        let answered = batch_check::answer_lines(o, h, lines, format, &mut buf);
                         // On an error the lines after the one that failed are not answered: git dies there.
                         (buf, answered.err())
                     })
@@ -455,8 +465,8 @@ fn batch_check(
             out.flush().map_err(write)?;
         }
         warnings.report(store);
-        for h in &handles {
-            warnings.report_objects(h);
+        for (o, _) in &handles {
+            warnings.report_objects(o);
         }
     }
     out.flush().map_err(write)

@@ -287,24 +287,31 @@ impl Handle {
         if !g.unreadable.is_empty() {
             return Err(Stage::Loose);
         }
-        // The change check is a branch: with events, one `ioctl` stands for every pack directory's `stat` and
-        // every loose probe.
-        let check = if self.watching {
-            g.watch.check(g.watch_token.load(Ordering::Relaxed))
-        } else {
-            Check::Stat
-        };
-        if check == Check::Changed {
-            return Err(Stage::Loose);
+        // The change check is a branch: with events, one system call stands for every pack directory's `stat`
+        // and every loose probe. Quiet (nothing changed since the listing): no refresh, the watched listings
+        // answer for loose objects.
+        if !self.watching {
+            return self.steady_without_events(id);
         }
-        match self.probe_loose(id, check == Check::Quiet, false) {
+        match g.watch.check(g.watch_token.load(Ordering::Relaxed)) {
+            Check::Quiet => self.probe_loose(id, true, false).map_err(|()| Stage::Loose),
+            Check::Changed => Err(Stage::Loose),
+            Check::Stat => self.steady_without_events(id),
+        }
+    }
+
+    /// The end of [`locate_steady`](Self::locate_steady) without events: probe the loose objects, then, under
+    /// [`RefreshMode::OnMiss`], `stat` the pack directories.
+    #[inline(always)]
+    fn steady_without_events(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+        match self.probe_loose(id, false, false) {
             Ok(None) => {}
             Ok(Some(loc)) => return Ok(Some(loc)),
             Err(()) => return Err(Stage::Loose),
         }
-        if self.refresh_on_miss
-            && (self.snap.vanished || (check == Check::Stat && self.pack_dirs_changed()))
-        {
+        // No `snap.vanished` test here: an index that vanished is also in `snap.failed`, which sent the lookup
+        // to the general path (`should_refresh` there reads it).
+        if self.refresh_on_miss && self.pack_dirs_changed() {
             return Err(Stage::Refresh);
         }
         Ok(None)

@@ -42,6 +42,7 @@ pub(super) struct Snapshot {
     /// (see [`LoadedMidx::confirm_miss`]).
     midx_unconfirmed: bool,
     /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
+    /// Set only with an entry in `failed` (`Handle::locate_steady` relies on it: it leaves both to the slow path).
     pub(super) vanished: bool,
     /// Loose directories the current lookup could not probe (cleared when a lookup reaches the loose objects,
     /// filled only on failure): a miss cannot be claimed.
