@@ -545,8 +545,14 @@ impl Handle {
     /// listing. A second pass can be needed under maintenance: git may replace a pack of the new listing before
     /// it is loaded (`repack` renames its `.tmp-<pid>-pack-*` files away). At most [`MAX_RELISTS`] passes, each
     /// of which needs git to have replaced a pack meanwhile; what still failed to load is then reported by
-    /// [`check_complete`](Self::check_complete). Returns whether it listed again.
+    /// [`check_complete`](Self::check_complete).
+    ///
+    /// Returns whether the handle is on another listing than at the call: one this call made, or one another
+    /// thread's refresh had already put in place (the first `load_all` moves to it from a retired map). The
+    /// callers list the packs they have not seen when it is: "not re-listed here" does not mean "no new pack",
+    /// because that other refresh drained the events of the pack git wrote, and its listing's token is current.
     pub(super) fn load_all_relisted(&mut self) -> Result<bool, Error> {
+        let before = sync::Arc::clone(self.view.map());
         self.load_all();
         let mut relists = 0;
         while relists < MAX_RELISTS && self.should_refresh() {
@@ -556,7 +562,7 @@ impl Handle {
             super::relist_tests::after_relist();
             self.load_all();
         }
-        Ok(relists > 0)
+        Ok(!sync::Arc::ptr_eq(&before, self.view.map()))
     }
 
     /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).

@@ -55,6 +55,8 @@ impl Handle {
         if self.packed_objects(&mut seen, &mut f).is_break() {
             return Ok(());
         }
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::after_packs();
         let g = self.generation();
         for (l, &dir_id) in g.loose.iter().zip(g.dir_ids.iter()) {
             for first in 0..=255u8 {
@@ -178,6 +180,8 @@ impl Handle {
             packed: self.packed_count(&mut seen),
             loose: 0,
         };
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::after_packs();
         let g = self.generation();
         for l in g.loose.iter() {
             for first in 0..=255u8 {

@@ -47,6 +47,8 @@ impl Handle {
         if self.packed_with_prefix(prefix, f).is_break() {
             return Ok(loose_failed);
         }
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::after_packs();
         let first = prefix.as_id().first_byte();
         let g = self.generation();
         for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {

@@ -2,12 +2,18 @@
 //! prefix lookup or an iteration had just re-listed before its index was loaded (`repack` renames its
 //! `.tmp-<pid>-pack-*` files away), and the call failed with `Incomplete` naming the vanished file. Made
 //! deterministic here: a hook run right after each re-listing of [`Handle::load_all_relisted`] repacks once.
+//!
+//! Issue 21 again (the same stress test, rarely): another thread's refresh replaced the listing while an
+//! iteration or a prefix lookup listed the loose objects, after git had moved some of them into a new pack; the
+//! last step's `load_all` moved the handle to that listing, whose token was current, so "not re-listed" was
+//! taken for "no new pack" and the new pack's objects were never listed. A hook run after the packed step
+//! (before the loose objects are listed) makes it deterministic.
 
 use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use odb_index_testkit::{all_objects, fast_import_blobs, git, init_repo};
+use odb_index_testkit::{all_objects, fast_import_blobs, git, git_stdin, init_repo};
 
 use super::*;
 use crate::prefix::Prefix;
@@ -18,9 +24,21 @@ thread_local! {
     static AFTER_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
 }
 
+thread_local! {
+    /// Run once, after the next packed step of an iteration or a prefix lookup on this thread.
+    static AFTER_PACKS: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+}
+
 /// Called by [`Handle::load_all_relisted`] after each re-listing, before the new listing is loaded.
 pub(super) fn after_relist() {
     if let Some(f) = AFTER_RELIST.with(|h| h.borrow_mut().take()) {
+        f();
+    }
+}
+
+/// Called by the iterations and prefix lookups after their packed step, before they list the loose objects.
+pub(super) fn after_packs() {
+    if let Some(f) = AFTER_PACKS.with(|h| h.borrow_mut().take()) {
         f();
     }
 }
@@ -89,4 +107,90 @@ fn prefix_is_found_when_a_relisted_pack_vanishes_before_it_is_loaded() {
         PrefixLookup::Unique(x.parse().unwrap())
     );
     assert!(AFTER_RELIST.with(|h| h.borrow().is_none()), "the hook ran");
+}
+
+/// A pack and `LOOSE` loose blobs; a handle settled on that listing. The hook, run after the handle's packed
+/// step: git packs the loose blobs into a new pack and removes them (as `repack -d` does), then
+/// another caller's refresh (here `Store::refresh`; in the stress test another thread's miss) replaces the
+/// listing, draining the pack directory's events. Returns the handle and the loose blobs' ids.
+fn loose_objects_packed_and_relisted_by_another(
+    repo: &Path,
+    store: &Arc<Store>,
+) -> (Handle, Vec<String>) {
+    fast_import_blobs(repo, 30, 1, "a");
+    let loose: Vec<String> = (0..LOOSE)
+        .map(|i| {
+            let blob = format!("loose blob {i}\n");
+            git_stdin(repo, &["hash-object", "-w", "--stdin"], blob.as_bytes())
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    store.refresh().unwrap();
+    let mut h = store.handle();
+    h.load_indices();
+    let (repo, store, ids) = (repo.to_path_buf(), Arc::clone(store), loose.join("\n"));
+    AFTER_PACKS.with(|hook| {
+        *hook.borrow_mut() = Some(Box::new(move || {
+            // What `repack -d` does with loose objects (the blobs are unreachable: `repack` would skip them).
+            git_stdin(&repo, &["pack-objects", "-q", "objects/pack/pack"], ids.as_bytes());
+            git(&repo, &["prune-packed"]);
+            assert!(store.refresh().unwrap(), "the refresh found the new pack");
+        }))
+    });
+    (h, loose)
+}
+
+/// How many loose blobs [`loose_objects_packed_and_relisted_by_another`] writes.
+const LOOSE: usize = 4;
+
+#[test]
+fn iteration_lists_objects_packed_while_loose_were_listed_under_a_listing_another_refresh_made() {
+    for what in ["objects_sorted", "for_each_object", "count_objects"] {
+        let repo = init_repo("sha1", true);
+        let p = repo.path();
+        let store = Store::open(p, Options::default()).unwrap();
+        let (mut h, _) = loose_objects_packed_and_relisted_by_another(p, &store);
+        let listed: Vec<String> = match what {
+            "objects_sorted" => h.objects_sorted().unwrap(),
+            "for_each_object" => {
+                let mut all = Vec::new();
+                h.for_each_object(|id, loc| {
+                    all.push((*id, loc));
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+                all.sort_by_key(|e| e.0);
+                all.dedup_by_key(|e| e.0);
+                all
+            }
+            _ => {
+                let counts = h.count_objects().unwrap();
+                assert!(AFTER_PACKS.with(|h| h.borrow().is_none()), "the hook ran");
+                assert_eq!(counts.loose, 0, "the loose blobs were removed first");
+                assert_eq!(counts.total() as usize, all_objects(p).len(), "{what}");
+                continue;
+            }
+        }
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect();
+        assert!(AFTER_PACKS.with(|h| h.borrow().is_none()), "the hook ran");
+        assert_eq!(listed, all_objects(p), "{what}");
+    }
+}
+
+#[test]
+fn prefix_of_an_object_packed_while_loose_were_listed_under_a_listing_another_refresh_made() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let store = Store::open(p, Options::default()).unwrap();
+    let (mut h, loose) = loose_objects_packed_and_relisted_by_another(p, &store);
+    let x = &loose[0];
+    let prefix = Prefix::from_hex(&x[..12], HashKind::Sha1).unwrap();
+    assert_eq!(
+        h.lookup_prefix(&prefix).unwrap(),
+        PrefixLookup::Unique(x.parse().unwrap())
+    );
+    assert!(AFTER_PACKS.with(|h| h.borrow().is_none()), "the hook ran");
 }
