@@ -39,7 +39,8 @@ impl Handle {
     /// Loads every index file first, and lists the pack directories again as [`locate`](Self::locate) does on a
     /// miss: before the first call of `f` if an index vanished or a pack directory changed since the listing
     /// (again while an index of the new listing vanished before it was loaded, a few times at most), and after
-    /// the loose objects if one changed meanwhile (then the entries of packs not seen before follow).
+    /// the loose objects if one changed meanwhile or another thread's refresh replaced the listing (then the
+    /// entries of packs not seen before follow).
     /// Errors: I/O errors listing loose directories; [`Error::Incomplete`] (under
     /// [`IncompleteMode::Error`](super::IncompleteMode::Error), before any call of `f`) if an index could not be
     /// loaded.

@@ -27,8 +27,8 @@ impl Handle {
     /// Call `f` with the id of every entry, in every source, that starts with `prefix` (an object stored twice
     /// comes twice, and once more if a refresh finds it again) until it breaks. `locate`'s order: the packs (every
     /// index loaded first), the loose objects, then, if a pack directory changed or an index vanished
-    /// ([`should_refresh`](Handle::should_refresh)), the packs of the new listing
-    /// ([`load_all_relisted`](Handle::load_all_relisted)). Loose fan-out directories
+    /// ([`should_refresh`](Handle::should_refresh)) or another thread's refresh replaced the listing, the packs
+    /// of the new listing ([`load_all_relisted`](Handle::load_all_relisted)). Loose fan-out directories
     /// that cannot be read are skipped and returned (as `locate` skips a loose directory it cannot probe).
     fn each_with_prefix(
         &mut self,

@@ -133,7 +133,11 @@ fn loose_objects_packed_and_relisted_by_another(
     AFTER_PACKS.with(|hook| {
         *hook.borrow_mut() = Some(Box::new(move || {
             // What `repack -d` does with loose objects (the blobs are unreachable: `repack` would skip them).
-            git_stdin(&repo, &["pack-objects", "-q", "objects/pack/pack"], ids.as_bytes());
+            git_stdin(
+                &repo,
+                &["pack-objects", "-q", "objects/pack/pack"],
+                ids.as_bytes(),
+            );
             git(&repo, &["prune-packed"]);
             assert!(store.refresh().unwrap(), "the refresh found the new pack");
         }))
