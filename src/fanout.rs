@@ -68,6 +68,53 @@ pub(crate) fn check_bucket(
     start: usize,
     end: usize,
 ) -> Result<(), BucketFault> {
+    if in_order(ids, first, start, end) {
+        return Ok(());
+    }
+    first_fault(ids, first, start, end)
+}
+
+/// [`check_bucket`]'s answer without the position, on the path of a file in order: one 8-byte compare per id
+/// (the ids strictly increasing and the first and last of the bucket's byte put every id in the bucket).
+fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
+    let (stride, len) = (ids.stride, ids.len);
+    if start < end {
+        let region = (end - 1).checked_mul(stride).and_then(|last| {
+            ids.bytes
+                .get(start.checked_mul(stride)?..last.checked_add(len)?)
+        });
+        let Some(region) = region.filter(|_| end <= ids.count as usize) else {
+            return false;
+        };
+        // Each chunk starts with an id (`len` bytes; v1 entries carry the next offset after it).
+        let mut chunks = region.chunks(stride);
+        let Some(mut prev) = chunks.next() else {
+            return false;
+        };
+        let mut prev_head = head(prev);
+        if (prev_head >> 56) as u8 != first {
+            return false;
+        }
+        for c in chunks {
+            let h = head(c);
+            if h <= prev_head && (h < prev_head || c.get(8..len) <= prev.get(8..len)) {
+                return false;
+            }
+            (prev_head, prev) = (h, c);
+        }
+        if (prev_head >> 56) as u8 != first {
+            return false;
+        }
+    }
+    [start.checked_sub(1), Some(end)]
+        .into_iter()
+        .flatten()
+        .all(|i| ids.get(i).is_none_or(|id| id.first() != Some(&first)))
+}
+
+/// The first position that breaks [`check_bucket`]'s rule (`Ok` if none: then [`in_order`] said no only for
+/// an id outside the file, which opening rules out).
+fn first_fault(ids: Ids<'_>, first: u8, start: usize, end: usize) -> Result<(), BucketFault> {
     let mut prev: Option<(u64, &[u8])> = None;
     for i in start..end {
         // Both files checked at open that they hold as many ids as their fan-out counts.
@@ -231,63 +278,49 @@ impl BucketState {
     }
 }
 
-/// Bucket order checked while something reads every id of a file in order anyway (the store's miss filter): one
-/// compare with the previous id per id. [`finish`](Self::finish) marks every bucket found in order.
-pub(crate) struct OrderPass<'a> {
-    /// Bucket of the last position seen.
-    bucket: usize,
-    prev_head: u64,
-    prev: &'a [u8],
-    /// Buckets found out of order (or holding a misplaced id): left to [`check_bucket`] on a miss.
-    faulty: [u64; 4],
-    seen: u32,
-}
-
-impl<'a> OrderPass<'a> {
-    pub(crate) fn new() -> Self {
-        OrderPass {
-            bucket: 0,
-            prev_head: 0,
-            prev: &[],
-            faulty: [0; 4],
-            seen: 0,
-        }
-    }
-
-    fn fault(&mut self, b: usize) {
-        self.faulty[b >> 6] |= 1 << (b & 63);
-    }
-
-    /// The id at the next position, where `fanout(b)` is the end of bucket `b`.
-    #[inline(always)]
-    pub(crate) fn see(&mut self, id: &'a [u8], fanout: impl Fn(u8) -> u32) {
-        let i = self.seen;
-        self.seen += 1;
-        while self.bucket < 255 && fanout(self.bucket as u8) <= i {
-            self.bucket += 1;
-        }
-        let h = head(id);
-        let b = (h >> 56) as usize;
-        if b != self.bucket {
-            // Misplaced: its own bucket's search cannot reach it, and the bucket it sits in is not in order.
-            self.fault(b);
-            self.fault(self.bucket);
-        } else if i > 0 && !less(self.prev_head, self.prev, h, id) {
-            self.fault(b);
-        }
-        self.prev_head = h;
-        self.prev = id;
-    }
-
-    /// After every one of the file's `count` ids was seen: mark the buckets found in order in `state`.
-    pub(crate) fn finish(self, count: u32, state: &BucketState) {
-        if self.seen != count {
-            return;
-        }
-        for b in 0..=255u8 {
-            if self.faulty[usize::from(b >> 6)] & (1 << (b & 63)) == 0 && !state.in_order(b) {
-                state.mark(b, true);
+/// Call `f` with every id of `ids` in file order (`fanout(b)` is the end of bucket `b`), checking the buckets'
+/// order on the way (one compare per id, for a caller that reads every id anyway: the store's miss filter);
+/// then mark every bucket found in order in `state`, as a miss there would after [`check_bucket`]. A bucket out
+/// of order, or holding an id of another bucket, or whose id sits in another, is left for [`check_bucket`].
+pub(crate) fn for_each_checking_order(
+    ids: Ids<'_>,
+    fanout: impl Fn(u8) -> u32,
+    state: &BucketState,
+    mut f: impl FnMut(&[u8]),
+) {
+    let mut faulty = [0u64; 4];
+    let mut fault = |b: usize| faulty[b >> 6] |= 1 << (b & 63);
+    let (mut prev_head, mut prev) = (0u64, &[][..]);
+    let mut start = 0usize;
+    let mut complete = true;
+    for b in 0..=255u8 {
+        let end = fanout(b) as usize;
+        for i in start..end {
+            let Some(id) = ids.get(i) else {
+                // Not reached (both files checked their layout at open); then mark nothing.
+                complete = false;
+                continue;
+            };
+            f(id);
+            let h = head(id);
+            let first = (h >> 56) as usize;
+            if first != usize::from(b) {
+                // Its own bucket's search cannot reach it, and the bucket it sits in is not in order.
+                fault(first);
+                fault(usize::from(b));
+            } else if i > start && !less(prev_head, prev, h, id) {
+                fault(first);
             }
+            (prev_head, prev) = (h, id);
+        }
+        start = end;
+    }
+    if !complete {
+        return;
+    }
+    for b in 0..=255u8 {
+        if faulty[usize::from(b >> 6)] & (1 << (b & 63)) == 0 && !state.in_order(b) {
+            state.mark(b, true);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! lists.
 
 use super::{Found, IdxProblem, PackIndex};
-use crate::fanout::{self, BucketFault, Confirmed, Ids, OrderPass};
+use crate::fanout::{self, BucketFault, Confirmed, Ids};
 
 impl PackIndex {
     /// The ids as [`fanout`] reads them.
@@ -95,30 +95,15 @@ impl PackIndex {
             .collect()
     }
 
-    /// Every id in file order, checking the buckets' order on the way (one compare per id): once the iterator
-    /// is exhausted, every bucket found in order is marked so, as [`confirm_miss`](Self::confirm_miss) would
-    /// after checking it. For a caller that reads every id anyway (the store's miss filter).
-    pub(crate) fn ids_checking_order(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        let ids = self.fanout_ids();
-        let mut pass = Some(OrderPass::new());
-        let mut i = 0u32;
-        std::iter::from_fn(move || {
-            while i < self.count {
-                let at = i;
-                i += 1;
-                if let Some(id) = ids.get(at as usize) {
-                    if let Some(p) = &mut pass {
-                        p.see(id, |b| self.fanout[usize::from(b) + 1]);
-                    }
-                    return Some(id);
-                }
-                // Not reached (`parse` checked the layout); the pass is then incomplete: mark nothing.
-                pass = None;
-            }
-            if let Some(p) = pass.take() {
-                p.finish(self.count, &self.buckets);
-            }
-            None
-        })
+    /// Call `f` with every id in file order, checking the buckets' order on the way (one compare per id) and
+    /// marking those found in order, as [`confirm_miss`](Self::confirm_miss) would after checking them
+    /// ([`fanout::for_each_checking_order`]). For a caller that reads every id anyway (the store's miss filter).
+    pub(crate) fn for_each_id_checking_order(&self, f: impl FnMut(&[u8])) {
+        fanout::for_each_checking_order(
+            self.fanout_ids(),
+            |b| self.fanout[usize::from(b) + 1],
+            &self.buckets,
+            f,
+        );
     }
 }

@@ -66,10 +66,10 @@ impl MissFilter {
         let capacity = usize::try_from(total).unwrap_or(usize::MAX);
         // Reading every id anyway, the pass also checks each fan-out bucket's order (one compare per id) and
         // marks the buckets found in order: a miss there is then certain without checking the bucket again.
-        let bits = SplitBlockBloom::from_ids(
-            capacity,
-            packs.iter().flat_map(|(_, idx)| idx.ids_checking_order()),
-        );
+        let mut bits = SplitBlockBloom::from_ids(capacity, []);
+        for (_, idx) in packs {
+            idx.for_each_id_checking_order(|id| bits.insert(id));
+        }
         let mut covered: Vec<PackId> = packs.iter().map(|(id, _)| *id).collect();
         covered.sort_unstable();
         covered.dedup();
