@@ -411,6 +411,18 @@ fn idx_with_two_entries_swapped_gives_no_false_missing() {
             .collect();
         for (what, k) in cases {
             replace_by_rename(idx, &idx_with_entries_swapped(&good, kind, k));
+            // git as control (printed, not asserted: its answer is not the bar): its search misses here.
+            let input: String = truth.iter().map(|(id, _)| format!("{id}\n")).collect();
+            let git_says = git_stdin(
+                repo.path(),
+                &["cat-file", "--batch-check"],
+                input.as_bytes(),
+            );
+            eprintln!(
+                "{format} {what} {k}: git answers {} of {} objects missing",
+                git_says.matches("missing").count(),
+                truth.len()
+            );
             for miss_filter in [MissFilterMode::Eager, MissFilterMode::Off] {
                 let options = Options::default().miss_filter(miss_filter);
                 let store = Store::open(repo.path(), options).unwrap();
