@@ -1008,3 +1008,16 @@ fn watch_lookup_after_a_write_sees_it() {
     let objects = tmp.path().to_path_buf();
     builder().check(move || crate::store::watch_model::lookup_after_a_write_sees_it(&objects));
 }
+
+/// The same invariant for a pack: a new `.idx` renamed into `pack/` while another handle drains its event. The
+/// lookup's check must not answer `Quiet` for the listing made before it, and its drain's pack count must differ
+/// from that listing's token (so the miss refreshes). The one model where only the state word's pack count
+/// carries the change.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn watch_lookup_after_a_pack_write_sees_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder().check(move || crate::store::watch_model::lookup_after_a_pack_write_sees_it(&objects));
+}

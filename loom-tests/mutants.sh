@@ -107,6 +107,7 @@ drain-release-relaxed ~~ src/store/watch.rs ~~ s.state.fetch_sub(DRAINING, Order
 check-relaxed ~~ src/store/watch.rs ~~ let w = self.shared.state.load(Ordering::Acquire); ~~ let w = self.shared.state.load(Ordering::Relaxed);
 draining-never-set ~~ src/store/watch.rs ~~ s.state.fetch_add(DRAINING, Ordering::Relaxed); ~~ s.state.fetch_add(0, Ordering::Relaxed); ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(0, Ordering::Release);
 check-ignores-draining ~~ src/store/watch.rs ~~ if w == token { ~~ if w & !DRAINING == token {
+check-ignores-pack-count ~~ src/store/watch.rs ~~ if w == token { ~~ if w & (DRAINING | FALLBACK) == 0 {
 fanout-version-not-bumped ~~ src/store/watch.rs ~~ s.bump(dir, b); ~~ let _ = (dir, b);
 LIST
 )

@@ -8,7 +8,11 @@
 //! Not modelled: the kernel itself (that the event is queued before the writer's system call returns, and that
 //! `FIONREAD` and `read` take `notification_lock`, is the argument's step 1-2, from the kernel's source); the
 //! handle's use of the answer (`src/store/fanouts.rs`, whose version check the `store_loose_objects_in_every_mode`
-//! model covers on the real file system); pack-directory events (the same word, the same drain).
+//! model covers on the real file system); the refresh that follows a pack change (`Handle::packs_changed`, then
+//! `Store::refresh`: drain, take the new token, list), which the integration test
+//! `watch::object_written_by_another_process_before_the_signal_is_found` runs on the real file system with a
+//! pack's `.idx` renamed into place (one handle there: its own drain finds the event, so only these models see
+//! an event another handle drained).
 
 use std::path::Path;
 
@@ -66,6 +70,47 @@ pub fn lookup_after_a_write_sees_it(objects: &Path) {
             "version not bumped by X's event"
         );
     }
+    assert!(*dir.lock().unwrap());
+    drainer.join().unwrap();
+}
+
+/// One execution: a handle's listing was made after a drain (its token); a writer renames a new pack's `.idx`
+/// into `pack/` (the event that makes the store list the pack directory again), and another handle's slow path
+/// drains concurrently, consuming that event. After the writer's call returned, a lookup's steady check must not
+/// answer `Quiet` for the old token: once the event is drained, only the state word's pack count says the pack
+/// directory changed (no fan-out version moves for a pack). What would go wrong: a check that compares the word's
+/// drain and fallback bits but not the count answers `Quiet`, and the miss never refreshes: the new pack's
+/// objects are reported missing for as long as nothing else changes.
+pub fn lookup_after_a_pack_write_sees_it(objects: &Path) {
+    let w = Arc::new(Inotify::for_model(objects));
+    let token = w.drain();
+    let wd = *crate::sync::plain::lock(&w.targets)
+        .iter()
+        .find(|(_, t)| matches!(t, super::Target::PackDir))
+        .unwrap()
+        .0;
+    // The model's `pack/`: whether the new `.idx` is in it.
+    let dir = Arc::new(Mutex::new(false));
+    let (w1, d1) = (Arc::clone(&w), Arc::clone(&dir));
+    let writer = thread::spawn(move || {
+        w1.model_event(
+            (wd, ReadFlags::MOVED_TO, Some(b"pack-1.idx".to_vec())),
+            || *d1.lock().unwrap() = true,
+        );
+    });
+    let w2 = Arc::clone(&w);
+    let drainer = thread::spawn(move || {
+        w2.drain();
+    });
+    writer.join().unwrap();
+    // The lookup begins after the write returned: the listing of `token` lacks the pack.
+    assert_ne!(
+        w.check(token),
+        Check::Quiet,
+        "Quiet for a listing made before a pack was added"
+    );
+    // The slow path's refresh check (`Handle::packs_changed`): its drain's count differs from the token.
+    assert_ne!(w.drain(), token, "pack count not moved by the .idx's event");
     assert!(*dir.lock().unwrap());
     drainer.join().unwrap();
 }

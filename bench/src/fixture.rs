@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use odb_index::idx::write::{Entry, write_idx};
+use odb_index::midx::write::{PackEntries, write_midx};
 use odb_index::{HashKind, ObjectId};
 use odb_index_testkit::try_git;
 
@@ -281,7 +282,34 @@ pub fn many_packs(dir: &Path, packs: usize, per_pack: usize) -> Result<(PathBuf,
 /// An objects directory holding one SHA-1 index of `n` random ids (written with `write_idx`) and a sparse stub
 /// `.pack` beside it. Returns the objects directory and the ids.
 pub fn big_index(dir: &Path, n: usize, rng: &mut Rng) -> Result<(PathBuf, Vec<ObjectId>), String> {
-    let objects = dir.join("big/objects");
+    big_index_in(&dir.join("big/objects"), n, rng).map(|(objects, ids, _)| (objects, ids))
+}
+
+/// The same as [`big_index`] in `dir/big-midx/objects`, with a multi-pack-index over the pack (written by
+/// [`write_midx`]: header, `PNAM`, `OIDF`, `OIDL`, `OOFF`, trailer; about 28 bytes per object): for
+/// `--open-first-miss [--midx-checksum]`, which times opening it with and without
+/// `Options::midx_checksum`.
+pub fn big_midx(dir: &Path, n: usize, rng: &mut Rng) -> Result<PathBuf, String> {
+    let (objects, ids, name) = big_index_in(&dir.join("big-midx/objects"), n, rng)?;
+    let entries = ids
+        .into_iter()
+        .enumerate()
+        .map(|(i, id)| (id, 12 + 100 * i as u64))
+        .collect();
+    let bytes = write_midx(1, HashKind::Sha1, &[PackEntries { name, entries }])
+        .map_err(|e| e.to_string())?;
+    let path = objects.join("pack/multi-pack-index");
+    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(objects)
+}
+
+/// [`big_index`] in `objects`; also returns the `.idx` file's name.
+fn big_index_in(
+    objects: &Path,
+    n: usize,
+    rng: &mut Rng,
+) -> Result<(PathBuf, Vec<ObjectId>, String), String> {
+    let objects = objects.to_path_buf();
     let pack_dir = objects.join("pack");
     std::fs::create_dir_all(&pack_dir).map_err(|e| format!("{}: {e}", pack_dir.display()))?;
     let mut entries = Vec::with_capacity(n);
@@ -305,5 +333,6 @@ pub fn big_index(dir: &Path, n: usize, rng: &mut Rng) -> Result<(PathBuf, Vec<Ob
         offset + 20,
         checksum.as_bytes(),
     )?;
-    Ok((objects, entries.into_iter().map(|e| e.id).collect()))
+    let name = format!("pack-{checksum}.idx");
+    Ok((objects, entries.into_iter().map(|e| e.id).collect(), name))
 }

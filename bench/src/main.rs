@@ -65,14 +65,16 @@ pub struct Args {
     /// Hidden: run only N hits of one arm (for callgrind).
     pub only_hit_loop: Option<usize>,
     pub arm: Option<Kind>,
-    /// Hidden: build the one-pack fixture, the 1M-object index and the sparse 2^31-object index in this
-    /// directory and print their objects directories.
+    /// Hidden: build the one-pack fixture, the 1M-object index, the sparse 2^31-object index and the 1M-object
+    /// index under a multi-pack-index in this directory and print their objects directories.
     pub make_fixture: Option<PathBuf>,
     /// Hidden: open a store on this objects directory, miss once, print ns and peak RSS (KiB).
     pub open_first_miss: Option<PathBuf>,
     /// Hidden: open a store on this objects directory with the miss filter built at the first settled miss, miss a few times,
     /// print the store's filter build time (ns) and its ids.
     pub store_filter_build: Option<PathBuf>,
+    /// Hidden: `--open-first-miss` opens the store with `Options::midx_checksum(true)`.
+    pub midx_checksum: bool,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -89,12 +91,14 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         make_fixture: None,
         open_first_miss: None,
         store_filter_build: None,
+        midx_checksum: false,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Long("help") | Short('h') => return Ok(None),
             Long("json") => a.json = true,
             Long("quick") => a.quick = true,
+            Long("midx-checksum") => a.midx_checksum = true,
             Long("svg") => a.svg = Some(parser.value().map_err(|e| e.to_string())?.into()),
             Long("only-miss-loop") => {
                 let v = parser.value().map_err(|e| e.to_string())?;
@@ -139,7 +143,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
 /// Run the benchmark.
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(objects) = &args.open_first_miss {
-        return scenarios::open_first_miss(objects).map(|()| ExitCode::SUCCESS);
+        return scenarios::open_first_miss(objects, args.midx_checksum).map(|()| ExitCode::SUCCESS);
     }
     if let Some(objects) = &args.store_filter_build {
         return scenarios::store_filter_build(objects).map(|()| ExitCode::SUCCESS);
@@ -152,6 +156,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         let (big, _) = fixture::big_index(dir, 1_000_000, &mut Rng::new(5))?;
         println!("{}", big.display());
         println!("{}", fixture::sparse_index(dir, 1 << 31)?.display());
+        // The same 1 000 000 objects under a multi-pack-index, for `--open-first-miss [--midx-checksum]`.
+        println!(
+            "{}",
+            fixture::big_midx(dir, 1_000_000, &mut Rng::new(5))?.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let _tmp;

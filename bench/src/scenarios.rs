@@ -744,11 +744,13 @@ fn sparse_open(dir: &Path, objects: u64, runs: usize) -> Result<Vec<Row>, String
 }
 
 /// The hidden `--open-first-miss OBJECTS` mode: open a store, look up one absent id, print the nanoseconds it
-/// took and the process's peak resident set size in KiB (`VmHWM`, Linux).
-pub fn open_first_miss(objects: &Path) -> Result<(), String> {
+/// took and the process's peak resident set size in KiB (`VmHWM`, Linux). With `midx_checksum` (`--midx-checksum`)
+/// the store is opened with `Options::midx_checksum(true)`, so a multi-pack-index is hashed whole when it loads.
+pub fn open_first_miss(objects: &Path, midx_checksum: bool) -> Result<(), String> {
     let id = absent(1, 1).oids[0];
     let t = Instant::now();
-    let store = Store::open(objects, odb_options(Kind::OdbNone)).map_err(|e| e.to_string())?;
+    let options = odb_options(Kind::OdbNone).midx_checksum(midx_checksum);
+    let store = Store::open(objects, options).map_err(|e| e.to_string())?;
     let found = store.handle().contains(&id).map_err(|e| e.to_string())?;
     let dt = t.elapsed();
     if found {

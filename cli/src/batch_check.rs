@@ -2,8 +2,9 @@
 
 use std::io::Write;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use odb_index::{HashKind, Location, ObjectId, PrefixLookup};
+use odb_index::{Handle, HashKind, Location, ObjectId, PrefixLookup};
 use odb_index_gix::{Objects, Place};
 
 use crate::ambiguous;
@@ -120,11 +121,14 @@ impl Format {
 /// Append the answers for `lines` (each without its terminator) to `out`, in order, as [`answer_line`] would;
 /// stops at the first fatal error, as git dies there.
 ///
-/// The full-length ids among them are looked up first, all at once, with [`odb_index::Handle::locate_many`]:
-/// a miss (of an id that no replace ref names) is answered from that (one pass, no call per id), everything
-/// else (hits, prefixes, replaced ids, a lookup that failed) by [`answer_line`].
+/// The full-length ids among them are looked up first, all at once, with [`Handle::locate_many`] on `handle` (a
+/// handle of `objects`' store, kept by the caller from batch to batch: it keeps its snapshot, its miss filter
+/// and its watched fan-out listings, which a new handle per batch would build again): a miss (of an id that no
+/// replace ref names) is answered from that (one pass, no call per id), everything else (hits, prefixes,
+/// replaced ids, a lookup that failed) by [`answer_line`].
 pub fn answer_lines(
     objects: &Objects,
+    handle: &mut Handle,
     lines: &[Vec<u8>],
     format: &Format,
     out: &mut Vec<u8>,
@@ -148,7 +152,7 @@ pub fn answer_lines(
     let mut found = Vec::with_capacity(ids.len());
     // On an error `found` stops short of the id that failed: that line and the ones after it are answered one
     // by one (with the error where there is one).
-    let _ = objects.handle().locate_many(&ids, &mut found);
+    let _ = handle.locate_many(&ids, &mut found);
     for (line, (name, at)) in lines.iter().zip(names) {
         match at.and_then(|i| found.get(i)) {
             Some(None) => status(name, b"missing", out),
@@ -323,14 +327,20 @@ fn status(name: &[u8], what: &[u8], out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
+/// Set by an answer `missing` for a file named like a loose object that is not one: a new entry in the store's
+/// problems that `Warnings::report` prints before the next line is read. Relaxed: only a hint to look; with
+/// threads it is read after the workers are joined (the join orders it).
+pub static LOOSE_PROBLEM: AtomicBool = AtomicBool::new(false);
+
 /// An object that cannot be read: `<name> error <message>` (the batch goes on), except what git dies on.
 fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(), Fatal> {
     if let odb_index_gix::Error::LooseUnknownType { .. } = e {
         return Err(Fatal("invalid object type".into()));
     }
     if e.is_not_a_loose_object() {
-        // git: `missing`, with a warning (the store, opened with `IncompleteMode::Miss`, lists the file).
-        eprintln!("error: {e}");
+        // git: `missing`, with a warning. The store (opened with `IncompleteMode::Miss`) lists the file in its
+        // problems, which the command prints once per file (`Warnings::report`, told here to look now).
+        LOOSE_PROBLEM.store(true, Ordering::Relaxed);
         status(name, b"missing", out);
         return Ok(());
     }

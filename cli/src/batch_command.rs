@@ -20,7 +20,8 @@ pub enum Stop {
     Fatal(Fatal),
 }
 
-/// Run the commands on `input`, answering to `out` with `format` (`info`) and its `--batch` twin (`contents`).
+/// Run the commands on `input`, answering to `out` with `format` (`info`) and its `--batch` twin (`contents`);
+/// `answered` runs after each flush of answers (the command's warnings).
 pub fn run(
     objects: &Objects,
     format: &Format,
@@ -28,6 +29,7 @@ pub fn run(
     input: &mut dyn BufRead,
     out: &mut dyn Write,
     next_line: impl Fn(&mut dyn BufRead) -> std::io::Result<Option<Vec<u8>>>,
+    answered: &mut dyn FnMut(),
 ) -> Result<(), Stop> {
     let (info, contents) = format.for_commands();
     let mut queued: Vec<(bool, Vec<u8>)> = Vec::new();
@@ -44,7 +46,9 @@ pub fn run(
                     Stop::Fatal(e)
                 })?;
             }
-            out.flush().map_err(Stop::Output)
+            out.flush().map_err(Stop::Output)?;
+            answered();
+            Ok(())
         };
     while let Some(line) = next_line(input).map_err(Stop::Input)? {
         let die = |msg: String| Err(Stop::Fatal(Fatal(msg)));

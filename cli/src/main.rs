@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use odb_index::{
-    Error, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
+    Error, Handle, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
 };
 use odb_index_gix::Objects;
 
@@ -20,7 +20,7 @@ const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT] | --batch-command[=FORMAT]]
                         [--batch-all-objects [--unordered]] [--buffer]
                         [--threads N] [--no-refresh] [--no-events] [--loose watched|probe|cached|none]
-                        [--load mmap|read] [--midx-check bounds|pack-index] PATH
+                        [--load mmap|read] [--midx-check bounds|pack-index] [--midx-checksum] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
@@ -45,6 +45,8 @@ local file systems; elsewhere it probes, like probe); --no-refresh never re-read
 --load read reads index files into memory instead of mapping them (for files rewritten in place).
 --midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
+--midx-checksum hashes each multi-pack-index whole when it is loaded and, if its trailing checksum does not
+match, warns and answers from the .idx files (catches random corruption; costs a read of the whole file).
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
 
 /// Why the command stops (exit status 2, or git's 128).
@@ -192,6 +194,9 @@ fn run() -> Result<ExitCode, Failure> {
                 };
                 options = options.midx_check(mode);
             }
+            Long("midx-checksum") if cmd == "batch-check" => {
+                options = options.midx_checksum(true);
+            }
             Value(v) if path.is_none() => path = Some(PathBuf::from(v)),
             Long("help") | Short('h') => {
                 println!("{USAGE}");
@@ -230,6 +235,10 @@ fn run() -> Result<ExitCode, Failure> {
             &mut stdin.lock(),
             &mut out,
             |r| next_line(r),
+            &mut || {
+                warnings.report(&store);
+                warnings.report_objects(&objects);
+            },
         );
         warnings.report(&store);
         warnings.report_objects(&objects);
@@ -292,7 +301,8 @@ fn one_line(e: &Error) -> String {
 
 /// The next input line without its terminator (`\n` or `\r\n`), as bytes; `None` at end of input.
 fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<u8>>> {
-    let mut line = Vec::new();
+    // Room for a SHA-256 name and its terminator: one allocation per line, not four as the buffer doubles.
+    let mut line = Vec::with_capacity(80);
     if input.read_until(b'\n', &mut line)? == 0 {
         return Ok(None);
     }
@@ -310,7 +320,8 @@ fn next_line(input: &mut (impl BufRead + ?Sized)) -> std::io::Result<Option<Vec<
 #[derive(Default)]
 struct Warnings {
     reported: std::collections::HashSet<String>,
-    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves.
+    /// (`metrics().index_loads`, `listing_version`) when last asked: problems appear only when one of them moves,
+    /// or when a file named like a loose object was found not to be one ([`batch_check::LOOSE_PROBLEM`]).
     seen: Option<(u64, u64)>,
 }
 
@@ -327,7 +338,8 @@ impl Warnings {
 
     fn report(&mut self, store: &Store) {
         let now = (store.metrics().index_loads, store.listing_version());
-        if self.seen == Some(now) {
+        let loose = batch_check::LOOSE_PROBLEM.swap(false, std::sync::atomic::Ordering::Relaxed);
+        if self.seen == Some(now) && !loose {
             return;
         }
         self.seen = Some(now);
@@ -373,7 +385,9 @@ fn batch_check(
         let objects = objects();
         let mut buf = Vec::new();
         if buffer {
-            // Buffered: answer a batch of lines at a time (`Handle::locate_many`), output in input order.
+            // Buffered: answer a batch of lines at a time (`Handle::locate_many`, one handle for every batch),
+            // output in input order.
+            let mut handle = objects.handle();
             let mut batch = Vec::with_capacity(BATCH);
             loop {
                 next_batch(&mut input, &mut batch).map_err(read)?;
@@ -381,7 +395,8 @@ fn batch_check(
                     break;
                 }
                 buf.clear();
-                let answered = batch_check::answer_lines(&objects, &batch, format, &mut buf);
+                let answered =
+                    batch_check::answer_lines(&objects, &mut handle, &batch, format, &mut buf);
                 out.write_all(&buf).map_err(write)?;
                 if let Err(e) = answered {
                     out.flush().map_err(write)?;
@@ -405,9 +420,15 @@ fn batch_check(
         }
         return out.flush().map_err(write);
     }
-    // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each), print
-    // the answers in input order.
-    let mut handles: Vec<Objects> = (0..threads).map(|_| objects()).collect();
+    // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each, kept from
+    // batch to batch), print the answers in input order.
+    let mut handles: Vec<(Objects, Handle)> = (0..threads)
+        .map(|_| {
+            let o = objects();
+            let h = o.handle();
+            (o, h)
+        })
+        .collect();
     loop {
         let mut batch = Vec::with_capacity(BATCH);
         next_batch(&mut input, &mut batch).map_err(read)?;
@@ -419,10 +440,10 @@ fn batch_check(
             let workers: Vec<_> = batch
                 .chunks(chunk)
                 .zip(handles.iter_mut())
-                .map(|(lines, h)| {
+                .map(|(lines, (o, h))| {
                     s.spawn(move || {
                         let mut buf = Vec::new();
-                        let answered = batch_check::answer_lines(h, lines, format, &mut buf);
+                        let answered = batch_check::answer_lines(o, h, lines, format, &mut buf);
                         // On an error the lines after the one that failed are not answered: git dies there.
                         (buf, answered.err())
                     })
@@ -444,8 +465,8 @@ fn batch_check(
             out.flush().map_err(write)?;
         }
         warnings.report(store);
-        for h in &handles {
-            warnings.report_objects(h);
+        for (o, _) in &handles {
+            warnings.report_objects(o);
         }
     }
     out.flush().map_err(write)

@@ -680,3 +680,40 @@ fn files_named_like_loose_objects_that_are_not_ones() {
         assert_eq!(p.path(), file(id));
     }
 }
+
+/// The adapter answers from the store's `.idx` (`Handle::with_pack_index`), never a second mapping of it:
+/// after the header, contents, disk size and delta base of every object (two packs, with deltas), each `.idx` is mapped exactly once (the store's) under `LoadMode::Mmap`, and not at all under
+/// `LoadMode::Read`.
+#[test]
+fn the_adapter_maps_no_pack_index_a_second_time() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    history(r, 30, 1);
+    git(r, &["repack", "-adfq"]);
+    history(r, 10, 2);
+    git(r, &["repack", "-dq"]); // a second pack
+    let idx_files = odb_index_testkit::idx_files(&objects_dir(r));
+    assert_eq!(idx_files.len(), 2);
+    for (load, want) in [
+        (odb_index::LoadMode::Mmap, 1),
+        (odb_index::LoadMode::Read, 0),
+    ] {
+        let objects = Objects::open_with(r, odb_index::Options::default().load(load)).unwrap();
+        let mut buf = Vec::new();
+        for hex in all_objects(r) {
+            let id: odb_index::ObjectId = hex.parse().unwrap();
+            let info = objects.read(&id, &mut buf).unwrap().expect("present");
+            objects.disk_size(&info.place).unwrap();
+            objects.delta_base(&info.place).unwrap();
+        }
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        for idx in &idx_files {
+            let idx = idx.canonicalize().unwrap();
+            let n = maps
+                .lines()
+                .filter(|l| l.ends_with(idx.to_str().unwrap()))
+                .count();
+            assert_eq!(n, want, "{load:?}: {} mapped {n} times", idx.display());
+        }
+    }
+}

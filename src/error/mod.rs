@@ -185,6 +185,13 @@ impl Error {
             source,
         }
     }
+
+    /// Whether a file listed a moment ago is gone ("not found" opening it, or the `.pack` beside an index): a
+    /// pack or multi-pack-index git replaced or removed since the pack directory was read. Not a problem of the
+    /// repository (git drops such a file without a word); a lookup that meets one lists the directories again.
+    pub(crate) fn is_vanished(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
 }
 
 #[cfg(test)]

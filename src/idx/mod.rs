@@ -16,8 +16,9 @@
 //!
 //! Lookups find the id's fan-out bucket, then predict its position inside the bucket from its next bytes
 //! (object ids are uniformly distributed), correct the prediction once from the id found there, and confirm
-//! with a short gallop and binary search. [`PackIndex::lookup_binary`] is the plain binary search that git
-//! uses, kept for comparison.
+//! with a short gallop and binary search. [`PackIndex::lookup_binary`] and [`PackIndex::position_binary`] are
+//! the plain binary search that git uses: the reference the fast search is tested against (property tests,
+//! the fuzz target, git's own indexes), public so a user can cross-check it too.
 //!
 //! ```
 //! use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
@@ -613,15 +614,53 @@ impl PackIndex {
         }
     }
 
-    /// Like [`lookup`](Self::lookup), with git's plain binary search inside the fan-out bucket.
-    /// For comparisons and benchmarks.
-    #[doc(hidden)]
+    /// Like [`lookup`](Self::lookup), with git's plain binary search inside the fan-out bucket
+    /// (`bsearch_hash`, under `find_pack_entry_one`) instead of the interpolation search: the reference the fast search is checked
+    /// against. On an index whose ids are sorted (every index [`verify`](Self::verify) accepts) both give the
+    /// same answer for every id; on one whose ids are not, either may miss an id the other finds, never
+    /// misreport an offset. Same bounds checks, no allocation, no panic.
+    ///
+    /// ```
+    /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
+    /// use odb_index::HashKind;
+    ///
+    /// let kind = HashKind::Sha1;
+    /// let entries: Vec<Entry> = (0u64..50)
+    ///     .map(|i| Entry { id: kind.digest(&i.to_le_bytes()), offset: 12 + 10 * i, crc32: 0 })
+    ///     .collect();
+    /// let bytes = write_idx(2, kind, &entries, &kind.digest(b"pack")).unwrap();
+    /// let idx = PackIndex::from_data(bytes.into(), "pack-x.idx".into(), kind).unwrap();
+    /// for e in &entries {
+    ///     assert_eq!(idx.lookup_binary(e.id.as_bytes()), Some(e.offset));
+    ///     assert_eq!(idx.lookup_binary(e.id.as_bytes()), idx.lookup(e.id.as_bytes()));
+    /// }
+    /// assert_eq!(idx.lookup_binary(kind.digest(b"absent").as_bytes()), None);
+    /// assert_eq!(idx.lookup_binary(b"too short"), None);
+    /// ```
     pub fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
         self.checked_offset_at(self.position_binary(id)?)?.ok()
     }
 
-    /// Like [`position`](Self::position), with git's plain binary search inside the fan-out bucket.
-    #[doc(hidden)]
+    /// Like [`position`](Self::position), with git's plain binary search inside the fan-out bucket: the
+    /// reference for it, as [`lookup_binary`](Self::lookup_binary) is for [`lookup`](Self::lookup).
+    ///
+    /// ```
+    /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
+    /// use odb_index::HashKind;
+    ///
+    /// let kind = HashKind::Sha256;
+    /// let mut entries: Vec<Entry> = (0u64..50)
+    ///     .map(|i| Entry { id: kind.digest(&i.to_le_bytes()), offset: 12 + 10 * i, crc32: 0 })
+    ///     .collect();
+    /// let bytes = write_idx(2, kind, &entries, &kind.digest(b"pack")).unwrap();
+    /// let idx = PackIndex::from_data(bytes.into(), "pack-x.idx".into(), kind).unwrap();
+    /// entries.sort_by(|a, b| a.id.as_bytes().cmp(b.id.as_bytes()));
+    /// for (i, e) in entries.iter().enumerate() {
+    ///     assert_eq!(idx.position_binary(e.id.as_bytes()), Some(i as u32));
+    ///     assert_eq!(idx.position(e.id.as_bytes()), Some(i as u32));
+    /// }
+    /// assert_eq!(idx.position_binary(kind.digest(b"absent").as_bytes()), None);
+    /// ```
     pub fn position_binary(&self, id: &[u8]) -> Option<u32> {
         if id.len() != self.kind.len() {
             return None;

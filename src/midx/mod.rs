@@ -655,7 +655,6 @@ impl MultiPackIndex {
     /// [`find_entry_in`](Self::find_entry_in) with the bounds precomputed (for a caller that looks up many ids
     /// against the same packs): `bounds[p]` is, for pack int id `p`, the number of usable offsets past the pack
     /// header, [`offset_bounds`](Self::offset_bounds) of the packs' lengths. Same answers, fewer instructions.
-    #[doc(hidden)]
     #[inline]
     pub(crate) fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
         self.find_entry_with(id, |i| self.usable_entry_within(i, bounds))
@@ -664,7 +663,6 @@ impl MultiPackIndex {
     /// The bounds [`find_entry_within`](Self::find_entry_within) takes, from the packs' lengths as
     /// [`find_in`](Self::find_in) takes them: one per pack the file names, `len - hash length - PACK_HEADER_LEN`
     /// (saturating), unbounded beyond `pack_lens`.
-    #[doc(hidden)]
     pub(crate) fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
         (0..self.pack_names.len())
             .map(|p| match pack_lens.get(p) {
@@ -804,6 +802,24 @@ impl MultiPackIndex {
             })
     }
 
+    /// Check the trailer: the hash of everything before it (what `git multi-pack-index verify` checks first).
+    /// Reads the whole file; [`verify`](Self::verify) starts with it, and a store opened with
+    /// [`Options::midx_checksum`](crate::Options::midx_checksum) runs it once per file before the file answers.
+    pub(crate) fn verify_checksum(&self) -> Result<(), Error> {
+        let data: &[u8] = &self.data;
+        // Opening checked that the file holds a trailer.
+        let (body, trailer) = data.split_at(data.len() - self.kind.len());
+        let computed = self.kind.digest(body);
+        if computed.as_bytes() == trailer {
+            return Ok(());
+        }
+        let stored = ObjectId::from_bytes(trailer).unwrap_or(ObjectId::null(self.kind));
+        Err(Error::CorruptMultiPackIndex {
+            path: self.path.clone(),
+            problem: MidxProblem::ChecksumMismatch { stored, computed },
+        })
+    }
+
     /// Check what opening does not: the trailer checksum, that the ids are strictly increasing and that each is
     /// in its fanout bucket, and every object's entry as [`find`](Self::find) checks it (pack int id, large
     /// offset reference, offset past the pack header). Reads the whole file.
@@ -812,15 +828,7 @@ impl MultiPackIndex {
             path: self.path.clone(),
             problem,
         };
-        let h = self.kind.len();
-        let data: &[u8] = &self.data;
-        // Opening checked that the file holds a trailer.
-        let (body, trailer) = data.split_at(data.len() - h);
-        let computed = self.kind.digest(body);
-        if computed.as_bytes() != trailer {
-            let stored = ObjectId::from_bytes(trailer).unwrap_or(ObjectId::null(self.kind));
-            return Err(corrupt(MidxProblem::ChecksumMismatch { stored, computed }));
-        }
+        self.verify_checksum()?;
         fanout::check_all(self.fanout_ids(), |b| self.fanout[usize::from(b)])
             .map_err(|f| corrupt(bucket_problem(f)))?;
         for i in 0..self.len() {

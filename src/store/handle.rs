@@ -279,24 +279,31 @@ impl Handle {
         if !g.unreadable.is_empty() {
             return Err(Stage::Loose);
         }
-        // The change check is a branch: with events, one `ioctl` stands for every pack directory's `stat` and
-        // every loose probe.
-        let check = if self.watching {
-            g.watch.check(g.watch_token.load(Ordering::Relaxed))
-        } else {
-            Check::Stat
-        };
-        if check == Check::Changed {
-            return Err(Stage::Loose);
+        // The change check is a branch: with events, one system call stands for every pack directory's `stat`
+        // and every loose probe. Quiet (nothing changed since the listing): no refresh, the watched listings
+        // answer for loose objects.
+        if !self.watching {
+            return self.steady_without_events(id);
         }
-        match self.probe_loose(id, check == Check::Quiet, false) {
+        match g.watch.check(g.watch_token.load(Ordering::Relaxed)) {
+            Check::Quiet => self.probe_loose(id, true, false).map_err(|()| Stage::Loose),
+            Check::Changed => Err(Stage::Loose),
+            Check::Stat => self.steady_without_events(id),
+        }
+    }
+
+    /// The end of [`locate_steady`](Self::locate_steady) without events: probe the loose objects, then, under
+    /// [`RefreshMode::OnMiss`], `stat` the pack directories.
+    #[inline(always)]
+    fn steady_without_events(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+        match self.probe_loose(id, false, false) {
             Ok(None) => {}
             Ok(Some(loc)) => return Ok(Some(loc)),
             Err(()) => return Err(Stage::Loose),
         }
-        if self.refresh_on_miss
-            && (self.snap.vanished || (check == Check::Stat && self.pack_dirs_changed()))
-        {
+        // No `snap.vanished` test here: an index that vanished is also in `snap.failed`, which sent the lookup
+        // to the general path (`should_refresh` there reads it).
+        if self.refresh_on_miss && self.pack_dirs_changed() {
             return Err(Stage::Refresh);
         }
         Ok(None)
@@ -474,8 +481,7 @@ impl Handle {
                     map,
                     slot,
                     store.kind,
-                    store.options.load,
-                    store.options.midx_check,
+                    &store.options,
                     &store.counters.index_loads,
                 )
             },
@@ -518,6 +524,26 @@ impl Handle {
         Ok(())
     }
 
+    /// Load every index of a listing none of whose files vanished before it was loaded, for prefix lookups and
+    /// iteration (which need every index): while [`should_refresh`](Self::should_refresh) says an index vanished
+    /// since its listing (or a pack directory changed), list the pack directories again and load the new
+    /// listing. A second pass can be needed under maintenance: git may replace a pack of the new listing before
+    /// it is loaded (`repack` renames its `.tmp-<pid>-pack-*` files away). At most [`MAX_RELISTS`] passes, each
+    /// of which needs git to have replaced a pack meanwhile; what still failed to load is then reported by
+    /// [`check_complete`](Self::check_complete). Returns whether it listed again.
+    pub(super) fn load_all_relisted(&mut self) -> Result<bool, Error> {
+        self.load_all();
+        let mut relists = 0;
+        while relists < MAX_RELISTS && self.should_refresh() {
+            self.refresh_after_miss()?;
+            relists += 1;
+            #[cfg(all(test, not(any(loom, shuttle))))]
+            super::relist_tests::after_relist();
+            self.load_all();
+        }
+        Ok(relists > 0)
+    }
+
     /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).
     fn flush_counts(&mut self) {
         let n = std::mem::take(&mut self.snap.filter_answers);
@@ -543,6 +569,9 @@ impl Drop for Handle {
         self.flush_counts();
     }
 }
+
+/// How many times [`Handle::load_all_relisted`] lists the pack directories again in one call.
+const MAX_RELISTS: usize = 8;
 
 /// Where the slow path of a lookup starts: what the steady path has done is not done again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

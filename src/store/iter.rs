@@ -37,8 +37,9 @@ impl Handle {
     /// [`LooseMode`](super::LooseMode) but `None` (which skips them), [`Cached`](super::LooseMode::Cached) too.
     ///
     /// Loads every index file first, and lists the pack directories again as [`locate`](Self::locate) does on a
-    /// miss: before the first call of `f` if an index vanished or a pack directory changed since the listing, and
-    /// after the loose objects if one changed meanwhile (then the entries of packs not seen before follow).
+    /// miss: before the first call of `f` if an index vanished or a pack directory changed since the listing
+    /// (again while an index of the new listing vanished before it was loaded, a few times at most), and after
+    /// the loose objects if one changed meanwhile (then the entries of packs not seen before follow).
     /// Errors: I/O errors listing loose directories; [`Error::Incomplete`] (under
     /// [`IncompleteMode::Error`](super::IncompleteMode::Error), before any call of `f`) if an index could not be
     /// loaded.
@@ -48,11 +49,7 @@ impl Handle {
     ) -> Result<(), Error> {
         // An index that vanished since the listing, or a changed pack directory: list again first, as `locate`
         // does on a miss, so that a repack just before the call neither hides its objects nor fails the call.
-        self.load_all();
-        if self.should_refresh() {
-            self.refresh_after_miss()?;
-        }
-        self.load_all();
+        self.load_all_relisted()?;
         self.check_complete()?;
         let mut seen = HashSet::new();
         if self.packed_objects(&mut seen, &mut f).is_break() {
@@ -69,8 +66,7 @@ impl Handle {
         }
         // `locate`'s last step: a repack (and prune) while the loose objects were listed moved objects into
         // packs this listing does not know; the packs of the new listing not seen above are listed too.
-        if self.should_refresh() {
-            self.refresh_after_miss()?;
+        if self.load_all_relisted()? {
             let _ = self.packed_objects(&mut seen, &mut f);
         }
         Ok(())
@@ -175,24 +171,14 @@ impl Handle {
     /// packed objects (after loading every index) and lists the loose fan-out directories. Errors as
     /// [`for_each_object`](Self::for_each_object).
     pub fn count_objects(&mut self) -> Result<ObjectCounts, Error> {
-        self.load_all();
-        if self.should_refresh() {
-            self.refresh_after_miss()?;
-        }
-        self.load_all();
+        self.load_all_relisted()?;
         self.check_complete()?;
-        let (snap, g) = self.load_all();
-        let mut counts = ObjectCounts::default();
-        counts.packed += snap
-            .packs
-            .iter()
-            .map(|p| u64::from(p.idx.len()))
-            .sum::<u64>();
-        counts.packed += snap
-            .midx
-            .iter()
-            .map(|m| u64::from(m.midx.len()))
-            .sum::<u64>();
+        let mut seen = HashSet::new();
+        let mut counts = ObjectCounts {
+            packed: self.packed_count(&mut seen),
+            loose: 0,
+        };
+        let g = self.generation();
         for l in g.loose.iter() {
             for first in 0..=255u8 {
                 let _always_continues = l.each_in_fanout(first, &mut |_| {
@@ -201,6 +187,37 @@ impl Handle {
                 })?;
             }
         }
+        // As `for_each_object`: objects a repack moved from loose files into packs this listing does not know,
+        // while the loose files were counted, are counted in those packs.
+        if self.load_all_relisted()? {
+            counts.packed += self.packed_count(&mut seen);
+        }
         Ok(counts)
+    }
+
+    /// The packed part of [`count_objects`](Self::count_objects): the entries of every loaded index whose pack
+    /// is not in `seen` (a multi-pack-index counts whole if one of its packs present is not), then those packs
+    /// are added to `seen`. Entries of a multi-pack-index none of whose packs is on disk are not counted (no
+    /// lookup answers them).
+    fn packed_count(&mut self, seen: &mut HashSet<PackId>) -> u64 {
+        let (snap, _) = self.load_all();
+        let before = seen.clone();
+        let mut n = 0;
+        for p in &snap.packs {
+            if seen.insert(p.id) {
+                n += u64::from(p.idx.len());
+            }
+        }
+        for m in &snap.midx {
+            let mut new = false;
+            for pack in m.packs.iter().flatten() {
+                new |= !before.contains(pack);
+                seen.insert(*pack);
+            }
+            if new {
+                n += u64::from(m.midx.len());
+            }
+        }
+        n
     }
 }

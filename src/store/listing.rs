@@ -569,7 +569,8 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
 /// Plan the slot of the multi-pack-index at `midx_path` (a pack directory's `multi-pack-index`, or a `layer` of
 /// its incremental chain): read its pack names, match them to `packs[first_pack..]` (this directory's packs) and
 /// push a [`SlotSpec::Midx`] onto `slots`. Records in `covered` which of the packs it covers (pack index → the
-/// multi-pack-index's slot). A file that cannot be read is a [`Problem`] and covers nothing.
+/// multi-pack-index's slot). A file that cannot be read is a [`Problem`] and covers nothing; a
+/// `multi-pack-index` (not a chain layer) gone since the directory was read is not (git removed it).
 #[allow(clippy::too_many_arguments)]
 fn plan_midx(
     midx_path: PathBuf,
@@ -622,6 +623,9 @@ fn plan_midx(
                 layer,
             });
         }
+        // A `multi-pack-index` removed since the directory was read (a gc or repack): as if it were not there,
+        // as git has it. A layer the chain file names but that is not there stays a problem (git warns).
+        (Err(e), _) if layer.is_none() && e.is_vanished() => {}
         (Err(e), _) => problems.push(Problem::MultiPackIndexIgnored {
             path: midx_path,
             error: Arc::new(e),

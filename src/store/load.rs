@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::listing::{Generation, SlotSpec};
-use super::options::MidxCheck;
+use super::options::{MidxCheck, Options};
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::fanout::BucketState;
@@ -171,16 +171,17 @@ pub(super) enum Loaded {
 
 pub(super) type Map = SlotMap<Loaded, Generation>;
 
-/// Load what slot `slot` of `map` describes, for a repository of hash `kind`, bringing files in as `mode` says
-/// and counting each file opened in `loads`. Runs outside every lock, in whichever thread claimed the slot.
+/// Load what slot `slot` of `map` describes, for a repository of hash `kind`, as `options` say (how files are
+/// brought in, how far a multi-pack-index is checked), counting each file opened in `loads`. Runs outside every
+/// lock, in whichever thread claimed the slot.
 pub(super) fn load_slot(
     map: &Map,
     slot: usize,
     kind: HashKind,
-    mode: LoadMode,
-    check: MidxCheck,
+    options: &Options,
     loads: &plain_atomic::AtomicU64,
 ) -> Loaded {
+    let (mode, check) = (options.load, options.midx_check);
     let g = map.meta();
     match &g.slots[slot] {
         SlotSpec::Midx {
@@ -200,6 +201,14 @@ pub(super) fn load_slot(
                 .open(kind, mode),
                 None => MultiPackIndex::open_with(path, kind, mode),
             };
+            // Under `Options::midx_checksum`, the whole file is hashed once, here, before it answers anything: a
+            // file that fails is a failed load like any other (the packs' own indices answer).
+            let opened = opened.and_then(|m| {
+                if options.midx_checksum {
+                    m.verify_checksum()?;
+                }
+                Ok(m)
+            });
             match opened {
                 // Replaced since the listing (git renames a new one over it): its pack numbers mean other packs
                 // than `packs` says. Do not use it; the packs it covers load their own indices, and the next

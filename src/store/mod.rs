@@ -49,6 +49,8 @@ mod options;
 mod pack;
 mod prefix;
 mod problem;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod relist_tests;
 mod snapshot;
 mod successor;
 mod verify;
@@ -251,13 +253,17 @@ impl Store {
     /// alternate, an unreadable pack directory, a FIFO, socket or device named like an `.idx`) or loading its
     /// index files so far (a multi-pack-index or `.idx` that failed to load, a pack that does not match its
     /// index): the store works around them (or, for what could hold objects it cannot search, reports
-    /// [`Error::Incomplete`] on a miss) and lists them here.
+    /// [`Error::Incomplete`] on a miss) and lists them here. An index file that vanished between the listing
+    /// and its load (git replaced or removed it) is not a problem: git drops it without a word, and lookups
+    /// list the pack directories again.
     pub fn problems(&self) -> Vec<Problem> {
         let map = self.current.get();
         let g = map.meta();
         let mut problems = g.problems.to_vec();
         for (slot, v) in map.ready() {
             match v {
+                // Gone since the listing (git replaced or removed it): not a problem, as git says nothing.
+                Loaded::Failed { error, .. } if error.is_vanished() => {}
                 Loaded::Failed { error, midx } => {
                     let (path, error) = (slot_path(g, slot), Arc::clone(error));
                     problems.push(if *midx {

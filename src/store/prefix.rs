@@ -27,7 +27,8 @@ impl Handle {
     /// Call `f` with the id of every entry, in every source, that starts with `prefix` (an object stored twice
     /// comes twice, and once more if a refresh finds it again) until it breaks. `locate`'s order: the packs (every
     /// index loaded first), the loose objects, then, if a pack directory changed or an index vanished
-    /// ([`should_refresh`](Handle::should_refresh)), the packs of the new listing. Loose fan-out directories
+    /// ([`should_refresh`](Handle::should_refresh)), the packs of the new listing
+    /// ([`load_all_relisted`](Handle::load_all_relisted)). Loose fan-out directories
     /// that cannot be read are skipped and returned (as `locate` skips a loose directory it cannot probe).
     fn each_with_prefix(
         &mut self,
@@ -62,8 +63,7 @@ impl Handle {
                 Err(e) => loose_failed.push((dir.clone(), Arc::new(e))),
             }
         }
-        if self.should_refresh() {
-            self.refresh_after_miss()?;
+        if self.load_all_relisted()? {
             let _ = self.packed_with_prefix(prefix, f);
         }
         Ok(loose_failed)

@@ -43,6 +43,7 @@ pub(super) struct Snapshot {
     /// (see [`PackIndex::confirm_miss`](crate::idx::PackIndex::confirm_miss), [`LoadedMidx::confirm_miss`]).
     unconfirmed: bool,
     /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
+    /// Set only with an entry in `failed` (`Handle::locate_steady` relies on it: it leaves both to the slow path).
     pub(super) vanished: bool,
     /// Loose directories the current lookup could not probe (cleared when a lookup reaches the loose objects,
     /// filled only on failure): a miss cannot be claimed.
@@ -202,10 +203,7 @@ impl Snapshot {
             }
             SlotRef::Ready(Loaded::Failed { error, midx }) => {
                 if !midx {
-                    self.vanished |= matches!(
-                        &**error,
-                        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound
-                    );
+                    self.vanished |= error.is_vanished();
                     self.failed.push((slot_path(g, slot), Arc::clone(error)));
                 }
                 None

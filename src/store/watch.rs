@@ -561,11 +561,17 @@ impl Inotify {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, through rustix
-/// (its wrapper is a call and an error conversion, about 6 instructions a miss more than an inline `syscall`
-/// measured: not worth hand-written system calls). An error is "not empty": the slow path drains and sees it.
-/// rustix's call is opaque to the compiler, so no load or store moves across it (the ordering argument in
+/// `ioctl(fd, FIONREAD)` answered 0: no event is queued. The steady check's one system call, through rustix (its
+/// wrapper is an out-of-line call and an error conversion, about 20 instructions a miss; glibc's `ioctl` is no
+/// shorter: variadic arguments and a stack protector). An error is "not empty": the slow path drains and sees
+/// it. rustix's call is opaque to the compiler, so no load or store moves across it (the ordering argument in
 /// PROTOCOL.md needs that).
+///
+/// Not a zero-byte `read`, although rustix inlines that to the `syscall` instruction (it answers `EAGAIN` on an
+/// empty queue and `EINVAL`, consuming nothing, on a non-empty one, under the same lock): the kernel's read path
+/// (`rw_verify_area`, the wait-queue add and remove in `inotify_read`) cost 55 to 200 ns more per call than
+/// `FIONREAD` on this project's machine (`bench/scripts/change-check-syscall-cost.sh`; docs/BENCHMARKS.md,
+/// "Instructions per miss"), far more than the 20 instructions it saves.
 #[inline(always)]
 fn queue_empty(owned: &OwnedFd) -> bool {
     matches!(rustix::io::ioctl_fionread(owned), Ok(0))
@@ -633,6 +639,27 @@ mod tests {
         assert_eq!(i.check(token), Check::Stat);
         assert_eq!(i.fanout_version(0, 0xab), None);
         assert_ne!(i.drain() & FALLBACK, 0);
+    }
+
+    /// The steady check's system call asks without consuming: with an event queued it says "not empty" twice,
+    /// and the drain after it applies the event.
+    #[test]
+    fn queue_check_consumes_nothing() {
+        let (_tmp, objects) = objects();
+        let i = Inotify::open(std::slice::from_ref(&objects), &mut add_watch).unwrap();
+        let t0 = i.drain();
+        assert!(queue_empty(&i.fd));
+        std::fs::write(objects.join("pack/pack-x.idx"), b"").unwrap();
+        assert!(!queue_empty(&i.fd));
+        assert!(!queue_empty(&i.fd), "the first check consumed the event");
+        assert_eq!(i.check(t0), Check::Changed);
+        let t1 = i.drain();
+        assert!(
+            t1 > t0,
+            "the drain did not see the event the checks left queued"
+        );
+        assert!(queue_empty(&i.fd));
+        assert_eq!(i.check(t1), Check::Quiet);
     }
 
     /// A pack directory write is a pack change; git's temporary files are not.

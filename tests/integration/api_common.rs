@@ -115,6 +115,16 @@ pub fn git_batch_check(repo: &Path, names: &[String]) -> Vec<String> {
     .collect()
 }
 
+/// Every object's id (hex), as [`Handle::objects_sorted`](odb_index::Handle::objects_sorted) lists them: what
+/// `git cat-file --batch-all-objects` lists.
+pub fn sorted_ids(h: &mut odb_index::Handle) -> Vec<String> {
+    h.objects_sorted()
+        .unwrap()
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect()
+}
+
 pub fn oid(hex: &str) -> ObjectId {
     hex.parse().unwrap()
 }

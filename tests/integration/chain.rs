@@ -30,7 +30,12 @@ fn chained_repo(format: &str, layers: usize) -> tempfile::TempDir {
 
 /// Every object is found in a pack whose index lists it at that offset; returns how many index files loaded.
 fn check_all(repo: &Path, format: &str) -> (u64, Vec<Problem>) {
-    let store = Store::open(repo, Options::default()).unwrap();
+    check_all_with(repo, format, Options::default())
+}
+
+/// [`check_all`] with a store opened with `options`.
+fn check_all_with(repo: &Path, format: &str, options: Options) -> (u64, Vec<Problem>) {
+    let store = Store::open(repo, options).unwrap();
     let mut h = store.handle();
     let t = truth(&store.objects_dirs(), format);
     for id in all_objects(repo) {
@@ -44,13 +49,7 @@ fn check_all(repo: &Path, format: &str) -> (u64, Vec<Problem>) {
         assert_eq!(h.locate(&oid(&id)).unwrap(), None);
     }
     // Iteration through the layers agrees with git too.
-    let ours: Vec<String> = h
-        .objects_sorted()
-        .unwrap()
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect();
-    assert_eq!(ours, all_objects(repo));
+    assert_eq!(sorted_ids(&mut h), all_objects(repo));
     (store.metrics().index_loads, store.problems())
 }
 
@@ -74,23 +73,31 @@ fn packs_added_after_the_chain_are_searched() {
     assert_eq!(loads, 3, "two layers and the new pack's .idx");
 }
 
+/// Flip the lowest bit of the byte `from_end` bytes before the end of the middle layer of a three-layer chain;
+/// returns that layer's path.
+fn flip_in_middle_layer(repo: &Path, format: &str, from_end: usize) -> std::path::PathBuf {
+    let pack_dir = objects_dir(repo).join("pack");
+    let chain = read_chain(&pack_dir, format.parse().unwrap())
+        .unwrap()
+        .unwrap();
+    let path = chain[1].path.clone();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - from_end] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
 #[test]
 fn broken_layer_falls_back_to_its_packs() {
     for format in FORMATS {
         let repo = chained_repo(format, 3);
-        let pack_dir = objects_dir(repo.path()).join("pack");
-        let chain = read_chain(&pack_dir, format.parse().unwrap())
-            .unwrap()
-            .unwrap();
         // Damage the middle layer's trailer: it no longer ends with the checksum it is named after.
-        let mut bytes = std::fs::read(&chain[1].path).unwrap();
-        let n = bytes.len();
-        bytes[n - 1] ^= 1;
-        std::fs::write(&chain[1].path, bytes).unwrap();
+        let middle = flip_in_middle_layer(repo.path(), format, 1);
         let (loads, problems) = check_all(repo.path(), format);
         assert!(
             matches!(&problems[..], [Problem::MultiPackIndexNotLoaded { path, error }]
-                if path.ends_with(chain[1].path.file_name().unwrap())
+                if path.ends_with(middle.file_name().unwrap())
                 && matches!(**error, odb_index::Error::CorruptChain { .. })),
             "{problems:?}"
         );
@@ -100,6 +107,26 @@ fn broken_layer_falls_back_to_its_packs() {
             "three layers tried, the broken one's two packs load their .idx"
         );
     }
+}
+
+/// A layer with one bit flipped inside (its trailer still the checksum it is named after, so opening it passes):
+/// the last object's offset, one byte off. Under `Options::midx_checksum(true)` the layer is hashed when it
+/// loads and refused; its packs' own `.idx` files answer every object where git says.
+#[test]
+fn layer_with_a_flipped_bit_is_refused_under_midx_checksum() {
+    let format = "sha1";
+    let repo = chained_repo(format, 3);
+    // git writes `OOFF` last: the byte before the trailer is the last object's offset's lowest byte.
+    let middle = flip_in_middle_layer(repo.path(), format, 20 + 1);
+    let (loads, problems) =
+        check_all_with(repo.path(), format, Options::default().midx_checksum(true));
+    assert!(
+        matches!(&problems[..], [Problem::MultiPackIndexNotLoaded { path, .. }]
+            if path.ends_with(middle.file_name().unwrap())
+            && problems[0].to_string().contains("checksum mismatch")),
+        "{problems:?}"
+    );
+    assert_eq!(loads, 3 + 2, "three layers, the refused one's two packs");
 }
 
 #[test]

@@ -555,6 +555,34 @@ pub(crate) fn chunk_range(midx: &[u8], id: &[u8; 4]) -> Option<(usize, usize)> {
         .map(|row| (at(row) as usize, at(row + 1) as usize))
 }
 
+/// `midx` with chunk `id` grown by `delta` bytes (zeros appended at its end) or shrunk by `-delta` (its last bytes
+/// dropped), every chunk-table offset at or past its end (later chunks, the terminator) moved by `delta`, and the
+/// trailing checksum recomputed: a file consistent in every way except that chunk's size.
+pub(crate) fn resize_chunk(midx: &[u8], id: &[u8; 4], delta: isize, kind: HashKind) -> Vec<u8> {
+    let (_, end) = chunk_range(midx, id).unwrap_or_else(|| panic!("no chunk {id:?}"));
+    let trailer = midx.len() - kind.len();
+    let mut v = if delta >= 0 {
+        let mut v = midx[..end].to_vec();
+        v.resize(end + delta as usize, 0);
+        v.extend_from_slice(&midx[end..]);
+        v
+    } else {
+        let mut v = midx[..end - delta.unsigned_abs()].to_vec();
+        v.extend_from_slice(&midx[end..]);
+        v
+    };
+    assert!(v.len() - kind.len() == (trailer as isize + delta) as usize);
+    for row in 0..=usize::from(v[6]) {
+        let at = 12 + 12 * row + 4;
+        let off = u64::from_be_bytes(v[at..at + 8].try_into().unwrap());
+        if off as usize >= end {
+            v[at..at + 8].copy_from_slice(&((off as i64 + delta as i64) as u64).to_be_bytes());
+        }
+    }
+    reseal(&mut v, kind);
+    v
+}
+
 /// The hostile edits of a git-written multi-pack-index, each named.
 fn lying_midx_files(good: &[u8], kind: HashKind, packs: usize) -> Vec<(&'static str, Vec<u8>)> {
     let h = kind.len();

@@ -7,13 +7,6 @@ use std::time::{Duration, Instant};
 
 use odb_index_testkit::*;
 
-/// Sets the flag when dropped, so lookup threads stop even if the writer panics (no hung test).
-struct StopOnDrop<'a>(&'a AtomicBool);
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
 use odb_index::{Error, Location, ObjectId, Options, RefreshMode, Store};
 
 fn ids(hex: &[String]) -> Vec<ObjectId> {

@@ -1,7 +1,8 @@
 //! Stress: lookups while git repacks, gcs, writes multi-pack-indices, receives pushes and prunes underneath;
 //! bounded file descriptors and released mappings; five thousand packs.
 //!
-//! `ODB_STRESS_SECS` sets how long the concurrent test runs (default 10 s). Tests in this module run one at a
+//! `ODB_STRESS_SECS` sets how long the concurrent tests run (default 10 s for full ids, 3 s for prefixes and
+//! iteration, in [`prefixes`]). Tests in this module run one at a
 //! time (a lock); they count descriptors and mappings of their own directories only, so the other modules'
 //! tests may run beside them.
 use std::collections::HashMap;
@@ -13,6 +14,8 @@ use std::time::{Duration, Instant};
 use odb_index::idx::write::{Entry, write_idx};
 use odb_index::{Error, HashKind, LoadMode, Location, ObjectId, Options, RefreshMode, Store};
 use odb_index_testkit::*;
+
+mod prefixes;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -67,47 +70,8 @@ fn vm_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn stress_secs() -> u64 {
-    std::env::var("ODB_STRESS_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10)
-}
-
 fn ids(hex: &[String]) -> Vec<ObjectId> {
     hex.iter().map(|h| h.parse().unwrap()).collect()
-}
-
-/// Sets the flag when dropped, so lookup threads stop even if the writer panics (no hung test).
-struct StopOnDrop<'a>(&'a AtomicBool);
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// A repository whose base objects stay reachable (so no gc or prune removes them): four imported packs and
-/// twenty loose blobs tied into a commit (loose until the first repack packs them and prunes the loose copies,
-/// git's loose-to-packed move).
-fn base_repo() -> tempfile::TempDir {
-    let repo = init_repo("sha1", true);
-    let p = repo.path();
-    for b in 0..4 {
-        fast_import_blobs(p, 50, b, &format!("base{b}"));
-    }
-    let mut tree = String::new();
-    for i in 0..20 {
-        let id = git_stdin(
-            p,
-            &["hash-object", "-w", "--stdin"],
-            format!("loose base {i}\n").as_bytes(),
-        );
-        tree.push_str(&format!("100644 blob {}\tl{i}\n", id.trim()));
-    }
-    let tree = git_stdin(p, &["mktree"], tree.as_bytes());
-    let commit = git(p, &["commit-tree", tree.trim(), "-m", "loose base"]);
-    git(p, &["update-ref", "refs/heads/loose", commit.trim()]);
-    repo
 }
 
 #[derive(Default)]
@@ -115,16 +79,15 @@ struct Tally {
     lookups: AtomicU64,
     false_misses: AtomicU64,
     errors: AtomicU64,
+    /// Answers naming another object than the one asked for.
+    wrong: AtomicU64,
     stale_paths: AtomicU64,
-    first_failures: Mutex<Vec<String>>,
+    first_failures: FirstFailures,
 }
 
 impl Tally {
     fn fail(&self, what: String) {
-        let mut v = self.first_failures.lock().unwrap();
-        if v.len() < 20 {
-            v.push(what);
-        }
+        self.first_failures.push(what);
     }
 }
 
@@ -133,22 +96,21 @@ impl Tally {
 #[test]
 fn lookups_survive_repack_gc_midx_push_and_prune() {
     let _serial = serial();
-    let repo = base_repo();
+    let repo = maintenance_repo();
     let p = repo.path();
     let base = ids(&all_objects(p));
     assert!(base.len() > 200);
     let fds_before = fds_under(p);
     let store = Store::open(p, Options::default()).unwrap();
     let objects = store.objects_dir().to_path_buf();
-    let secs = stress_secs();
+    let secs = stress_secs(10);
     let deadline = Instant::now() + Duration::from_secs(secs);
     // Bounds on the loops besides time: writer steps and reader rounds.
     let max_steps = 200 * secs.max(1);
     let max_rounds = 100_000 * secs.max(1);
     let stop = AtomicBool::new(false);
     let tally = Tally::default();
-    let mut steps = 0u64;
-    let mut repacks = 0u64;
+    let (mut steps, mut repacks) = (0, 0);
     let mut max_fds = fds_under(p);
     std::thread::scope(|s| {
         let _stop = StopOnDrop(&stop);
@@ -196,47 +158,9 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
                 }
             });
         }
-        let mut pushed: Vec<String> = Vec::new();
-        while Instant::now() < deadline && steps < max_steps {
-            match steps % 8 {
-                0 => {
-                    git(p, &["repack", "-adfq"]);
-                    repacks += 1;
-                }
-                1 | 5 => {
-                    // A push: a new pack of new objects on a temporary branch, plus an unreachable loose blob.
-                    let branch = format!("tmp{steps}");
-                    fast_import_blobs(p, 20, 10_000 + steps, &branch);
-                    git_stdin(
-                        p,
-                        &["hash-object", "-w", "--stdin"],
-                        format!("unreachable {steps}\n").as_bytes(),
-                    );
-                    pushed.push(branch);
-                }
-                2 => {
-                    git(p, &["multi-pack-index", "write"]);
-                }
-                3 => {
-                    git(p, &["gc", "--prune=now", "-q"]);
-                    repacks += 1;
-                }
-                4 | 7 => {
-                    // The pushed objects become unreachable; loose unreachable ones are pruned now, packed ones
-                    // by the next repack -ad or gc.
-                    for b in pushed.drain(..) {
-                        git(p, &["update-ref", "-d", &format!("refs/heads/{b}")]);
-                    }
-                    git(p, &["prune", "--expire=now"]);
-                }
-                _ => {
-                    git(p, &["repack", "-dq", "--write-midx"]);
-                    repacks += 1;
-                }
-            }
-            steps += 1;
-            max_fds = max_fds.max(fds_under(p));
-        }
+        let mut maintenance = Maintenance::new(p);
+        maintenance.run_until(deadline, max_steps, || max_fds = max_fds.max(fds_under(p)));
+        (steps, repacks) = (maintenance.steps(), maintenance.repacks());
         stop.store(true, Ordering::Relaxed);
     });
     let lookups = tally.lookups.load(Ordering::Relaxed);
@@ -247,7 +171,7 @@ fn lookups_survive_repack_gc_midx_push_and_prune() {
          {false_misses} false misses, {errors} errors, {} stale pack ids seen, fds {fds_before} -> max {max_fds}",
         tally.stale_paths.load(Ordering::Relaxed)
     );
-    let failures = tally.first_failures.lock().unwrap().clone();
+    let failures = tally.first_failures.list();
     assert_eq!(false_misses, 0, "false misses: {failures:#?}");
     assert_eq!(errors, 0, "errors: {failures:#?}");
     assert!(repacks > 0 && lookups > 0);

@@ -16,6 +16,7 @@ use odb_index_testkit::{
 
 mod as_git;
 mod git_identity;
+mod maintenance;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 
@@ -25,20 +26,26 @@ const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 /// Run `odb-index` with `args`, feeding `stdin` from another thread (the output may fill its pipe before the
 /// input is all written).
 fn odb<S: AsRef<OsStr>>(args: &[S], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
+    let mut c = Command::new(BIN);
+    c.args(args);
+    run_with_stdin(c, stdin)
+}
+
+/// Run `c` with `stdin` fed from another thread; its output, whatever its status.
+fn run_with_stdin(mut c: Command, stdin: &[u8]) -> Output {
+    let mut child = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start odb-index");
+        .unwrap_or_else(|e| panic!("start {:?}: {e}", c.get_program()));
     let mut si = child.stdin.take().unwrap();
     let input = stdin.to_vec();
     let writer = std::thread::spawn(move || {
         // The command may exit early (an error): its status tells.
         let _ = si.write_all(&input);
     });
-    let out = child.wait_with_output().expect("wait for odb-index");
+    let out = child.wait_with_output().expect("wait for the command");
     writer.join().unwrap();
     out
 }
@@ -982,6 +989,52 @@ fn verify_reports_indices_that_lie_about_their_packs() {
     }
 }
 
+/// `--midx-checksum` (`Options::midx_checksum`): a multi-pack-index with one bit flipped (the last object's
+/// offset one byte off; the checksum not recomputed) is refused before it answers and warned about once, naming
+/// the checksum mismatch; every line is as on the good file. Without it the flipped entry is answered as written,
+/// as git's `cat-file` answers it.
+#[test]
+fn midx_checksum_refuses_a_flipped_bit_and_answers_from_the_idx_files() {
+    let repo = fixture("sha1", false);
+    let r = repo.path();
+    git(r, &["multi-pack-index", "write"]);
+    let midx = objects_dir(r).join("pack/multi-pack-index");
+    let all = all_objects(r);
+    let truth = batch_check(r, &[], &all);
+    let mut bad = std::fs::read(&midx).unwrap();
+    let n = bad.len();
+    // git writes `OOFF` last: the byte before the trailer is the last object's offset's lowest byte.
+    bad[n - 20 - 1] ^= 1;
+    replace_file(&midx, &bad);
+    let as_written = batch_check(r, &[], &all);
+    let differ = truth
+        .lines()
+        .zip(as_written.lines())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differ, 1,
+        "the flipped entry is answered as written by default"
+    );
+    let out = odb(
+        &[
+            "batch-check",
+            LOCATION,
+            "--midx-checksum",
+            r.to_str().unwrap(),
+        ],
+        all.join("\n").as_bytes(),
+    );
+    assert!(out.status.success());
+    assert_eq!(located(&String::from_utf8_lossy(&out.stdout)), truth);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("multi-pack-index") && err.contains("checksum mismatch"),
+        "{err}"
+    );
+}
+
 /// Whether git succeeds in `dir` with `args`.
 fn git_cmd_ok(dir: &Path, args: &[&str]) -> bool {
     odb_index_testkit::git_cmd(dir)
@@ -1565,22 +1618,39 @@ fn files_named_like_loose_objects_that_are_not_ones_are_missing_as_git() {
         lines(&ids[..3]).as_bytes(),
     );
     assert_eq!(git_says, expected(&ids[..3]));
-    let out = odb(
-        &["batch-check", r.to_str().unwrap()],
-        lines(&ids).as_bytes(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected(&ids));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    for (id, path) in &made {
-        let name = format!("{}/{}", &id[..2], &id[2..]);
+    // git warns once per lookup that reads the file (here twice per file: the full id and the prefix; nothing
+    // for the dangling symbolic link); the command warns once per file, in every mode.
+    let commands =
+        |ids: &[String]| -> String { lines(ids).lines().map(|l| format!("info {l}\n")).collect() };
+    for (args, input) in [
+        (&[][..], lines(&ids)),
+        (&["--buffer"][..], lines(&ids)),
+        (&["--threads", "2"][..], lines(&ids)),
+        (&["--batch-command"][..], commands(&ids)),
+    ] {
+        let mut argv = vec!["batch-check"];
+        argv.extend_from_slice(args);
+        argv.push(r.to_str().unwrap());
+        let out = odb(&argv, input.as_bytes());
         assert!(
-            stderr.contains(&name),
-            "{path:?} not named on stderr: {stderr}"
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), expected(&ids));
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        for (id, path) in &made {
+            let name = format!("{}/{}", &id[..2], &id[2..]);
+            assert_eq!(
+                stderr.matches(&name).count(),
+                1,
+                "{args:?}: {path:?} not named exactly once on stderr: {stderr}"
+            );
+        }
+        assert_eq!(
+            stderr.lines().count(),
+            made.len(),
+            "{args:?}: one line per file: {stderr}"
         );
     }
 }
