@@ -652,29 +652,6 @@ fn pack_index_is_send_sync() {
     check::<write::WriteError>();
 }
 
-/// Entries `k` and `k + 1` of a written index swapped (ids with their offsets and CRCs), resealed.
-fn swap_entries(bytes: &[u8], version: u32, kind: HashKind, n: usize, k: usize) -> Vec<u8> {
-    let h = kind.len();
-    let mut b = bytes.to_vec();
-    let tables: Vec<(usize, usize)> = if version == 1 {
-        vec![(1024, h + 4)]
-    } else {
-        vec![
-            (8 + 1024, h),
-            (8 + 1024 + n * h, 4),
-            (8 + 1024 + n * (h + 4), 4),
-        ]
-    };
-    for (table, width) in tables {
-        let (x, y) = (table + k * width, table + (k + 1) * width);
-        let first = b[x..x + width].to_vec();
-        b.copy_within(y..y + width, x);
-        b[y..y + width].copy_from_slice(&first);
-    }
-    reseal(&mut b, kind);
-    b
-}
-
 /// Two adjacent entries swapped, inside a bucket and across a boundary, v1 and v2, SHA-1 and SHA-256: the bucket
 /// check (its 8-byte fast path and its exact position) fails exactly in the buckets concerned; a miss there is
 /// answered by the linear scan (every object found at its offset, an absent id not); the order pass marks every
@@ -699,7 +676,9 @@ fn entries_out_of_order_are_found_and_their_buckets_reported() {
             let inside = (0..599).find(|&k| first(k) == first(k + 1)).unwrap();
             let across = (0..599).find(|&k| first(k) != first(k + 1)).unwrap();
             for k in [inside, across] {
-                let bad = swap_entries(&good, version, kind, 600, k);
+                let mut bad =
+                    odb_index_testkit::idx_with_entries_swapped(&good, version, kind.len(), k);
+                reseal(&mut bad, kind);
                 let idx = open(bad.clone(), kind).unwrap();
                 let faulty = [first(k), first(k + 1)];
                 for b in 0..=255u8 {
