@@ -73,6 +73,8 @@ pub struct Args {
     /// Hidden: open a store on this objects directory with the miss filter built at the first settled miss, miss a few times,
     /// print the store's filter build time (ns) and its ids.
     pub store_filter_build: Option<PathBuf>,
+    /// Hidden: N rounds of open + first miss of one arm on PATH (for callgrind, strace and minor faults).
+    pub open_first_miss_loop: Option<usize>,
     /// Hidden: `--open-first-miss` opens the store with `Options::midx_checksum(true)`.
     pub midx_checksum: bool,
 }
@@ -91,6 +93,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         make_fixture: None,
         open_first_miss: None,
         store_filter_build: None,
+        open_first_miss_loop: None,
         midx_checksum: false,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -124,6 +127,13 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                     )
                 })?);
             }
+            Long("open-first-miss-loop") => {
+                let v = parser.value().map_err(|e| e.to_string())?;
+                a.open_first_miss_loop =
+                    Some(v.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                        format!("--open-first-miss-loop takes a number, not {v:?}")
+                    })?);
+            }
             Long("open-first-miss") => {
                 a.open_first_miss = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
@@ -147,6 +157,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     if let Some(objects) = &args.store_filter_build {
         return scenarios::store_filter_build(objects).map(|()| ExitCode::SUCCESS);
+    }
+    if let (Some(n), Some(objects)) = (args.open_first_miss_loop, &args.path) {
+        return scenarios::open_first_miss_loop(args.arm, objects, n).map(|()| ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.make_fixture {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -789,6 +789,79 @@ pub fn store_filter_build(objects: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The hidden `--open-first-miss-loop N [--arm A] OBJECTS` mode. With an arm: N rounds of the
+/// `cold-load-1M-index` row's body (open a store, miss once, stores dropped 32 at a time, after the clock) in this process, page
+/// cache warm; prints the median and minimum time and the minor page faults per round (`getrusage`). For
+/// callgrind (`--toggle-collect='*open_first_miss_body*'`) and `strace -c -f` (divide by N). Without: the
+/// `cold-load-*` rows themselves, N runs, printed as the bench prints them.
+pub fn open_first_miss_loop(kind: Option<Kind>, objects: &Path, n: usize) -> Result<(), String> {
+    let id = absent(1, 1).oids[0];
+    let Some(kind) = kind else {
+        for r in cold_load(objects, "open-first-miss-loop", &absent(1, 1), n)? {
+            eprintln!(
+                "{} {}: {:.1} us median, {:.1} us min ({} runs)",
+                r.scenario,
+                r.arm,
+                r.ns_median.unwrap_or(f64::NAN) / 1e3,
+                r.ns_min.unwrap_or(f64::NAN) / 1e3,
+                r.runs
+            );
+        }
+        return Ok(());
+    };
+    let mut ns = Vec::with_capacity(n);
+    let mut faults = 0;
+    // Stores are dropped 32 at a time, outside the clock (as the row keeps its inotify stores open).
+    let mut kept = Vec::new();
+    for _ in 0..n {
+        if kept.len() == 32 {
+            kept.clear();
+        }
+        let before = minor_faults();
+        let t = Instant::now();
+        let (store, found) = open_first_miss_body(kind, objects, &id)?;
+        ns.push(t.elapsed().as_nanos() as f64);
+        faults += minor_faults() - before;
+        kept.push(store);
+        if found {
+            return Err("an absent id was found".into());
+        }
+    }
+    let (min, med) = min_median(&ns);
+    eprintln!(
+        "{n} rounds of open + first miss with {}: {:.1} us median, {:.1} us min, {:.1} minor faults per round",
+        kind.name(),
+        med / 1e3,
+        min / 1e3,
+        faults as f64 / n.max(1) as f64
+    );
+    Ok(())
+}
+
+/// One open + first miss; the store is returned, to be dropped after the clock as in the bench row.
+#[inline(never)]
+fn open_first_miss_body(
+    kind: Kind,
+    objects: &Path,
+    id: &ObjectId,
+) -> Result<(std::sync::Arc<Store>, bool), String> {
+    let store = Store::open(objects, odb_options(kind)).map_err(|e| e.to_string())?;
+    let found = store.handle().contains(id).map_err(|e| e.to_string())?;
+    Ok((store, found))
+}
+
+/// Minor page faults of this process so far (`getrusage(RUSAGE_SELF)`).
+fn minor_faults() -> i64 {
+    // SAFETY: getrusage writes a `rusage` into the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a rusage; RUSAGE_SELF is always accepted.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    if rc != 0 {
+        return 0;
+    }
+    ru.ru_minflt as i64
+}
+
 /// Instructions per miss from callgrind (`valgrind --tool=callgrind --toggle-collect=*only_miss_loop_body*`
 /// on this binary's `--only-miss-loop N --arm A`), skipped with a note if valgrind is missing.
 fn instructions(objects: &Path, n: usize) -> Result<Vec<Row>, String> {
@@ -1047,18 +1120,31 @@ fn two_threads(
 }
 
 /// Open a store on the big index and do the first lookup (a miss, so the index must be loaded).
+///
+/// Each arm's runs are taken one after the other (not interleaved with the other arms' runs), and a store with
+/// an inotify descriptor (the default arm) is dropped only after its arm's last run: what a run measures is
+/// then its own open and miss, not what the run before it left behind. Interleaved, the `load=read` arm's
+/// 28 MB copy emptied the caches before each `loose=none` run, and closing an inotify descriptor waits for an
+/// SRCU grace period (`fsnotify_destroy_group`) and queues more kernel work (the mark connectors' reaper) that
+/// ran inside the next run's window: 2-3x the same code's time measured alone (docs/BENCHMARKS.md, "Open +
+/// first miss").
 fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>, String> {
     let mut v = Vec::new();
     let mut v_read = Vec::new();
     let mut v_default = Vec::new();
-    for _ in 0..runs {
-        for (options, out) in [
-            (odb_options(Kind::OdbNone), &mut v),
-            (odb_options(Kind::OdbNone).load(LoadMode::Read), &mut v_read),
-            (odb_options(Kind::OdbDefault), &mut v_default),
-        ] {
+    for (options, out, keep_open) in [
+        (odb_options(Kind::OdbNone), &mut v, false),
+        (
+            odb_options(Kind::OdbNone).load(LoadMode::Read),
+            &mut v_read,
+            false,
+        ),
+        (odb_options(Kind::OdbDefault), &mut v_default, true),
+    ] {
+        let mut kept = Vec::new();
+        for _ in 0..runs {
             let t = Instant::now();
-            let store = Store::open(big, options).map_err(|e| e.to_string())?;
+            let store = Store::open(big, options.clone()).map_err(|e| e.to_string())?;
             let mut h = store.handle();
             let found = h.contains(&ids.oids[0]).map_err(|e| e.to_string())?;
             out.push(t.elapsed().as_nanos() as f64);
@@ -1068,7 +1154,11 @@ fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>,
                     store.metrics().index_loads
                 ));
             }
+            if keep_open {
+                kept.push(store);
+            }
         }
+        drop(kept);
     }
     eprintln!("bench: cold-load-{name}-index done");
     let row = |arm: &str, v: &[f64]| {

@@ -134,16 +134,27 @@ pub const ENV_ALTERNATES: &str = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
 
 /// [`alternates`] with `env` as the value of `GIT_ALTERNATE_OBJECT_DIRECTORIES` (`None`: unset).
 pub fn alternates_with_env(objects_dir: &Path, env: Option<&OsStr>) -> Result<Alternates, Error> {
-    Ok(alternates_of_canonical(&canonical(objects_dir)?, env))
+    Ok(alternates_of_canonical(
+        &canonical(objects_dir)?,
+        env,
+        false,
+    ))
 }
 
 /// [`alternates`] of an objects directory already canonicalized (the store's, from discovery), without
-/// resolving its path again (a `readlink` per component).
-pub(crate) fn alternates_of_canonical_env(own: &Path) -> Alternates {
-    alternates_of_canonical(own, std::env::var_os(ENV_ALTERNATES).as_deref())
+/// resolving its path again (a `readlink` per component). `file_absent`: the caller's `stat` of
+/// `info/alternates`, taken just before, found nothing there (not found, or `info` not a directory), so the
+/// file is not looked for a second time (the caller keeps that `stat` as its stamp: a file created since
+/// changes it).
+pub(crate) fn alternates_of_canonical_env(own: &Path, file_absent: bool) -> Alternates {
+    alternates_of_canonical(
+        own,
+        std::env::var_os(ENV_ALTERNATES).as_deref(),
+        file_absent,
+    )
 }
 
-fn alternates_of_canonical(own: &Path, env: Option<&OsStr>) -> Alternates {
+fn alternates_of_canonical(own: &Path, env: Option<&OsStr>, file_absent: bool) -> Alternates {
     let own = own.to_path_buf();
     let mut out = Alternates::default();
     let mut chain = vec![own.clone()];
@@ -156,7 +167,11 @@ fn alternates_of_canonical(own: &Path, env: Option<&OsStr>) -> Alternates {
             add_alternate(&own, listed_in.clone(), entry, 0, &mut chain, &mut out);
         }
     }
-    let entries = read_alternates_file(&own, &mut out.problems);
+    let entries = if file_absent {
+        Vec::new()
+    } else {
+        read_alternates_file(&own, &mut out.problems)
+    };
     let listed_in = own.join("info").join("alternates");
     for entry in entries {
         add_alternate(&own, listed_in.clone(), entry, 0, &mut chain, &mut out);

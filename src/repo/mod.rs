@@ -109,8 +109,40 @@ fn not_a_repo(path: &Path, reason: impl Into<String>) -> Error {
     }
 }
 
+/// `path` absolute, with every symbolic link resolved (`realpath`).
 pub(super) fn canonical(path: &Path) -> Result<PathBuf, Error> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if already_canonical(path) {
+        return Ok(path.to_path_buf());
+    }
     std::fs::canonicalize(path).map_err(|e| Error::io(path, e))
+}
+
+/// Whether `path` is its own `realpath`, decided with one `openat2` and one `close` whatever its depth
+/// (`realpath` makes one `readlink` per component: 5 cost twice this at `/tmp/a/b/c/objects`): absolute, spelled
+/// without `.`, `..`, doubled or trailing slashes, and opened (`O_PATH`: nothing is opened for real, a FIFO or
+/// device included) with `RESOLVE_NO_SYMLINKS`, so the kernel followed no symbolic link on any component. False
+/// whenever that cannot be shown (a symbolic link, a missing file, a kernel before 5.6 or a seccomp filter
+/// without `openat2`): the caller then asks `realpath`, which gives the answer or the error.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn already_canonical(path: &Path) -> bool {
+    use std::path::Component;
+    if !path.is_absolute()
+        || path
+            .components()
+            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+        || path.components().collect::<PathBuf>().as_os_str() != path.as_os_str()
+    {
+        return false;
+    }
+    rustix::fs::openat2(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+        rustix::fs::ResolveFlags::NO_SYMLINKS,
+    )
+    .is_ok()
 }
 
 fn is_dir(p: &Path) -> bool {
@@ -304,6 +336,35 @@ mod tests {
 
     #[cfg(unix)]
     use crate::data::tests::mkfifo;
+
+    /// `canonical` is `realpath`: a path already canonical is recognised by one `openat2` (so returned as is);
+    /// one through a symbolic link, or spelled with `.`, `..`, doubled or trailing slashes, or relative, is not
+    /// (and `realpath` resolves it); a missing path is an error naming it.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn canonical_is_realpath_and_needs_no_readlink_when_already_canonical() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let dir = root.join("a/objects");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("link")).unwrap();
+        assert!(already_canonical(&dir));
+        assert!(already_canonical(Path::new("/")));
+        let through_link = root.join("link/objects");
+        let dotted = PathBuf::from(format!("{}/./objects", root.join("a").display()));
+        let up = root.join("a/objects/../objects");
+        let doubled = PathBuf::from(format!("{}//objects", root.join("a").display()));
+        let trailing = PathBuf::from(format!("{}/", dir.display()));
+        for p in [&through_link, &dotted, &up, &doubled, &trailing] {
+            assert!(!already_canonical(p), "{}", p.display());
+            assert_eq!(canonical(p).unwrap(), dir, "{}", p.display());
+        }
+        assert!(!already_canonical(Path::new("a/objects")));
+        assert_eq!(canonical(&dir).unwrap(), dir);
+        let missing = root.join("missing");
+        assert!(!already_canonical(&missing));
+        assert!(matches!(canonical(&missing), Err(Error::Io { path, .. }) if path == missing));
+    }
 
     /// The `FileProblem` inside an `Error::Io` naming `path`.
     #[cfg(unix)]

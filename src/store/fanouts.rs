@@ -6,8 +6,17 @@ use crate::error::Error;
 use crate::oid::ObjectId;
 use crate::sync::plain::Arc;
 
-/// One fan-out directory's listing: the version it was listed at and its ids (sorted, zero-padded to 32 bytes).
-type Listed = Option<(u64, Box<[[u8; 32]]>)>;
+/// What a handle holds of one fan-out directory.
+#[derive(Clone)]
+enum Listed {
+    /// Never looked at by this handle: the first miss in it probes (one `fstatat`), which is all a single
+    /// miss needs; watching and listing the directory (two watches and a listing) pays off from the second.
+    Unseen,
+    /// Probed once, or its listing was dropped: the next miss watches and lists it.
+    Probed,
+    /// Listed at this version: its ids (sorted, zero-padded to 32 bytes).
+    At(u64, Box<[[u8; 32]]>),
+}
 
 /// One handle's listings of watched fan-out directories: per objects directory, per fan-out byte, the version
 /// of the directory it was listed at and its ids (sorted, zero-padded to 32 bytes). Kept across refreshes
@@ -35,7 +44,7 @@ impl FanoutLists {
         let b = id.first_byte();
         if let Some(w) = &self.watch
             && Arc::ptr_eq(w, watch)
-            && let Some(Some((v, list))) = self.lists.get(dir).map(|l| &l[usize::from(b)])
+            && let Some(Listed::At(v, list)) = self.lists.get(dir).map(|l| &l[usize::from(b)])
             && watch.fanout_version(dir, b) == Some(*v)
         {
             return Some(Ok(list.binary_search(&crate::loose::key_of(id)).is_ok()));
@@ -59,17 +68,23 @@ impl FanoutLists {
             self.lists.clear();
         }
         if self.lists.len() <= dir {
-            self.lists.resize_with(dir + 1, || vec![None; 256]);
+            self.lists
+                .resize_with(dir + 1, || vec![Listed::Unseen; 256]);
         }
         let b = id.first_byte();
+        let slot = &mut self.lists[dir][usize::from(b)];
+        if matches!(slot, Listed::Unseen) {
+            *slot = Listed::Probed;
+            return db.contains(id);
+        }
         // The version is read before the directory is listed: an event after it makes the listing stale.
         let Some(v) = watch.watch_fanout(dir, db.path(), b) else {
-            self.lists[dir][usize::from(b)] = None;
+            *slot = Listed::Probed;
             return db.contains(id);
         };
         let list = db.read_fanout(b)?;
         let found = list.binary_search(&crate::loose::key_of(id)).is_ok();
-        self.lists[dir][usize::from(b)] = Some((v, list));
+        *slot = Listed::At(v, list);
         Ok(found)
     }
 }

@@ -115,8 +115,10 @@ impl Handle {
                 }
             }
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
+            let mut drained = None;
             if stage <= Stage::Loose {
-                let quiet = self.drain_for_loose();
+                drained = self.drain_for_loose();
+                let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
                 self.snap.loose_failed.clear();
                 if let Ok(Some(loc)) = self.probe_loose(id, quiet, true) {
                     return Ok(Some(loc));
@@ -124,7 +126,13 @@ impl Handle {
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
             //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
-            if !((self.refresh_on_miss && stage == Stage::Refresh) || self.should_refresh()) {
+            //    The drain of step 2, made after this lookup's pack search, counts every pack written before
+            //    the lookup began: it stands for the refresh check's own (one `read` fewer).
+            let refresh = self.refresh_on_miss
+                && (stage == Stage::Refresh
+                    || self.snap.vanished
+                    || self.packs_changed_after(drained));
+            if !refresh {
                 break;
             }
             self.refresh_after_miss()?;
@@ -349,21 +357,28 @@ impl Handle {
     }
 
     /// Before the slow path's loose step: drain the change events (so the fan-out versions read next count every
-    /// object written before this lookup began). Whether watched listings can be used.
-    fn drain_for_loose(&mut self) -> bool {
+    /// object written before this lookup began). The drained state ([`Watch::drain`](super::watch::Watch)'s
+    /// value; watched listings can be used if it has no `FALLBACK`), or `None` if nothing was drained.
+    fn drain_for_loose(&mut self) -> Option<u64> {
         if !self.watching || !self.loose_on {
-            return false;
+            return None;
         }
         let g = self.view.map().meta();
-        g.watch.has_events() && g.watch.drain() & FALLBACK == 0
+        g.watch.has_events().then(|| g.watch.drain())
     }
 
     /// Whether the pack directories changed since this handle's listing was made: the one refresh check of
     /// every lookup path (drain the events and compare counters, or, without events, `stat` each directory).
     pub(super) fn packs_changed(&self) -> bool {
+        self.packs_changed_after(None)
+    }
+
+    /// [`packs_changed`](Self::packs_changed), with `drained` the value of a drain this lookup made after its
+    /// pack search on the same map (then not drained again).
+    fn packs_changed_after(&self, drained: Option<u64>) -> bool {
         let g = self.view.map().meta();
         if g.watch.has_events() {
-            let t = g.watch.drain();
+            let t = drained.unwrap_or_else(|| g.watch.drain());
             if t & FALLBACK == 0 {
                 return t != g.watch_token.load(Ordering::Relaxed);
             }

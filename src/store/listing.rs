@@ -34,6 +34,31 @@ impl Stamp {
         Some(Stamp::from_metadata(&md))
     }
 
+    /// The stamp of a `stat` taken with rustix (`fstatat` relative to a directory): the same fields as
+    /// [`from_metadata`](Self::from_metadata) gives for the same file.
+    #[cfg(unix)]
+    #[allow(
+        clippy::unnecessary_cast,
+        clippy::useless_conversion,
+        reason = "the field types differ between targets"
+    )]
+    fn from_stat(st: &rustix::fs::Stat) -> Stamp {
+        let (sec, nsec) = (st.st_mtime as i64, st.st_mtime_nsec as u32);
+        let mtime = if sec >= 0 {
+            SystemTime::UNIX_EPOCH.checked_add(Duration::new(sec as u64, nsec))
+        } else {
+            SystemTime::UNIX_EPOCH
+                .checked_sub(Duration::from_secs(sec.unsigned_abs()))
+                .and_then(|t| t.checked_add(Duration::new(0, nsec)))
+        };
+        Stamp {
+            mtime,
+            size: st.st_size as u64,
+            ino: st.st_ino as u64,
+            dev: st.st_dev as u64,
+        }
+    }
+
     pub(super) fn from_metadata(md: &std::fs::Metadata) -> Stamp {
         #[cfg(unix)]
         let (ino, dev) = {
@@ -229,7 +254,14 @@ pub(super) fn list(
     trust_timestamps: bool,
 ) -> Result<Generation, Error> {
     let started = SystemTime::now();
-    let alternates_stamp = Stamp::of(&objects_dir.join("info/alternates"));
+    let alternates_md = std::fs::metadata(objects_dir.join("info/alternates"));
+    let alternates_stamp = alternates_md.as_ref().ok().map(Stamp::from_metadata);
+    let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        )
+    });
     let (dirs, loose, mut problems) = match reuse_loose {
         Some(g) => (
             Arc::clone(&g.dirs),
@@ -240,6 +272,7 @@ pub(super) fn list(
         None => open_objects_dirs(
             objects_dir,
             state.numbered_dirs.is_empty(),
+            alternates_absent,
             kind,
             options.loose,
         )?,
@@ -255,8 +288,13 @@ pub(super) fn list(
         }
         None => Arc::new(Watch::stat()),
     };
-    // A token never carries the fallback bit: a fallen-back state then never equals it.
-    let watch_token = watch.drain() & !super::watch::FALLBACK;
+    // A token never carries the fallback bit: a fallen-back state then never equals it. A detector made just
+    // now has drained nothing (its state is 0): events queued since its watches were added stay in the queue,
+    // so the first check answers Changed for them, and the `read` a drain would make here is saved.
+    let watch_token = match reuse_loose {
+        Some(_) => watch.drain() & !super::watch::FALLBACK,
+        None => 0,
+    };
     let alternate_problems = problems.len();
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
     // searched, so a miss cannot be claimed.
@@ -288,7 +326,7 @@ pub(super) fn list(
     let mut seen_paths: HashMap<PathBuf, PackId> = HashMap::new();
     for (dir_index, dir) in dirs.iter().enumerate() {
         let pack_dir = dir.join("pack");
-        let stamp = Stamp::of(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir);
         pack_dir_stamps.push(stamp);
         pack_dirs.push(pack_dir.clone());
         if let Some(Stamp { mtime: Some(m), .. }) = stamp {
@@ -298,7 +336,7 @@ pub(super) fn list(
                 untrusted = true;
             }
         }
-        let scan = match scan_pack_dir(&pack_dir) {
+        let scan = match scan {
             Ok(Some(scan)) => scan,
             Ok(None) => continue,
             // Unreadable (permissions, a loop of symbolic links, not a directory): like git, warn and answer
@@ -355,7 +393,7 @@ pub(super) fn list(
             };
             if scan.has_midx {
                 plan(pack_dir.join("multi-pack-index"), None, &mut problems);
-            } else {
+            } else if scan.has_chain_dir {
                 match crate::midx::chain::read_chain(&pack_dir, kind) {
                     Ok(Some(layers)) => {
                         for l in layers {
@@ -422,12 +460,13 @@ pub(super) fn list(
 fn open_objects_dirs(
     objects_dir: &Path,
     canonical: bool,
+    alternates_absent: bool,
     kind: HashKind,
     mode: LooseMode,
 ) -> Result<(Arc<[PathBuf]>, Arc<[LooseSource]>, Vec<Problem>), Error> {
     // A later listing resolves the path again (and fails, as before, if the directory is gone).
     let alts = if canonical {
-        crate::repo::alternates_of_canonical_env(objects_dir)
+        crate::repo::alternates_of_canonical_env(objects_dir, alternates_absent)
     } else {
         crate::repo::alternates(objects_dir)?
     };
@@ -476,31 +515,134 @@ struct PackDirScan {
     packs: Vec<ScannedPack>,
     /// Whether there is a `multi-pack-index`.
     has_midx: bool,
+    /// Whether there is a `multi-pack-index.d` (where an incremental chain lives): without one, no chain file
+    /// is looked for (one `stat` fewer; a chain made after the listing changes the directory's stamp).
+    has_chain_dir: bool,
     /// `.idx` names (with a `.pack` beside them) that are FIFOs, sockets or devices: never opened, each an
     /// error naming it.
     special: Vec<(PathBuf, Error)>,
 }
 
-/// Read `pack_dir`: its packs (those with both an `.idx` and a `.pack` file) and whether it has a
-/// multi-pack-index. `None` if the directory does not exist; an error naming it if it cannot be read.
-fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
-    let entries = match std::fs::read_dir(pack_dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(pack_dir, e)),
+/// What the listing needs of one directory entry's `stat` (symbolic links followed).
+struct EntryStat {
+    is_dir: bool,
+    is_file: bool,
+    stamp: Stamp,
+}
+
+/// An open `pack/` directory: its [`Stamp`] (taken from the open descriptor before any entry is read, so a
+/// change made after it shows in the directory's next `stat`), its entries' names, and their `stat`s. On Unix
+/// the entries are `stat`ed relative to the open directory (`fstatat`: one path component walked, not the
+/// whole path again) and the directory is `stat`ed once, through its descriptor; elsewhere by path.
+struct PackDir {
+    stamp: Stamp,
+    #[cfg(unix)]
+    dir: rustix::fs::Dir,
+    #[cfg(not(unix))]
+    entries: std::fs::ReadDir,
+    #[cfg(not(unix))]
+    path: PathBuf,
+}
+
+impl PackDir {
+    fn open(path: &Path) -> std::io::Result<PackDir> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let fd = rustix::fs::open(
+                path,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            let file = std::fs::File::from(fd);
+            // The same `stat` as `Stamp::of(path)` (the refresh check compares the two), on the descriptor.
+            let stamp = Stamp::from_metadata(&file.metadata()?);
+            let dir = rustix::fs::Dir::new(std::os::fd::OwnedFd::from(file))?;
+            Ok(PackDir { stamp, dir })
+        }
+        #[cfg(not(unix))]
+        {
+            let stamp = Stamp::from_metadata(&std::fs::metadata(path)?);
+            Ok(PackDir {
+                stamp,
+                entries: std::fs::read_dir(path)?,
+                path: path.to_path_buf(),
+            })
+        }
+    }
+
+    /// The next entry's name (`.` and `..` included on Unix); names that are not UTF-8 come back as `None`
+    /// (git's pack names are ASCII).
+    fn next_name(&mut self) -> Option<std::io::Result<Option<String>>> {
+        #[cfg(unix)]
+        {
+            let e = self.dir.read()?;
+            Some(
+                e.map_err(Into::into)
+                    .map(|e| e.file_name().to_str().ok().map(str::to_owned)),
+            )
+        }
+        #[cfg(not(unix))]
+        {
+            let e = self.entries.next()?;
+            Some(e.map(|e| e.file_name().into_string().ok()))
+        }
+    }
+
+    /// `stat` of entry `name` (symbolic links followed).
+    fn stat(&self, name: &str) -> std::io::Result<EntryStat> {
+        #[cfg(unix)]
+        {
+            let st = rustix::fs::statat(self.dir.fd()?, name, rustix::fs::AtFlags::empty())?;
+            let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+            Ok(EntryStat {
+                is_dir: kind == rustix::fs::FileType::Directory,
+                is_file: kind == rustix::fs::FileType::RegularFile,
+                stamp: Stamp::from_stat(&st),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let md = std::fs::metadata(self.path.join(name))?;
+            Ok(EntryStat {
+                is_dir: md.is_dir(),
+                is_file: md.is_file(),
+                stamp: Stamp::from_metadata(&md),
+            })
+        }
+    }
+}
+
+/// Read `pack_dir`: its stamp, its packs (those with both an `.idx` and a `.pack` file) and whether it has a
+/// multi-pack-index (or a chain of them). `None` (and no stamp) if the directory does not exist; an error
+/// naming it if it cannot be read (then the stamp is its path's `stat`, if any).
+fn scan_pack_dir(pack_dir: &Path) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
+    let mut dir = match PackDir::open(pack_dir) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
+        Err(e) => return (Stamp::of(pack_dir), Err(Error::io(pack_dir, e))),
     };
+    (Some(dir.stamp), scan_entries(&mut dir, pack_dir).map(Some))
+}
+
+fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error> {
     let mut dir_packs: Vec<ScannedPack> = Vec::new();
     let mut has_midx = false;
+    let mut has_chain_dir = false;
     let mut special = Vec::new();
     // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
     let mut keep: std::collections::HashSet<String> = Default::default();
     let mut promisor: std::collections::HashSet<String> = Default::default();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(pack_dir, e))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
+    while let Some(name) = dir.next_name() {
+        let Some(name) = name.map_err(|e| Error::io(pack_dir, e))? else {
+            continue;
+        };
         if name == "multi-pack-index" {
             has_midx = true;
+            continue;
+        }
+        if name == crate::midx::chain::CHAIN_DIR {
+            has_chain_dir = true;
             continue;
         }
         if let Some(stem) = name.strip_suffix(".keep") {
@@ -512,37 +654,38 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
             continue;
         }
         // git reads every `*.idx` with a `.pack` beside it, whatever its name (t5319's `test-64-<hash>.idx`).
-        if !name.ends_with(".idx") {
+        let Some(stem) = name.strip_suffix(".idx") else {
             continue;
-        }
-        let idx_path = pack_dir.join(name);
+        };
         // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped, and
         // FIFOs, sockets and devices are never opened (`stat` only).
-        let Ok(idx_md) = std::fs::metadata(&idx_path) else {
+        let Ok(idx_md) = dir.stat(&name) else {
             continue;
         };
-        if idx_md.is_dir() {
+        if idx_md.is_dir {
             continue;
         }
-        let Ok(pack_md) = std::fs::metadata(idx_path.with_extension("pack")) else {
+        let Ok(pack_md) = dir.stat(&format!("{stem}.pack")) else {
             continue;
         };
-        if !pack_md.is_file() {
+        if !pack_md.is_file {
             continue;
         }
-        if !idx_md.is_file() {
+        let idx_path = pack_dir.join(&name);
+        if !idx_md.is_file {
             // A FIFO, socket or device where a pack's index should be: say what it is, without opening it.
-            if let Err(e) = crate::data::check_regular(&idx_md) {
+            if let Err(e) =
+                std::fs::metadata(&idx_path).and_then(|md| crate::data::check_regular(&md))
+            {
                 special.push((idx_path.clone(), Error::io(&idx_path, e)));
             }
             continue;
         }
-        let mtime = pack_md.modified().unwrap_or(SystemTime::UNIX_EPOCH);
         dir_packs.push(ScannedPack {
             idx_path,
-            idx_stamp: Stamp::from_metadata(&idx_md),
-            mtime,
-            pack_size: pack_md.len(),
+            idx_stamp: idx_md.stamp,
+            mtime: pack_md.stamp.mtime.unwrap_or(SystemTime::UNIX_EPOCH),
+            pack_size: pack_md.stamp.size,
             keep: false,
             promisor: false,
         });
@@ -559,11 +702,12 @@ fn scan_pack_dir(pack_dir: &Path) -> Result<Option<PackDirScan>, Error> {
             .cmp(&a.mtime)
             .then_with(|| a.idx_path.cmp(&b.idx_path))
     });
-    Ok(Some(PackDirScan {
+    Ok(PackDirScan {
         packs: dir_packs,
         has_midx,
+        has_chain_dir,
         special,
-    }))
+    })
 }
 
 /// Plan the slot of the multi-pack-index at `midx_path` (a pack directory's `multi-pack-index`, or a `layer` of
@@ -631,5 +775,51 @@ fn plan_midx(
             error: Arc::new(e),
         }),
         (Ok(_), None) => {}
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    /// The stamps of a listing taken relative to the open directory are the ones a `stat` of the path gives
+    /// (the refresh check compares a pack directory's path `stat` with the listing's), before 1970 too.
+    #[cfg(unix)]
+    #[test]
+    fn stat_relative_to_the_directory_stamps_like_the_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("pack-1.idx");
+        std::fs::write(&file, b"abc").unwrap();
+        let f = std::fs::File::options().write(true).open(&file).unwrap();
+        for t in [
+            SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 123_456_789),
+            SystemTime::UNIX_EPOCH - Duration::new(5, 250_000_000),
+        ] {
+            f.set_modified(t).unwrap();
+            let dir = PackDir::open(tmp.path()).unwrap();
+            let st = dir.stat("pack-1.idx").unwrap();
+            assert!(st.is_file && !st.is_dir);
+            assert_eq!(Some(st.stamp), Stamp::of(&file));
+            assert_eq!(st.stamp.mtime, Some(t));
+            assert_eq!(Some(dir.stamp), Stamp::of(tmp.path()));
+        }
+    }
+
+    /// The listing's stamp of a pack directory is its path's `stat`, and a `multi-pack-index.d` is seen (a chain
+    /// is looked for only then); a missing directory has neither a stamp nor a scan.
+    #[test]
+    fn scan_stamps_the_directory_and_sees_the_chain_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pack_dir = tmp.path().join("pack");
+        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        assert!(stamp.is_none() && matches!(scan, Ok(None)));
+        std::fs::create_dir(&pack_dir).unwrap();
+        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        assert_eq!(stamp, Stamp::of(&pack_dir));
+        assert!(!scan.unwrap().unwrap().has_chain_dir);
+        std::fs::create_dir(pack_dir.join(crate::midx::chain::CHAIN_DIR)).unwrap();
+        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        assert_eq!(stamp, Stamp::of(&pack_dir));
+        assert!(scan.unwrap().unwrap().has_chain_dir);
     }
 }

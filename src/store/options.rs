@@ -7,8 +7,9 @@ use crate::oid::HashKind;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum LooseMode {
     /// Answer from per-fan-out-directory listings that change events keep current (Linux inotify, on a local
-    /// file system): each handle lists a fan-out directory (`xx/`) the first time a lookup needs it and again
-    /// only after an event in that directory, so a lookup makes no system call of its own, and an object
+    /// file system): each handle probes a fan-out directory (`xx/`) the first time a lookup needs it (one
+    /// `fstatat`: a single lookup needs no more), lists it the second time and again only after an event in
+    /// that directory, so a lookup makes no system call of its own, and an object
     /// written before the lookup began is always seen. Where events are not available (another OS, a network
     /// file system, a watch limit reached, a queue overflow that cannot be recovered) it is [`Probe`](Self::Probe).
     /// The listings are the handle's own (about 32 bytes per loose object per handle).
