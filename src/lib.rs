@@ -8,6 +8,7 @@
 
 pub mod data;
 mod error;
+mod fanout;
 mod ids;
 pub mod idx;
 pub mod loose;

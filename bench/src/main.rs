@@ -70,6 +70,9 @@ pub struct Args {
     pub make_fixture: Option<PathBuf>,
     /// Hidden: open a store on this objects directory, miss once, print ns and peak RSS (KiB).
     pub open_first_miss: Option<PathBuf>,
+    /// Hidden: open a store on this objects directory with the miss filter built at the first settled miss, miss a few times,
+    /// print the store's filter build time (ns) and its ids.
+    pub store_filter_build: Option<PathBuf>,
     /// Hidden: N rounds of open + first miss of one arm on PATH (for callgrind, strace and minor faults).
     pub open_first_miss_loop: Option<usize>,
     /// Hidden: `--open-first-miss` opens the store with `Options::midx_checksum(true)`.
@@ -89,6 +92,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         arm: None,
         make_fixture: None,
         open_first_miss: None,
+        store_filter_build: None,
         open_first_miss_loop: None,
         midx_checksum: false,
     };
@@ -133,6 +137,9 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
             Long("open-first-miss") => {
                 a.open_first_miss = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
+            Long("store-filter-build") => {
+                a.store_filter_build = Some(parser.value().map_err(|e| e.to_string())?.into())
+            }
             Long("make-fixture") => {
                 a.make_fixture = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
@@ -147,6 +154,9 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(objects) = &args.open_first_miss {
         return scenarios::open_first_miss(objects, args.midx_checksum).map(|()| ExitCode::SUCCESS);
+    }
+    if let Some(objects) = &args.store_filter_build {
+        return scenarios::store_filter_build(objects).map(|()| ExitCode::SUCCESS);
     }
     if let (Some(n), Some(objects)) = (args.open_first_miss_loop, &args.path) {
         return scenarios::open_first_miss_loop(args.arm, objects, n).map(|()| ExitCode::SUCCESS);

@@ -771,6 +771,24 @@ pub fn open_first_miss(objects: &Path, midx_checksum: bool) -> Result<(), String
     Ok(())
 }
 
+/// The hidden `--store-filter-build OBJECTS` mode: open a store whose miss filter is built at the first miss
+/// (`MissFilterMode::Eager`), miss a few times, print the filter's build time in nanoseconds (the store's own build:
+/// every id of every loaded `.idx` inserted, each fan-out bucket's order checked on the way) and its ids.
+pub fn store_filter_build(objects: &Path) -> Result<(), String> {
+    let options = odb_options(Kind::OdbNone).miss_filter(odb_index::MissFilterMode::Eager);
+    let store = Store::open(objects, options).map_err(|e| e.to_string())?;
+    let mut h = store.handle();
+    // The first miss loads the indices; a miss in the settled map builds the filter.
+    for id in absent(4, 1).oids {
+        if h.contains(&id).map_err(|e| e.to_string())? {
+            return Err("an absent id was found".into());
+        }
+    }
+    let f = store.miss_filter().ok_or("no miss filter was built")?;
+    println!("{} {}", f.build_time.as_nanos(), f.ids);
+    Ok(())
+}
+
 /// The hidden `--open-first-miss-loop N [--arm A] OBJECTS` mode. With an arm: N rounds of the
 /// `cold-load-1M-index` row's body (open a store, miss once, stores dropped 32 at a time, after the clock) in this process, page
 /// cache warm; prints the median and minimum time and the minor page faults per round (`getrusage`). For

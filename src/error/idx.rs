@@ -115,12 +115,14 @@ pub enum IdxProblem {
         /// The entries of the index.
         indexed: u32,
     },
-    /// (Found by `verify`.) The id at this position is not greater than the one before it.
+    /// (Found by `verify`, or by a lookup that missed in its fan-out bucket.) The id at this position is not
+    /// greater than the one before it.
     UnsortedIds {
         /// The entry's position.
         at: u32,
     },
-    /// (Found by `verify`.) The id at this position lies in another fan-out bucket than its first byte says.
+    /// (Found by `verify`, or by a lookup that missed in a fan-out bucket it is or should be in.) The id at this
+    /// position lies in another fan-out bucket than its first byte says.
     IdOutsideBucket {
         /// The entry's position.
         at: u32,

@@ -49,6 +49,7 @@
 //! rely on those checks belong together, so that a reader can see each `unsafe` read beside the check at open
 //! that makes it sound. The writer and the tests live in `write.rs` and `tests.rs`.)
 
+mod order;
 mod prefix;
 pub mod write;
 
@@ -58,6 +59,7 @@ use std::path::{Path, PathBuf};
 use crate::data::{Data, FileProblem, LoadMode};
 use crate::error::Error;
 pub use crate::error::IdxProblem;
+use crate::fanout::BucketState;
 use crate::oid::{HashKind, ObjectId};
 
 /// The first four bytes of a version 2 (or later) index.
@@ -118,6 +120,8 @@ pub struct PackIndex {
     pack_len: Option<u64>,
     /// Byte offset of the trailer (pack checksum, then index checksum).
     trailer_at: usize,
+    /// Which fan-out buckets were checked in order (a miss there is certain): see [`PackIndex::confirm_miss`].
+    buckets: BucketState,
 }
 
 fn be32(data: &[u8], at: usize) -> Option<u32> {
@@ -256,6 +260,7 @@ impl PackIndex {
                 offset_end: u64::MAX,
                 pack_len: None,
                 trailer_at,
+                buckets: BucketState::default(),
             });
         }
         let min = n
@@ -301,6 +306,7 @@ impl PackIndex {
             offset_end: u64::MAX,
             pack_len: None,
             trailer_at,
+            buckets: BucketState::default(),
         })
     }
 
@@ -858,24 +864,7 @@ impl PackIndex {
                 return Err(problem);
             }
         }
-        let mut prev: Option<&[u8]> = None;
-        for b in 0..256usize {
-            for at in self.fanout[b]..self.fanout[b + 1] {
-                // Present: `at < count`, checked at open.
-                let Some(id) = self.id_at(at) else { break };
-                if prev.is_some_and(|p| p >= id) {
-                    return Err(IdxProblem::UnsortedIds { at });
-                }
-                if usize::from(id[0]) != b {
-                    return Err(IdxProblem::IdOutsideBucket {
-                        at,
-                        bucket: b as u8,
-                        first_byte: id[0],
-                    });
-                }
-                prev = Some(id);
-            }
-        }
+        self.check_order()?;
         let h = self.kind.len();
         let body_len = self.trailer_at + h;
         let expected = self.index_checksum();

@@ -62,6 +62,7 @@ use std::path::{Path, PathBuf};
 use crate::data::{Data, LoadMode};
 use crate::error::Error;
 pub use crate::error::MidxProblem;
+use crate::fanout::{self, BucketFault};
 pub use crate::ids::ChunkId;
 use crate::idx::{PACK_HEADER_LEN, PackIndex};
 use crate::oid::{HashKind, ObjectId};
@@ -683,46 +684,29 @@ impl MultiPackIndex {
         (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))
     }
 
-    /// Check the ids of one fanout bucket (those whose first byte is `first`): each is in that bucket, each is
-    /// greater than the one before it, and the ids just before and after the bucket have another first byte
-    /// (no id of the bucket was counted in a neighbour), so a binary search in the bucket cannot miss an id the file lists. `Err`
-    /// names the first position that breaks it. O(ids in the bucket); [`verify`](Self::verify) checks every
-    /// bucket (and more). For a caller that must trust a miss without scanning the whole file at open.
+    /// Check the ids of one fanout bucket (those whose first byte is `first`), as [`fanout::check_bucket`] does
+    /// for a `.idx` too: then a binary search in the bucket cannot miss an id the file lists. `Err` names the
+    /// first position that breaks it. O(ids in the bucket); [`verify`](Self::verify) checks every bucket (and
+    /// more). For a caller that must trust a miss without scanning the whole file at open.
     pub(crate) fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
-        let h = self.kind.len();
         let b = usize::from(first);
         let start = if b == 0 {
             0
         } else {
             self.fanout[b - 1] as usize
         };
-        let end = self.fanout[b] as usize;
-        let ids = self.ids();
-        let mut prev: Option<&[u8]> = None;
-        for i in start..end {
-            let object = i as u32;
-            let Some(id) = ids.get(i * h..(i + 1) * h) else {
-                // Opening checked that OIDL holds as many ids as the fanout counts.
-                break;
-            };
-            if id[0] != first {
-                return Err(MidxProblem::IdNotInFanoutBucket { object });
-            }
-            if prev.is_some_and(|p| p >= id) {
-                return Err(MidxProblem::IdsOutOfOrder { object });
-            }
-            prev = Some(id);
+        fanout::check_bucket(self.fanout_ids(), first, start, self.fanout[b] as usize)
+            .map_err(bucket_problem)
+    }
+
+    /// The ids as [`fanout`] reads them.
+    fn fanout_ids(&self) -> fanout::Ids<'_> {
+        fanout::Ids {
+            bytes: self.ids(),
+            stride: self.kind.len(),
+            len: self.kind.len(),
+            count: self.len(),
         }
-        // The bucket holds every id of its first byte: a fanout boundary moved by one leaves an id of this
-        // bucket just outside it (where a search for it never looks).
-        for i in [start.checked_sub(1), Some(end)].into_iter().flatten() {
-            if let Some(id) = ids.get(i * h..(i + 1) * h)
-                && id[0] == first
-            {
-                return Err(MidxProblem::IdNotInFanoutBucket { object: i as u32 });
-            }
-        }
-        Ok(())
     }
 
     /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
@@ -844,26 +828,9 @@ impl MultiPackIndex {
             path: self.path.clone(),
             problem,
         };
-        let h = self.kind.len();
         self.verify_checksum()?;
-        let mut bucket = 0usize;
-        let mut prev: Option<&[u8]> = None;
-        for (i, id) in self.ids().chunks_exact(h).enumerate() {
-            let object = i as u32;
-            if let Some(p) = prev
-                && p >= id
-            {
-                return Err(corrupt(MidxProblem::IdsOutOfOrder { object }));
-            }
-            prev = Some(id);
-            // The bucket of position i: the first b with i < fanout[b].
-            while bucket < 256 && (self.fanout[bucket] as usize) <= i {
-                bucket += 1;
-            }
-            if usize::from(id[0]) != bucket {
-                return Err(corrupt(MidxProblem::IdNotInFanoutBucket { object }));
-            }
-        }
+        fanout::check_all(self.fanout_ids(), |b| self.fanout[usize::from(b)])
+            .map_err(|f| corrupt(bucket_problem(f)))?;
         for i in 0..self.len() {
             if let Some(Err(problem)) = self.entry(i, &[]) {
                 return Err(corrupt(problem));
@@ -957,6 +924,14 @@ struct Checked {
     oidl: (usize, usize),
     ooff: (usize, usize),
     loff: Option<(usize, usize)>,
+}
+
+/// A bucket fault ([`fanout::check_bucket`]) as the multi-pack-index reports it.
+fn bucket_problem(fault: BucketFault) -> MidxProblem {
+    match fault {
+        BucketFault::OutOfOrder(object) => MidxProblem::IdsOutOfOrder { object },
+        BucketFault::NotInBucket { at, .. } => MidxProblem::IdNotInFanoutBucket { object: at },
+    }
 }
 
 /// The first 8 bytes of an id (at least 20 bytes long) as a big-endian number: compares like the bytes.

@@ -55,7 +55,8 @@ impl MissFilter {
         self.covered.binary_search(&pack).is_ok()
     }
 
-    /// Build the filter of a settled map from every pack loaded in it. `None` if there is none.
+    /// Build the filter of a settled map from every pack loaded in it (and check the order of their fan-out
+    /// buckets on the way, [`PackIndex::confirm_miss`]). `None` if there is none.
     pub(super) fn build(packs: &[(PackId, &PackIndex)]) -> Option<MissFilter> {
         if packs.is_empty() {
             return None;
@@ -63,12 +64,12 @@ impl MissFilter {
         let t = Instant::now();
         let total: u64 = packs.iter().map(|(_, idx)| u64::from(idx.len())).sum();
         let capacity = usize::try_from(total).unwrap_or(usize::MAX);
-        let bits = SplitBlockBloom::from_ids(
-            capacity,
-            packs
-                .iter()
-                .flat_map(|(_, idx)| (0..idx.len()).filter_map(|i| idx.id_at(i))),
-        );
+        // Reading every id anyway, the pass also checks each fan-out bucket's order (one compare per id) and
+        // marks the buckets found in order: a miss there is then certain without checking the bucket again.
+        let mut bits = SplitBlockBloom::from_ids(capacity, []);
+        for (_, idx) in packs {
+            idx.for_each_id_checking_order(|id| bits.insert(id));
+        }
         let mut covered: Vec<PackId> = packs.iter().map(|(id, _)| *id).collect();
         covered.sort_unstable();
         covered.dedup();

@@ -8,6 +8,7 @@ use super::listing::{Generation, SlotSpec};
 use super::options::{MidxCheck, Options};
 use crate::data::LoadMode;
 use crate::error::Error;
+use crate::fanout::BucketState;
 use crate::ids::PackId;
 use crate::idx::PackIndex;
 use crate::midx::MultiPackIndex;
@@ -44,14 +45,9 @@ pub(super) struct LoadedMidx {
     own: Box<[OwnIndex]>,
     /// Entries found wrong at lookup (reported by `Store::problems`; the first few, each once).
     pub(super) wrong: Mutex<Vec<Arc<Error>>>,
-    /// Fanout buckets (by first byte, one bit each) whose ids were checked in order: a miss there is certain.
-    buckets_in_order: [plain_atomic::AtomicU64; 4],
-    /// Fanout buckets found out of order: a miss there is confirmed in the packs' own indices.
-    buckets_out_of_order: [plain_atomic::AtomicU64; 4],
-    /// How many buckets `buckets_in_order` holds; at 256, `all_in_order` is set.
-    in_order_count: plain_atomic::AtomicU32,
-    /// Every bucket was checked and found in order: every miss is certain (the steady state: one Relaxed load).
-    all_in_order: plain_atomic::AtomicBool,
+    /// Fanout buckets checked in order (a miss there is certain) or out of order (a miss there is confirmed in
+    /// the packs' own indices).
+    pub(super) buckets: BucketState,
 }
 
 /// A covered pack's own index, for a multi-pack-index's checks and fallback.
@@ -108,59 +104,7 @@ impl LoadedMidx {
                 })
                 .collect(),
             wrong: Mutex::new(Vec::new()),
-            buckets_in_order: Default::default(),
-            buckets_out_of_order: Default::default(),
-            in_order_count: plain_atomic::AtomicU32::new(0),
-            all_in_order: plain_atomic::AtomicBool::new(false),
-        }
-    }
-
-    /// Whether every fanout bucket was checked and found in order (then every miss is certain).
-    #[inline(always)]
-    pub(super) fn all_in_order(&self) -> bool {
-        // Relaxed: as in `bucket_in_order`.
-        self.all_in_order.load(plain_atomic::Ordering::Relaxed)
-    }
-
-    /// Whether the fanout bucket of ids starting with `first` was checked and found in order (then a search
-    /// that misses in it is a certain miss).
-    #[inline]
-    pub(super) fn bucket_in_order(&self, first: u8) -> bool {
-        // Relaxed: the bit records a fact about the file's immutable contents, which any thread can establish
-        // for itself; a thread that does not see it yet checks the bucket again (same answer).
-        self.buckets_in_order[usize::from(first >> 6)].load(plain_atomic::Ordering::Relaxed)
-            & (1 << (first & 63))
-            != 0
-    }
-
-    /// Whether the bucket of `first` was found out of order.
-    pub(super) fn bucket_out_of_order(&self, first: u8) -> bool {
-        // Relaxed: as in `bucket_in_order`.
-        self.buckets_out_of_order[usize::from(first >> 6)].load(plain_atomic::Ordering::Relaxed)
-            & (1 << (first & 63))
-            != 0
-    }
-
-    /// Record what checking the bucket of `first` found (once per bucket and file; off the steady-state path).
-    pub(super) fn mark_bucket(&self, first: u8, in_order: bool) {
-        let bits = if in_order {
-            &self.buckets_in_order
-        } else {
-            &self.buckets_out_of_order
-        };
-        let bit = 1 << (first & 63);
-        // Relaxed: as in `bucket_in_order`. The RMW tells which thread set the bit first: that one counts it.
-        let prev = bits[usize::from(first >> 6)].fetch_or(bit, plain_atomic::Ordering::Relaxed);
-        if in_order
-            && prev & bit == 0
-            && self
-                .in_order_count
-                .fetch_add(1, plain_atomic::Ordering::Relaxed)
-                + 1
-                == 256
-        {
-            self.all_in_order
-                .store(true, plain_atomic::Ordering::Relaxed);
+            buckets: BucketState::default(),
         }
     }
 
@@ -182,7 +126,7 @@ impl LoadedMidx {
     /// The same file for the packs of another listing (pack ids and lengths may differ): what a refresh carries
     /// over, with the entries found wrong. Own indices are opened again when needed.
     pub(super) fn for_listing(&self, packs: &[Option<usize>], g: &Generation) -> Self {
-        let m = LoadedMidx::new(
+        let mut m = LoadedMidx::new(
             Arc::clone(&self.midx),
             packs,
             g,
@@ -192,24 +136,7 @@ impl LoadedMidx {
         );
         // The same file: the entries found wrong are still wrong, and the buckets checked are checked.
         *lock(&m.wrong) = lock(&self.wrong).clone();
-        for (to, from) in [
-            (&m.buckets_in_order, &self.buckets_in_order),
-            (&m.buckets_out_of_order, &self.buckets_out_of_order),
-        ] {
-            for (t, f) in to.iter().zip(from) {
-                // Relaxed: as in `bucket_in_order`.
-                t.store(
-                    f.load(plain_atomic::Ordering::Relaxed),
-                    plain_atomic::Ordering::Relaxed,
-                );
-            }
-        }
-        // Relaxed: as in `bucket_in_order`.
-        let count = self.in_order_count.load(plain_atomic::Ordering::Relaxed);
-        m.in_order_count
-            .store(count, plain_atomic::Ordering::Relaxed);
-        m.all_in_order
-            .store(count == 256, plain_atomic::Ordering::Relaxed);
+        m.buckets = self.buckets.copy();
         m
     }
 

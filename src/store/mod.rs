@@ -281,6 +281,18 @@ impl Store {
                         });
                     }
                 }
+                Loaded::Pack(p) => {
+                    let path = p.idx.path();
+                    for problem in p.idx.bucket_problems() {
+                        problems.push(Problem::IndexIdsOutOfOrder {
+                            path: path.to_path_buf(),
+                            error: Arc::new(Error::CorruptIndex {
+                                path: path.to_path_buf(),
+                                problem,
+                            }),
+                        });
+                    }
+                }
                 _ => {}
             }
         }

@@ -100,6 +100,18 @@ pub enum Problem {
         #[source]
         error: Arc<Error>,
     },
+    /// A pack's `.idx` lists ids out of order in a fan-out bucket (or an id in another bucket than its first
+    /// byte's), as found when a lookup missed there: a search there can miss an object the file lists (git's
+    /// does). A miss in that bucket is answered by a linear scan of the file instead, which finds every object
+    /// it lists; this names the file and the first position out of order (one problem per bucket).
+    #[error("pack index ids out of order, misses there answered by a linear scan: {error}")]
+    IndexIdsOutOfOrder {
+        /// The `.idx` file.
+        path: PathBuf,
+        /// What is wrong and where (names the file and the position).
+        #[source]
+        error: Arc<Error>,
+    },
     /// A file named like a loose object is not one (empty, not a zlib stream of `<type> <size>\0...`, a
     /// directory, a dangling symbolic link), as found by the reader that opened it
     /// ([`Store::report_unreadable_loose`](super::Store::report_unreadable_loose)): the object was answered
@@ -130,6 +142,7 @@ impl Problem {
             | Problem::MultiPackIndexIgnored { path, .. }
             | Problem::MultiPackIndexNotLoaded { path, .. }
             | Problem::MultiPackIndexEntryWrong { path, .. }
+            | Problem::IndexIdsOutOfOrder { path, .. }
             | Problem::LooseObjectUnreadable { path, .. } => path,
         }
     }

@@ -9,6 +9,7 @@ use super::load::{Loaded, LoadedMidx, LoadedPack};
 use super::options::MidxCheck;
 use crate::error::Error;
 use crate::error::MidxProblem;
+use crate::fanout::Confirmed;
 use crate::idx::Found;
 use crate::midx::MidxFound;
 use crate::oid::ObjectId;
@@ -38,9 +39,9 @@ pub(super) struct Snapshot {
     /// the file): the search goes on in the other indices, and a lookup of that id reports it only if nothing
     /// else has the object. Set only on that path, so a hit pays nothing for it.
     pub(super) bad_entry: Option<(Box<[u8]>, Error)>,
-    /// Some multi-pack-index of `midx` has fanout buckets not yet checked in order: its misses are confirmed
-    /// (see [`LoadedMidx::confirm_miss`]).
-    midx_unconfirmed: bool,
+    /// Some index of `packs` or `midx` has fan-out buckets not yet checked in order: its misses are confirmed
+    /// (see [`PackIndex::confirm_miss`](crate::idx::PackIndex::confirm_miss), [`LoadedMidx::confirm_miss`]).
+    unconfirmed: bool,
     /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
     /// Set only with an entry in `failed` (`Handle::locate_steady` relies on it: it leaves both to the slow path).
     pub(super) vanished: bool,
@@ -90,30 +91,42 @@ impl Snapshot {
                 return Some(loc);
             }
         }
-        self.confirm_midx_misses(id)
+        self.confirm_misses(id, true)
     }
 
-    /// Every index missed: a multi-pack-index's miss is certain only where its ids are in order
-    /// ([`LoadedMidx::confirm_miss`]).
+    /// Every index missed: a miss is certain only where the ids are in order ([`PackIndex::confirm_miss`],
+    /// [`LoadedMidx::confirm_miss`]). `outside`: the miss filter said "absent", which is certain for the packs
+    /// it covers (it holds every id they list, in order or not): only the packs outside it are confirmed.
+    ///
+    /// [`PackIndex::confirm_miss`]: crate::idx::PackIndex::confirm_miss
     #[inline(always)]
-    fn confirm_midx_misses(&mut self, id: &[u8]) -> Option<Location> {
-        if !self.midx_unconfirmed {
+    fn confirm_misses(&mut self, id: &[u8], outside: bool) -> Option<Location> {
+        if !self.unconfirmed {
             return None;
         }
-        self.confirm_midx_misses_slow(id)
+        self.confirm_misses_slow(id, outside)
     }
 
     #[inline(never)]
-    fn confirm_midx_misses_slow(&mut self, id: &[u8]) -> Option<Location> {
+    fn confirm_misses_slow(&mut self, id: &[u8], outside: bool) -> Option<Location> {
+        let packs = if outside { &self.outside } else { &self.packs };
+        for p in packs {
+            if !p.idx.all_in_order()
+                && let Some(loc) = pack_answer(p, id, p.idx.confirm_miss(id), &mut self.bad_entry)
+            {
+                return Some(loc);
+            }
+        }
         for m in &self.midx {
-            if !m.all_in_order()
+            if !m.buckets.all_in_order()
                 && let Some(loc) = m.confirm_miss(id, &mut self.bad_entry)
             {
                 return Some(loc);
             }
         }
-        // Once every bucket of every multi-pack-index is checked, misses skip this (a field of this snapshot).
-        self.midx_unconfirmed = self.midx.iter().any(|m| !m.all_in_order());
+        // Once every bucket of every index is checked, misses skip this (a field of this snapshot).
+        self.unconfirmed = self.packs.iter().any(|p| !p.idx.all_in_order())
+            || self.midx.iter().any(|m| !m.buckets.all_in_order());
         None
     }
 
@@ -160,7 +173,7 @@ impl Snapshot {
                 return Some(loc);
             }
         }
-        self.confirm_midx_misses(id)
+        self.confirm_misses(id, false)
     }
 
     /// Add a newly visible slot's value; search it for `id`.
@@ -178,11 +191,13 @@ impl Snapshot {
                 if at <= self.last_hit && self.packs.len() > 1 {
                     self.last_hit += 1;
                 }
+                self.unconfirmed |= !p.idx.all_in_order();
                 pack_lookup(p, id, &mut self.bad_entry)
+                    .or_else(|| pack_answer(p, id, p.idx.confirm_miss(id), &mut self.bad_entry))
             }
             SlotRef::Ready(Loaded::Midx(m)) => {
                 self.midx.push(Arc::clone(m));
-                self.midx_unconfirmed |= !m.all_in_order();
+                self.unconfirmed |= !m.buckets.all_in_order();
                 m.lookup(id, &mut self.bad_entry)
                     .or_else(|| m.confirm_miss(id, &mut self.bad_entry))
             }
@@ -215,7 +230,18 @@ fn pack_lookup(
     id: &[u8],
     bad: &mut Option<(Box<[u8]>, Error)>,
 ) -> Option<Location> {
-    match p.idx.find_entry(id) {
+    pack_answer(p, id, p.idx.find_entry(id), bad)
+}
+
+/// What `found` (a search of `p` for `id`) answers.
+#[inline(always)]
+fn pack_answer(
+    p: &LoadedPack,
+    id: &[u8],
+    found: Found,
+    bad: &mut Option<(Box<[u8]>, Error)>,
+) -> Option<Location> {
+    match found {
         Found::At(offset) => Some(Location::Packed { pack: p.id, offset }),
         Found::Missing => None,
         Found::Bad(i) => {
@@ -273,7 +299,7 @@ impl LoadedMidx {
         bad: &mut Option<(Box<[u8]>, Error)>,
     ) -> Option<Location> {
         let &first = id.first()?;
-        if self.bucket_in_order(first) {
+        if self.buckets.in_order(first) {
             return None;
         }
         self.unchecked_bucket_miss(id, first, bad)
@@ -290,20 +316,18 @@ impl LoadedMidx {
         if id.len() != self.midx.hash_kind().len() {
             return None;
         }
-        if !self.bucket_out_of_order(first) {
-            match self.midx.check_bucket(first) {
-                Ok(()) => {
-                    self.mark_bucket(first, true);
-                    return None;
-                }
-                Err(problem) => {
-                    self.mark_bucket(first, false);
-                    self.record_wrong(Arc::new(Error::CorruptMultiPackIndex {
-                        path: self.midx.path().to_path_buf(),
-                        problem,
-                    }));
-                }
+        match self
+            .buckets
+            .confirm(first, || self.midx.check_bucket(first))
+        {
+            Confirmed::Certain => return None,
+            Confirmed::OutOfOrder(Some(problem)) => {
+                self.record_wrong(Arc::new(Error::CorruptMultiPackIndex {
+                    path: self.midx.path().to_path_buf(),
+                    problem,
+                }))
             }
+            Confirmed::OutOfOrder(None) => {}
         }
         self.search_own(id, bad, None)
     }
@@ -394,7 +418,7 @@ impl LoadedMidx {
             let Some(Ok(own)) = self.own_index(pack) else {
                 continue;
             };
-            if let Found::At(offset) = own.idx.find_entry(id) {
+            if let Found::At(offset) = own.idx.find_entry_confirmed(id) {
                 if let Some(e) = wrong {
                     self.record_wrong(Arc::new(e));
                 }

@@ -37,13 +37,19 @@ pub fn try_git(dir: &Path, args: &[&str], stdin: &[u8]) -> Result<String, String
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("running git (is it installed?): {e}"))?;
-    if let Some(mut si) = child.stdin.take() {
-        // git may exit early on error; the error shows in its status below.
-        let _ = si.write_all(stdin);
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("waiting for git: {e}"))?;
+    // Written from another thread while this one reads the output: an input and an output larger than a pipe's
+    // buffer (`cat-file --batch-check` of thousands of ids) would otherwise block both processes.
+    let si = child.stdin.take();
+    let out = std::thread::scope(|s| {
+        if let Some(mut si) = si {
+            // git may exit early on error; the error shows in its status below.
+            s.spawn(move || {
+                let _ = si.write_all(stdin);
+            });
+        }
+        child.wait_with_output()
+    })
+    .map_err(|e| format!("waiting for git: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "git {args:?} in {} failed: {}",

@@ -1,11 +1,13 @@
 //! Helpers shared by odb-index's test suites and its benchmark: repositories built with the real `git`
-//! ([`mod@git`]), git's maintenance run underneath stress tests ([`maintenance`]) and a counting allocator
-//! ([`alloc`]). Not published; it does not depend on odb-index, so every package of the workspace can use it
+//! ([`mod@git`]), git's maintenance run underneath stress tests ([`maintenance`]), hand edits of index files
+//! ([`edit`]) and a counting allocator ([`alloc`]). Not published; it does not depend on odb-index, so every package of the workspace can use it
 //! without a second copy of the library in its graph.
 
 pub mod alloc;
+pub mod edit;
 pub mod git;
 pub mod maintenance;
 
+pub use edit::*;
 pub use git::*;
 pub use maintenance::*;

@@ -1,0 +1,326 @@
+//! Fan-out buckets of sorted ids, shared by the pack index (`.idx`) and the multi-pack-index: the one check that
+//! a bucket is in order ([`check_bucket`]), and the per-file record of which buckets were checked
+//! ([`BucketState`]).
+//!
+//! A search inside a bucket (binary or interpolation) finds every id the bucket lists only if its ids are in
+//! order; opening a file does not read its ids (O(1) open), so a miss is certain only once its bucket was
+//! checked. Checking a bucket is O(ids in it) and happens once per bucket and file (on the first miss there,
+//! or while the store's miss filter reads every id, [`OrderPass`]).
+
+use crate::sync::plain::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+/// What [`check_bucket`] found wrong, by position in the file's sorted list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BucketFault {
+    /// The id at this position is not greater than the one before it (same bucket).
+    OutOfOrder(u32),
+    /// The id at this position is not of the bucket the fan-out puts it in: inside the bucket checked, another
+    /// first byte; just outside it, the first byte of the bucket checked. `first_byte` is the id's.
+    NotInBucket {
+        /// Its position.
+        at: u32,
+        /// Its first byte.
+        first_byte: u8,
+    },
+}
+
+/// The ids of a file as [`check_bucket`] reads them: id `i < count` is `bytes[i * stride..i * stride + len]`.
+#[derive(Clone, Copy)]
+pub(crate) struct Ids<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) stride: usize,
+    pub(crate) len: usize,
+    pub(crate) count: u32,
+}
+
+impl<'a> Ids<'a> {
+    /// Id `i`, if `i < count` and it is inside `bytes`.
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize) -> Option<&'a [u8]> {
+        if i >= self.count as usize {
+            return None;
+        }
+        let s = i.checked_mul(self.stride)?;
+        self.bytes.get(s..s.checked_add(self.len)?)
+    }
+}
+
+/// The first 8 bytes of an id (at least 20 bytes long) as a big-endian word: ids compare as their heads first.
+#[inline(always)]
+fn head(id: &[u8]) -> u64 {
+    id.first_chunk::<8>().map_or(0, |h| u64::from_be_bytes(*h))
+}
+
+/// Whether `a < b` for two ids of one length, `ha`/`hb` their heads (one 8-byte compare, the rest only on a tie).
+#[inline(always)]
+fn less(ha: u64, a: &[u8], hb: u64, b: &[u8]) -> bool {
+    ha < hb || (ha == hb && a.get(8..) < b.get(8..))
+}
+
+/// Check fan-out bucket `first`, positions `start..end` of `ids`: each id is of that bucket (its first byte is
+/// `first`), each is greater than the one before it, and the ids just before and after the bucket have another
+/// first byte (a fan-out boundary moved by one leaves an id of this bucket where a search for it never looks).
+/// Then a search in the bucket cannot miss an id the file lists. `Err` names the first position that breaks it.
+/// O(ids in the bucket); the ids are compared as 8-byte big-endian words (the rest only on a tie).
+pub(crate) fn check_bucket(
+    ids: Ids<'_>,
+    first: u8,
+    start: usize,
+    end: usize,
+) -> Result<(), BucketFault> {
+    if in_order(ids, first, start, end) {
+        return Ok(());
+    }
+    first_fault(ids, first, start, end)
+}
+
+/// [`check_bucket`]'s answer without the position, on the path of a file in order: one 8-byte compare per id
+/// (the ids strictly increasing and the first and last of the bucket's byte put every id in the bucket).
+fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
+    let (stride, len) = (ids.stride, ids.len);
+    if start < end {
+        let region = (end - 1).checked_mul(stride).and_then(|last| {
+            ids.bytes
+                .get(start.checked_mul(stride)?..last.checked_add(len)?)
+        });
+        let Some(region) = region.filter(|_| end <= ids.count as usize) else {
+            return false;
+        };
+        // Each chunk starts with an id (`len` bytes; v1 entries carry the next offset after it).
+        let mut chunks = region.chunks(stride);
+        let Some(mut prev) = chunks.next() else {
+            return false;
+        };
+        let mut prev_head = head(prev);
+        if (prev_head >> 56) as u8 != first {
+            return false;
+        }
+        for c in chunks {
+            let h = head(c);
+            if h <= prev_head && (h < prev_head || c.get(8..len) <= prev.get(8..len)) {
+                return false;
+            }
+            (prev_head, prev) = (h, c);
+        }
+        if (prev_head >> 56) as u8 != first {
+            return false;
+        }
+    }
+    [start.checked_sub(1), Some(end)]
+        .into_iter()
+        .flatten()
+        .all(|i| ids.get(i).is_none_or(|id| id.first() != Some(&first)))
+}
+
+/// The first position that breaks [`check_bucket`]'s rule (`Ok` if none: then [`in_order`] said no only for
+/// an id outside the file, which opening rules out).
+fn first_fault(ids: Ids<'_>, first: u8, start: usize, end: usize) -> Result<(), BucketFault> {
+    let mut prev: Option<(u64, &[u8])> = None;
+    for i in start..end {
+        // Both files checked at open that they hold as many ids as their fan-out counts.
+        let Some(id) = ids.get(i) else { break };
+        let h = head(id);
+        let first_byte = (h >> 56) as u8;
+        if let Some((ph, p)) = prev
+            && !less(ph, p, h, id)
+        {
+            return Err(BucketFault::OutOfOrder(i as u32));
+        }
+        if first_byte != first {
+            return Err(BucketFault::NotInBucket {
+                at: i as u32,
+                first_byte,
+            });
+        }
+        prev = Some((h, id));
+    }
+    for i in [start.checked_sub(1), Some(end)].into_iter().flatten() {
+        if let Some(id) = ids.get(i)
+            && id.first() == Some(&first)
+        {
+            return Err(BucketFault::NotInBucket {
+                at: i as u32,
+                first_byte: first,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Check every bucket (`fanout[b]` is the end of bucket `b`, the start of bucket 0 is 0): the first fault in
+/// file order. Every bucket in order means the whole list is strictly increasing and each id is in its bucket.
+pub(crate) fn check_all(ids: Ids<'_>, fanout: impl Fn(u8) -> u32) -> Result<(), BucketFault> {
+    let mut start = 0usize;
+    for b in 0..=255u8 {
+        let end = fanout(b) as usize;
+        check_bucket(ids, b, start, end)?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// The position of `id` found by reading every id of `ids` in file order: for a bucket found out of order, where
+/// a search can miss. O(ids); the heads compared as 8-byte words.
+pub(crate) fn position_linear(ids: Ids<'_>, id: &[u8]) -> Option<u32> {
+    let key = head(id);
+    (0..ids.count).find(|&i| {
+        ids.get(i as usize)
+            .is_some_and(|e| head(e) == key && e == id)
+    })
+}
+
+/// Which fan-out buckets (by first byte) of one file were checked ([`check_bucket`]) and found in order or out
+/// of order. A fact about a file's immutable contents, so every access is `Relaxed`: a thread that does not see
+/// a bit yet checks the bucket again and reaches the same answer (a monotone cache; nothing else is published
+/// through these bits).
+#[derive(Debug, Default)]
+pub(crate) struct BucketState {
+    in_order: [AtomicU64; 4],
+    out_of_order: [AtomicU64; 4],
+    /// How many buckets `in_order` holds; at 256, `all_in_order` is set.
+    in_order_count: AtomicU32,
+    /// Every bucket was found in order: every miss is certain (the steady state: one Relaxed load).
+    all_in_order: AtomicBool,
+}
+
+/// What [`BucketState::confirm`] says about a miss in a bucket.
+pub(crate) enum Confirmed<P> {
+    /// The bucket is in order: the miss is certain.
+    Certain,
+    /// The bucket is out of order: search otherwise. `Some` for the one call that found it so (to report).
+    OutOfOrder(Option<P>),
+}
+
+impl BucketState {
+    /// Whether every bucket was checked and found in order.
+    #[inline(always)]
+    pub(crate) fn all_in_order(&self) -> bool {
+        // Relaxed: see the type.
+        self.all_in_order.load(Ordering::Relaxed)
+    }
+
+    /// Whether bucket `first` was checked and found in order.
+    #[inline(always)]
+    pub(crate) fn in_order(&self, first: u8) -> bool {
+        // Relaxed: see the type.
+        self.in_order[usize::from(first >> 6)].load(Ordering::Relaxed) & (1 << (first & 63)) != 0
+    }
+
+    /// Whether bucket `first` was found out of order.
+    pub(crate) fn out_of_order(&self, first: u8) -> bool {
+        // Relaxed: see the type.
+        self.out_of_order[usize::from(first >> 6)].load(Ordering::Relaxed) & (1 << (first & 63))
+            != 0
+    }
+
+    /// The buckets found out of order.
+    pub(crate) fn out_of_order_buckets(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..=255u8).filter(|&b| self.out_of_order(b))
+    }
+
+    /// Record what checking bucket `first` found; true for the call that recorded it first.
+    pub(crate) fn mark(&self, first: u8, in_order: bool) -> bool {
+        let bits = if in_order {
+            &self.in_order
+        } else {
+            &self.out_of_order
+        };
+        let bit = 1 << (first & 63);
+        // Relaxed: see the type. The RMW tells which thread set the bit first: that one counts it.
+        let prev = bits[usize::from(first >> 6)].fetch_or(bit, Ordering::Relaxed);
+        let new = prev & bit == 0;
+        if in_order && new && self.in_order_count.fetch_add(1, Ordering::Relaxed) + 1 == 256 {
+            self.all_in_order.store(true, Ordering::Relaxed);
+        }
+        new
+    }
+
+    /// A search missed in bucket `first`: certain if the bucket is in order, which `check` finds out the first
+    /// time (then recorded).
+    #[inline]
+    pub(crate) fn confirm<P>(
+        &self,
+        first: u8,
+        check: impl FnOnce() -> Result<(), P>,
+    ) -> Confirmed<P> {
+        if self.in_order(first) {
+            return Confirmed::Certain;
+        }
+        if self.out_of_order(first) {
+            return Confirmed::OutOfOrder(None);
+        }
+        match check() {
+            Ok(()) => {
+                self.mark(first, true);
+                Confirmed::Certain
+            }
+            Err(p) => Confirmed::OutOfOrder(self.mark(first, false).then_some(p)),
+        }
+    }
+
+    /// A copy (the same file seen by another listing).
+    pub(crate) fn copy(&self) -> BucketState {
+        let s = BucketState::default();
+        for (to, from) in [
+            (&s.in_order, &self.in_order),
+            (&s.out_of_order, &self.out_of_order),
+        ] {
+            for (t, f) in to.iter().zip(from) {
+                // Relaxed: see the type.
+                t.store(f.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+        // Relaxed: see the type.
+        let count = self.in_order_count.load(Ordering::Relaxed);
+        s.in_order_count.store(count, Ordering::Relaxed);
+        s.all_in_order.store(count == 256, Ordering::Relaxed);
+        s
+    }
+}
+
+/// Call `f` with every id of `ids` in file order (`fanout(b)` is the end of bucket `b`), checking the buckets'
+/// order on the way (one compare per id, for a caller that reads every id anyway: the store's miss filter);
+/// then mark every bucket found in order in `state`, as a miss there would after [`check_bucket`]. A bucket out
+/// of order, or holding an id of another bucket, or whose id sits in another, is left for [`check_bucket`].
+pub(crate) fn for_each_checking_order(
+    ids: Ids<'_>,
+    fanout: impl Fn(u8) -> u32,
+    state: &BucketState,
+    mut f: impl FnMut(&[u8]),
+) {
+    let mut faulty = [0u64; 4];
+    let mut fault = |b: usize| faulty[b >> 6] |= 1 << (b & 63);
+    let (mut prev_head, mut prev) = (0u64, &[][..]);
+    let mut start = 0usize;
+    let mut complete = true;
+    for b in 0..=255u8 {
+        let end = fanout(b) as usize;
+        for i in start..end {
+            let Some(id) = ids.get(i) else {
+                // Not reached (both files checked their layout at open); then mark nothing.
+                complete = false;
+                continue;
+            };
+            f(id);
+            let h = head(id);
+            let first = (h >> 56) as usize;
+            if first != usize::from(b) {
+                // Its own bucket's search cannot reach it, and the bucket it sits in is not in order.
+                fault(first);
+                fault(usize::from(b));
+            } else if i > start && !less(prev_head, prev, h, id) {
+                fault(first);
+            }
+            (prev_head, prev) = (h, id);
+        }
+        start = end;
+    }
+    if !complete {
+        return;
+    }
+    for b in 0..=255u8 {
+        if faulty[usize::from(b >> 6)] & (1 << (b & 63)) == 0 && !state.in_order(b) {
+            state.mark(b, true);
+        }
+    }
+}

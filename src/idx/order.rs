@@ -1,0 +1,109 @@
+//! Whether a miss in a `.idx` is certain: its fan-out bucket checked in order once ([`crate::fanout`]), and for
+//! a bucket out of order (a file that lies; git's search misses there) a linear scan that finds what the file
+//! lists.
+
+use super::{Found, IdxProblem, PackIndex};
+use crate::fanout::{self, BucketFault, Confirmed, Ids};
+
+impl PackIndex {
+    /// The ids as [`fanout`] reads them.
+    fn fanout_ids(&self) -> Ids<'_> {
+        Ids {
+            bytes: self.data.get(self.ids_at..).unwrap_or(&[]),
+            stride: self.stride,
+            len: self.kind.len(),
+            count: self.count,
+        }
+    }
+
+    fn bucket_problem(&self, fault: BucketFault) -> IdxProblem {
+        match fault {
+            BucketFault::OutOfOrder(at) => IdxProblem::UnsortedIds { at },
+            BucketFault::NotInBucket { at, first_byte } => IdxProblem::IdOutsideBucket {
+                at,
+                // The bucket of position `at`: the first whose end is past it.
+                bucket: self.fanout[1..].partition_point(|&end| end <= at).min(255) as u8,
+                first_byte,
+            },
+        }
+    }
+
+    /// Check fan-out bucket `first` ([`fanout::check_bucket`]): then a search in it cannot miss an id the file
+    /// lists. O(ids in the bucket).
+    pub(crate) fn check_bucket(&self, first: u8) -> Result<(), IdxProblem> {
+        let b = usize::from(first);
+        let (start, end) = (self.fanout[b] as usize, self.fanout[b + 1] as usize);
+        fanout::check_bucket(self.fanout_ids(), first, start, end)
+            .map_err(|f| self.bucket_problem(f))
+    }
+
+    /// Every bucket checked (for [`verify`](Self::verify)): the first problem in file order.
+    pub(super) fn check_order(&self) -> Result<(), IdxProblem> {
+        fanout::check_all(self.fanout_ids(), |b| self.fanout[usize::from(b) + 1])
+            .map_err(|f| self.bucket_problem(f))
+    }
+
+    /// Whether every fan-out bucket was checked and found in order (then every miss is certain).
+    #[inline(always)]
+    pub(crate) fn all_in_order(&self) -> bool {
+        self.buckets.all_in_order()
+    }
+
+    /// A search for `id` ([`find_entry`](Self::find_entry)) missed: the miss is certain if `id`'s bucket is in
+    /// order, which is checked the first time (O(bucket)); after that a miss there costs one Relaxed load. In
+    /// a bucket out of order, the answer of a linear scan of the whole file (O(ids): an id out of order may
+    /// even sit in another bucket), so that an object the file lists is found where git's search misses it.
+    #[inline]
+    pub(crate) fn confirm_miss(&self, id: &[u8]) -> Found {
+        match id.first() {
+            Some(&first) if !self.buckets.in_order(first) => self.unchecked_bucket_miss(id, first),
+            _ => Found::Missing,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unchecked_bucket_miss(&self, id: &[u8], first: u8) -> Found {
+        if id.len() != self.kind.len() {
+            return Found::Missing;
+        }
+        if let Confirmed::Certain = self.buckets.confirm(first, || self.check_bucket(first)) {
+            return Found::Missing;
+        }
+        let Some(i) = fanout::position_linear(self.fanout_ids(), id) else {
+            return Found::Missing;
+        };
+        match self.usable_offset(i) {
+            Some(offset) => Found::At(offset),
+            None => Found::Bad(i),
+        }
+    }
+
+    /// [`find_entry`](Self::find_entry), its miss confirmed ([`confirm_miss`](Self::confirm_miss)).
+    pub(crate) fn find_entry_confirmed(&self, id: &[u8]) -> Found {
+        match self.find_entry(id) {
+            Found::Missing => self.confirm_miss(id),
+            found => found,
+        }
+    }
+
+    /// What is wrong in each bucket found out of order so far (by a miss there).
+    pub(crate) fn bucket_problems(&self) -> Vec<IdxProblem> {
+        self.buckets
+            .out_of_order_buckets()
+            .filter_map(|b| self.check_bucket(b).err())
+            .collect()
+    }
+
+    /// Call `f` with every id in file order, checking the buckets' order on the way (one compare per id) and
+    /// marking those found in order, as [`confirm_miss`](Self::confirm_miss) would after checking them
+    /// ([`fanout::for_each_checking_order`]). For a caller that reads every id anyway (the store's miss filter).
+    pub(crate) fn for_each_id_checking_order(&self, f: impl FnMut(&[u8])) {
+        fanout::for_each_checking_order(
+            self.fanout_ids(),
+            |b| self.fanout[usize::from(b) + 1],
+            &self.buckets,
+            f,
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! Hand edits of index files for tests of files that lie (the caller recomputes the trailing checksum, which
+//! needs the hash function: this crate does not depend on odb-index).
+
+/// A copy of the pack index `idx` (format `version`, 1 or 2, ids of `hash_len` bytes) with entries `k` and
+/// `k + 1` swapped: their ids with their offsets (and, version 2, their CRCs), so each id keeps its own offset.
+/// Valid in structure once resealed; only the order of the ids is wrong.
+pub fn idx_with_entries_swapped(idx: &[u8], version: u32, hash_len: usize, k: usize) -> Vec<u8> {
+    let h = hash_len;
+    let mut b = idx.to_vec();
+    let tables: Vec<(usize, usize)> = if version == 1 {
+        // One table of entries: 4-byte offset, then the id.
+        vec![(1024, h + 4)]
+    } else {
+        let n = u32::from_be_bytes(idx[8 + 1020..8 + 1024].try_into().expect("4 bytes")) as usize;
+        // Ids, then CRCs (4 bytes), then 32-bit offset words (4 bytes).
+        vec![
+            (8 + 1024, h),
+            (8 + 1024 + n * h, 4),
+            (8 + 1024 + n * (h + 4), 4),
+        ]
+    };
+    for (table, width) in tables {
+        let (x, y) = (table + k * width, table + (k + 1) * width);
+        let first = b[x..x + width].to_vec();
+        b.copy_within(y..y + width, x);
+        b[y..y + width].copy_from_slice(&first);
+    }
+    b
+}
