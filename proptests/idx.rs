@@ -295,7 +295,12 @@ fn mutate(bytes: &mut Vec<u8>, m: &Mutation, version: u32, set: &IdSet) -> bool 
     match m {
         Mutation::Truncate(n) => {
             bytes.truncate(n % bytes.len());
-            true
+            // A v2 file may lose whole 8-byte rows of its large-offset table and keep a size git's
+            // `check_packed_git_idx` accepts (min + a multiple of 8): it opens, and the entries that refer to the
+            // lost rows are errors when used (`probe_any` checks every answer). Any other length must fail.
+            let h = set.kind.len();
+            let min = 8 + 1024 + set.map.len() * (h + 8) + 2 * h;
+            version == 1 || bytes.len() < min || !(bytes.len() - min).is_multiple_of(8)
         }
         Mutation::Flip(p, x) => {
             let p = p % bytes.len();
