@@ -52,7 +52,8 @@ impl PackIndex {
     /// A search for `id` ([`find_entry`](Self::find_entry)) missed: the miss is certain if `id`'s bucket is in
     /// order, which is checked the first time (O(bucket)); after that a miss there costs one Relaxed load. In
     /// a bucket out of order, the answer of a linear scan of the whole file (O(ids): an id out of order may
-    /// even sit in another bucket), so that an object the file lists is found where git's search misses it.
+    /// even sit in another bucket; not in a file of more than 16 Mi ids, answered as git's search answers), so that an
+    /// object the file lists is found where git's search misses it.
     #[inline]
     pub(crate) fn confirm_miss(&self, id: &[u8]) -> Found {
         match id.first() {
@@ -68,6 +69,11 @@ impl PackIndex {
             return Found::Missing;
         }
         if let Confirmed::Certain = self.buckets.confirm(first, || self.check_bucket(first)) {
+            return Found::Missing;
+        }
+        // A file claiming more ids than this (a sparse file can claim 2^31: 40 GB of holes) is not scanned: the
+        // miss is answered as git's search answers it, never after minutes of reading.
+        if self.count > MAX_LINEAR_SCAN {
             return Found::Missing;
         }
         let Some(i) = fanout::position_linear(self.fanout_ids(), id) else {
@@ -107,3 +113,7 @@ impl PackIndex {
         );
     }
 }
+
+/// The most ids a miss in a bucket out of order scans linearly (16 Mi ids: at most 320 MB of SHA-1 ids, a
+/// fraction of a second); a larger file's miss there is answered as git's binary search answers it.
+const MAX_LINEAR_SCAN: u32 = 1 << 24;
