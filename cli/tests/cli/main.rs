@@ -953,11 +953,7 @@ fn verify_reports_indices_that_lie_about_their_packs() {
     // `--midx-check pack-index` it checks each location against the pack's own .idx, answers the wrong entry
     // from there (every line as on the good file) and warns once, naming the multi-pack-index.
     let as_written = batch_check(r, &[], &all);
-    let differ = truth
-        .lines()
-        .zip(as_written.lines())
-        .filter(|(a, b)| a != b)
-        .count();
+    let differ = lines_differing(&truth, &as_written);
     assert_eq!(
         differ, 1,
         "the lying entry is answered as written by default"
@@ -1007,11 +1003,7 @@ fn midx_checksum_refuses_a_flipped_bit_and_answers_from_the_idx_files() {
     bad[n - 20 - 1] ^= 1;
     replace_file(&midx, &bad);
     let as_written = batch_check(r, &[], &all);
-    let differ = truth
-        .lines()
-        .zip(as_written.lines())
-        .filter(|(a, b)| a != b)
-        .count();
+    let differ = lines_differing(&truth, &as_written);
     assert_eq!(
         differ, 1,
         "the flipped entry is answered as written by default"
@@ -1653,4 +1645,9 @@ fn files_named_like_loose_objects_that_are_not_ones_are_missing_as_git() {
             "{args:?}: one line per file: {stderr}"
         );
     }
+}
+
+/// How many lines of `a` and `b` differ, position by position.
+fn lines_differing(a: &str, b: &str) -> usize {
+    a.lines().zip(b.lines()).filter(|(x, y)| x != y).count()
 }
