@@ -62,6 +62,9 @@ pub struct Args {
     pub quick: bool,
     /// Hidden: run only N misses of one arm (for strace and callgrind).
     pub only_miss_loop: Option<usize>,
+    /// Hidden: `--only-miss-loop` with fresh ids (each of the N misses a different absent id, none of the
+    /// warm-up's), for callgrind and cachegrind on the fresh-id rows.
+    pub fresh: bool,
     /// Hidden: run only N hits of one arm (for callgrind).
     pub only_hit_loop: Option<usize>,
     pub arm: Option<Kind>,
@@ -88,6 +91,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         svg: None,
         quick: false,
         only_miss_loop: None,
+        fresh: false,
         only_hit_loop: None,
         arm: None,
         make_fixture: None,
@@ -101,6 +105,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
             Long("help") | Short('h') => return Ok(None),
             Long("json") => a.json = true,
             Long("quick") => a.quick = true,
+            Long("fresh") => a.fresh = true,
             Long("midx-checksum") => a.midx_checksum = true,
             Long("svg") => a.svg = Some(parser.value().map_err(|e| e.to_string())?.into()),
             Long("only-miss-loop") => {
@@ -174,6 +179,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             "{}",
             fixture::big_midx(dir, 1_000_000, &mut Rng::new(5))?.display()
         );
+        // The bench's 100 packs (scenario 4: 123 objects each), without and with a multi-pack-index, for
+        // `--only-miss-loop N [--fresh]`.
+        let many_dir = dir.join("many");
+        std::fs::create_dir_all(&many_dir).map_err(|e| format!("{}: {e}", many_dir.display()))?;
+        let (many, many_midx) = fixture::many_packs(&many_dir, 100, 123)?;
+        println!("{}\n{}", many.display(), many_midx.display());
         return Ok(ExitCode::SUCCESS);
     }
     let _tmp;
@@ -203,7 +214,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     if let Some(n) = args.only_miss_loop {
         let kind = args.arm.unwrap_or(Kind::OdbProbe);
-        return scenarios::only_miss_loop(kind, &objects, n).map(|()| ExitCode::SUCCESS);
+        return scenarios::only_miss_loop(kind, &objects, n, args.fresh)
+            .map(|()| ExitCode::SUCCESS);
     }
     let rows = scenarios::all(&objects, args.path.is_some(), args.quick)?;
     let targets = report::targets(&rows);

@@ -547,6 +547,15 @@ impl PackIndex {
         }
     }
 
+    /// Whether the fan-out bucket of ids beginning with byte `first` holds no entry: [`find_entry`](Self::find_entry)
+    /// then misses without reading the ids (and so does every search of this file for such an id). Two loads
+    /// from the table copied at open, no branch.
+    #[inline(always)]
+    pub(crate) fn bucket_is_empty(&self, first: u8) -> bool {
+        let b = usize::from(first);
+        self.fanout[b] >= self.fanout[b + 1]
+    }
+
     /// [`find`](Self::find) in the shape of the hot path: the same checks, but a bad entry is only its position
     /// ([`checked_offset_at`](Self::checked_offset_at) says what is wrong with it), so nothing large is built
     /// or returned on a hit.

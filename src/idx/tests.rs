@@ -719,3 +719,21 @@ fn entries_out_of_order_are_found_and_their_buckets_reported() {
         }
     }
 }
+
+/// `bucket_is_empty` is true exactly for the first bytes no entry begins with (v1 and v2, both hash kinds).
+#[test]
+fn bucket_is_empty_exactly_where_no_id_begins_with_the_byte() {
+    for kind in [HashKind::Sha1, HashKind::Sha256] {
+        for version in [1, 2] {
+            let idx = open(sample(version, kind, 200), kind).unwrap();
+            for b in 0..=u8::MAX {
+                let empty = !matches!(b, 0x10 | 0x20 | 0x30);
+                assert_eq!(
+                    idx.bucket_is_empty(b),
+                    empty,
+                    "v{version} {kind:?} byte {b:#x}"
+                );
+            }
+        }
+    }
+}

@@ -406,6 +406,7 @@ impl Handle {
         let snap = &mut self.snap;
         if mode == MissFilterMode::Off {
             snap.filter_countdown = FILTER_DONE;
+            snap.index_buckets();
             return;
         }
         if let Some(f) = cell.get() {
@@ -433,7 +434,10 @@ impl Handle {
                 Counters::add(&self.store.counters.filter_builds, 1);
                 snap.install_filter(Arc::clone(cell.publish(Arc::new(f))));
             }
-            None => snap.filter_countdown = FILTER_DONE,
+            None => {
+                snap.filter_countdown = FILTER_DONE;
+                snap.index_buckets();
+            }
         }
     }
 

@@ -84,30 +84,104 @@ fn racing_misses_load_everything_once_and_report_none() {
     }
 }
 
+/// Where git says each object of the repository is: `(pack path, hex id)` → offset, from `git show-index`.
+fn git_locations(repo: &Path) -> std::collections::HashMap<(std::path::PathBuf, String), u64> {
+    let mut expected = std::collections::HashMap::new();
+    for idx in idx_files(&objects_dir(repo)) {
+        for (id, off) in show_index(&idx, "sha1") {
+            expected.insert((idx.with_extension("pack"), id), off);
+        }
+    }
+    expected
+}
+
+/// `id` is packed where `expected` ([`git_locations`]) says.
+fn assert_at_git_location(
+    store: &Store,
+    h: &mut odb_index::Handle,
+    expected: &std::collections::HashMap<(std::path::PathBuf, String), u64>,
+    id: &str,
+) {
+    let oid: ObjectId = id.parse().unwrap();
+    let Some(Location::Packed { pack, offset }) = h.locate(&oid).unwrap() else {
+        panic!("{id} not packed")
+    };
+    let path = store.pack_path(pack).unwrap();
+    assert_eq!(
+        expected.get(&(path.clone(), id.to_owned())),
+        Some(&offset),
+        "{id} at {} {offset}",
+        path.display()
+    );
+}
+
 /// Locations name the pack that git says holds the object, at the offset git says.
 #[test]
 fn locations_agree_with_git_show_index() {
     let repo = many_packs(3, 100);
     let store = Store::open(repo.path(), Options::default()).unwrap();
     let mut h = store.handle();
-    let mut expected = std::collections::HashMap::new();
-    for idx in idx_files(&objects_dir(repo.path())) {
-        for (id, off) in show_index(&idx, "sha1") {
-            expected.insert((idx.with_extension("pack"), id), off);
-        }
-    }
+    let expected = git_locations(repo.path());
     for id in all_objects(repo.path()) {
-        let oid: ObjectId = id.parse().unwrap();
-        let Some(Location::Packed { pack, offset }) = h.locate(&oid).unwrap() else {
-            panic!("{id} not packed")
-        };
-        let path = store.pack_path(pack).unwrap();
-        assert_eq!(
-            expected.get(&(path.clone(), id.clone())),
-            Some(&offset),
-            "{id} at {} {offset}",
-            path.display()
-        );
+        assert_at_git_location(&store, &mut h, &expected, &id);
+    }
+}
+
+/// 70 small packs (more than the 64 a word of the snapshot's bucket table holds; most fan-out buckets of each
+/// empty): a lookup past the last pack hit searches only the packs with ids in the id's bucket. Before the
+/// table is built (the first lookups) and after (the miss filter eager, or off), every object is found where git
+/// says, in an order that moves the last hit across all the packs, and absent ids are `None`, the miss filter's
+/// false positives among them (lookups it did not answer: searched in every pack with ids in the bucket)
+/// included. A pack added later (a refresh) is found, and so are the others.
+#[test]
+fn many_small_packs_answer_as_git_with_and_without_the_miss_filter() {
+    use odb_index::MissFilterMode;
+    let repo = many_packs(70, 3);
+    let expected = git_locations(repo.path());
+    let all = all_objects(repo.path());
+    assert_eq!(idx_files(&objects_dir(repo.path())).len(), 70);
+    let absent = ids(&absent_ids(20_000, 40, 22));
+    for mode in [MissFilterMode::Eager, MissFilterMode::Off] {
+        let opts = Options::default()
+            .refresh(RefreshMode::Never)
+            .miss_filter(mode);
+        let store = Store::open(repo.path(), opts).unwrap();
+        let mut h = store.handle();
+        // Hits first (the table is not built yet), then misses (built), then hits again.
+        for id in all.iter().step_by(7) {
+            assert_at_git_location(&store, &mut h, &expected, id);
+        }
+        for id in &absent {
+            assert_eq!(h.locate(id).unwrap(), None, "{mode:?}: {id}");
+        }
+        for k in 0..all.len() {
+            assert_at_git_location(&store, &mut h, &expected, &all[k * 37 % all.len()]);
+        }
+        drop(h);
+        let answered = store.metrics().filter_answers;
+        if mode == MissFilterMode::Eager {
+            // About 0.55% false positives: the filter answered most misses, not all.
+            assert!(
+                (19_000..20_000).contains(&answered),
+                "{answered} of 20 000 misses answered by the filter"
+            );
+        } else {
+            assert_eq!(answered, 0);
+        }
+        let mut h = store.handle();
+        fast_import_blobs(repo.path(), 3, 70 + mode as u64, &format!("late{mode:?}"));
+        assert!(store.refresh().unwrap());
+        let expected = git_locations(repo.path());
+        for id in all_objects(repo.path()) {
+            assert_at_git_location(&store, &mut h, &expected, &id);
+        }
+        for id in absent.iter().take(2_000) {
+            assert_eq!(
+                h.locate(id).unwrap(),
+                None,
+                "{mode:?} after the refresh: {id}"
+            );
+        }
     }
 }
 
