@@ -303,6 +303,68 @@ fn present(objects: &Path, seed: u64) -> Result<Ids, String> {
     Ok(Ids::new(ids))
 }
 
+/// Whether `objects` holds exactly one pack (then the bare-index arms run too).
+fn single_pack(objects: &Path) -> bool {
+    Store::open(objects, odb_options(Kind::OdbNone))
+        .map(|s| s.packs().len() == 1)
+        .unwrap_or(false)
+}
+
+/// The arms of `miss-1pack-fresh`: the peers without their slow arms (gix-odb 0.87 stays as the peer).
+fn fresh_1pack_kind(k: Kind) -> bool {
+    matches!(
+        k,
+        Kind::OdbNone | Kind::OdbNoneNoFilter | Kind::OdbProbe | Kind::IdxLookup | Kind::Gix087
+    )
+}
+
+/// The arms of the 100-pack scenarios (`label` `100packs` or `100packs-midx`).
+fn many_kinds(label: &str) -> Vec<Kind> {
+    let mut mk = vec![Kind::OdbProbe, Kind::OdbNone];
+    if label == "100packs" {
+        mk.push(Kind::OdbNoneNoFilter);
+    }
+    mk.push(Kind::Gix087);
+    mk
+}
+
+/// Hidden `--fresh-rows MANY`: only the rows `miss-1pack-fresh` (on `objects`) and `miss-100packs-fresh` (on
+/// `many`, the 100-pack objects directory `--make-fixture` prints), with the arms, sizes and interleaving of
+/// [`all`]'s full run (`quick`: of a quick run), each arm warmed up on the cached absent ids until its miss filter is built
+/// (a full run measures those misses first); then their ratios and the targets (the others "not measured").
+pub fn fresh_rows(objects: &Path, many: &Path, quick: bool) -> Result<Vec<Row>, String> {
+    let plan = Plan::new(quick);
+    let misses = absent(4096, 1);
+    let fresh = absent(plan.fresh_ids, 11);
+    let mut one: Vec<Kind> = all_kinds()
+        .into_iter()
+        .chain([Kind::OdbNoneNoFilter])
+        .filter(|&k| fresh_1pack_kind(k))
+        .collect();
+    if single_pack(objects) {
+        one.push(Kind::IdxLookup);
+    }
+    let mut rows = Vec::new();
+    for (scenario, dir, kinds, n) in [
+        ("miss-1pack-fresh", objects, one, plan.misses),
+        (
+            "miss-100packs-fresh",
+            many,
+            many_kinds("100packs"),
+            plan.misses,
+        ),
+    ] {
+        let mut arms = open_arms(&kinds, dir)?;
+        for (kind, a) in arms.iter_mut() {
+            a.run(&misses, misses.len());
+            settle_filter(*kind, a, &misses);
+        }
+        rows.extend(measure_fresh(scenario, &mut arms, &fresh, n, plan.runs)?);
+    }
+    add_ratios(&mut rows);
+    Ok(rows)
+}
+
 /// All scenarios. `user_path`: PATH was given (scenarios 4 to 6 still use their own synthetic fixtures).
 pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, String> {
     let _ = user_path;
@@ -322,9 +384,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     let mut kinds1 = kinds.clone();
     kinds1.extend([Kind::OdbNoneNoFilter, Kind::OdbProbeBatch]);
     kinds1.extend(default_kinds());
-    let one_pack = Store::open(objects, odb_options(Kind::OdbNone))
-        .map(|s| s.packs().len() == 1)
-        .unwrap_or(false);
+    let one_pack = single_pack(objects);
     if one_pack {
         kinds1.extend([Kind::IdxLookup, Kind::IdxBinary]);
     }
@@ -340,16 +400,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     // The same arms (warm), fresh ids (the peers without their slow arms: gix-odb 0.87 stays as the peer).
     let mut fresh_arms: Vec<(Kind, Arm)> = arms
         .iter()
-        .filter(|(k, _)| {
-            matches!(
-                k,
-                Kind::OdbNone
-                    | Kind::OdbNoneNoFilter
-                    | Kind::OdbProbe
-                    | Kind::IdxLookup
-                    | Kind::Gix087
-            )
-        })
+        .filter(|(k, _)| fresh_1pack_kind(*k))
         .map(|(k, a)| (*k, a.another()))
         .collect();
     for (_, a) in fresh_arms.iter_mut() {
@@ -396,12 +447,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     let (many, many_midx) = fixture::many_packs(tmp.path(), 100, 123)?;
     let many_hits = present(&many, 3)?;
     for (label, dir) in [("100packs", &many), ("100packs-midx", &many_midx)] {
-        let mut mk = vec![Kind::OdbProbe, Kind::OdbNone];
-        if label == "100packs" {
-            mk.push(Kind::OdbNoneNoFilter);
-        }
-        mk.push(Kind::Gix087);
-        let mut arms = open_arms(&mk, dir)?;
+        let mut arms = open_arms(&many_kinds(label), dir)?;
         rows.extend(measure(
             &format!("miss-{label}"),
             &mut arms,
@@ -411,11 +457,15 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
             Expect::NoneFound,
         )?);
         if label == "100packs" {
+            // As many lookups a run as `miss-1pack-fresh`, whose ratio to this row is a target: a run's first
+            // misses refill the caches the arm before it evicted (the filter's lines, each pack's index), a
+            // cost per run, not per miss, which 10 000 lookups a run (`many_misses`) left at about 7 ns a miss
+            // against 0.7 over 100 000 (docs/BENCHMARKS.md, "The miss filter").
             rows.extend(measure_fresh(
                 "miss-100packs-fresh",
                 &mut arms,
                 &fresh,
-                plan.many_misses,
+                plan.misses,
                 plan.runs,
             )?);
             rows.extend(filter_rows("filter-100packs", &arms));
