@@ -330,8 +330,9 @@ fn many_kinds(label: &str) -> Vec<Kind> {
 
 /// Hidden `--fresh-rows MANY`: only the rows `miss-1pack-fresh` (on `objects`) and `miss-100packs-fresh` (on
 /// `many`, the 100-pack objects directory `--make-fixture` prints), with the arms, sizes and interleaving of
-/// [`all`]'s full run (`quick`: of a quick run), each arm warmed up on the cached absent ids until its miss filter is built
-/// (a full run measures those misses first); then their ratios and the targets (the others "not measured").
+/// [`all`]'s full run (`quick`: of a quick run), each arm warmed up on the cached absent ids until its miss
+/// filter is built (a full run measures those misses first); then their ratios and the targets (the others
+/// "not measured").
 pub fn fresh_rows(objects: &Path, many: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let plan = Plan::new(quick);
     let misses = absent(4096, 1);

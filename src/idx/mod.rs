@@ -547,9 +547,9 @@ impl PackIndex {
         }
     }
 
-    /// Whether the fan-out bucket of ids beginning with byte `first` holds no entry: [`find_entry`](Self::find_entry)
-    /// then misses without reading the ids (and so does every search of this file for such an id). Two loads
-    /// from the table copied at open, no branch.
+    /// Whether the fan-out bucket of ids beginning with byte `first` holds no entry:
+    /// [`find_entry`](Self::find_entry) then misses without reading the ids (and so does every search of this
+    /// file for such an id). Two loads from the table copied at open, no branch.
     #[inline(always)]
     pub(crate) fn bucket_is_empty(&self, first: u8) -> bool {
         let b = usize::from(first);

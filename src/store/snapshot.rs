@@ -197,12 +197,13 @@ impl Snapshot {
     }
 
     /// Search the packs other than `last_hit`, in order, skipping those whose fan-out bucket for `id` is empty
-    /// (their search would miss without reading an id): the packs with ids there come as a bit mask per 64 packs,
-    /// from [`bucket_packs`](Self::bucket_packs) (one word, where each pack's own table is a cache line of its
-    /// own), or while that is not built from the packs' tables, tested without a branch (their loads overlap,
-    /// where a test per pack inside its search would mispredict about as often as a pack has ids in the bucket,
-    /// and pay a call). Only the packs with ids there are searched. This is what a miss filter's false positive costs in a store of many small packs (a search
-    /// of every pack; 123 ids a pack leave about 62% of the buckets empty), and the hit path past `last_hit`.
+    /// (their search would miss without reading an id). The packs with ids there come as a bit mask per 64
+    /// packs: one word of [`bucket_packs`](Self::bucket_packs), where each pack's own table is a cache line of
+    /// its own; while that is not built, the packs' tables tested without a branch (the loads overlap, where a
+    /// test per pack inside its search would mispredict about as often as a pack has ids in the bucket, and pay
+    /// a call). Only the packs with ids there are searched. This is what a false positive of the miss filter
+    /// costs in a store of many small packs (123 ids a pack leave about 62% of the buckets empty), and the hit
+    /// path past `last_hit`.
     #[inline(never)]
     fn search_other_packs(&mut self, id: &[u8]) -> Option<Location> {
         // An empty id is no object id: every search misses it.
