@@ -65,8 +65,9 @@ pub struct Args {
     /// Hidden: `--only-miss-loop` with fresh ids (each of the N misses a different absent id, none of the
     /// warm-up's), for callgrind and cachegrind on the fresh-id rows.
     pub fresh: bool,
-    /// Hidden: run only the two fresh-id rows, on PATH (one pack) and this objects directory (100 packs).
-    pub fresh_rows: Option<PathBuf>,
+    /// Hidden: run only the rows of the two 100-pack targets, on PATH (one pack) and this objects directory
+    /// (100 packs).
+    pub ratio_rows: Option<PathBuf>,
     /// Hidden: run only N hits of one arm (for callgrind).
     pub only_hit_loop: Option<usize>,
     pub arm: Option<Kind>,
@@ -94,7 +95,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         quick: false,
         only_miss_loop: None,
         fresh: false,
-        fresh_rows: None,
+        ratio_rows: None,
         only_hit_loop: None,
         arm: None,
         make_fixture: None,
@@ -148,8 +149,8 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
             Long("store-filter-build") => {
                 a.store_filter_build = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
-            Long("fresh-rows") => {
-                a.fresh_rows = Some(parser.value().map_err(|e| e.to_string())?.into())
+            Long("ratio-rows") => {
+                a.ratio_rows = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
             Long("make-fixture") => {
                 a.make_fixture = Some(parser.value().map_err(|e| e.to_string())?.into())
@@ -223,8 +224,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return scenarios::only_miss_loop(kind, &objects, n, args.fresh)
             .map(|()| ExitCode::SUCCESS);
     }
-    let rows = match &args.fresh_rows {
-        Some(many) => scenarios::fresh_rows(&objects, many, args.quick)?,
+    let rows = match &args.ratio_rows {
+        Some(many) => scenarios::ratio_rows(&objects, many, args.quick)?,
         None => scenarios::all(&objects, args.path.is_some(), args.quick)?,
     };
     let targets = report::targets(&rows);

@@ -328,12 +328,13 @@ fn many_kinds(label: &str) -> Vec<Kind> {
     mk
 }
 
-/// Hidden `--fresh-rows MANY`: only the rows `miss-1pack-fresh` (on `objects`) and `miss-100packs-fresh` (on
-/// `many`, the 100-pack objects directory `--make-fixture` prints), with the arms, sizes and interleaving of
-/// [`all`]'s full run (`quick`: of a quick run), each arm warmed up on the cached absent ids until its miss
-/// filter is built (a full run measures those misses first); then their ratios and the targets (the others
-/// "not measured").
-pub fn fresh_rows(objects: &Path, many: &Path, quick: bool) -> Result<Vec<Row>, String> {
+/// Hidden `--ratio-rows MANY`: only the rows of the two 100-pack targets, `miss-1pack` and `miss-1pack-fresh` (on
+/// `objects`), `miss-100packs` and `miss-100packs-fresh` (on `many`, the 100-pack objects directory
+/// `--make-fixture` prints), with the sizes and interleaving of [`all`]'s full run (`quick`: of a quick run):
+/// cached misses first (with their warm-up, misses until the miss filter is built), then fresh ones on the same
+/// warm arms. The one-pack rows run only the arms of `miss-1pack-fresh`. Then their ratios and the targets (the
+/// others "not measured").
+pub fn ratio_rows(objects: &Path, many: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let plan = Plan::new(quick);
     let misses = absent(4096, 1);
     let fresh = absent(plan.fresh_ids, 11);
@@ -346,21 +347,26 @@ pub fn fresh_rows(objects: &Path, many: &Path, quick: bool) -> Result<Vec<Row>, 
         one.push(Kind::IdxLookup);
     }
     let mut rows = Vec::new();
-    for (scenario, dir, kinds, n) in [
-        ("miss-1pack-fresh", objects, one, plan.misses),
-        (
-            "miss-100packs-fresh",
-            many,
-            many_kinds("100packs"),
-            plan.misses,
-        ),
+    for (label, dir, kinds) in [
+        ("1pack", objects, one),
+        ("100packs", many, many_kinds("100packs")),
     ] {
         let mut arms = open_arms(&kinds, dir)?;
-        for (kind, a) in arms.iter_mut() {
-            a.run(&misses, misses.len());
-            settle_filter(*kind, a, &misses);
-        }
-        rows.extend(measure_fresh(scenario, &mut arms, &fresh, n, plan.runs)?);
+        rows.extend(measure(
+            &format!("miss-{label}"),
+            &mut arms,
+            &misses,
+            plan.misses,
+            plan.runs,
+            Expect::NoneFound,
+        )?);
+        rows.extend(measure_fresh(
+            &format!("miss-{label}-fresh"),
+            &mut arms,
+            &fresh,
+            plan.misses,
+            plan.runs,
+        )?);
     }
     add_ratios(&mut rows);
     Ok(rows)
@@ -449,19 +455,25 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     let many_hits = present(&many, 3)?;
     for (label, dir) in [("100packs", &many), ("100packs-midx", &many_midx)] {
         let mut arms = open_arms(&many_kinds(label), dir)?;
+        // `miss-100packs` and `miss-100packs-fresh` run as many lookups a run as the one-pack rows, their ratios
+        // to which are targets: a run's first misses refill the caches the arm before it evicted (the filter's
+        // lines, each pack's index), a cost per run, not per miss, which 10 000 lookups a run (`many_misses`)
+        // left at about 5-7 ns a miss against 0.5-0.7 over 100 000 (docs/BENCHMARKS.md, "The 100-pack miss with
+        // fresh ids").
+        let n = if label == "100packs" {
+            plan.misses
+        } else {
+            plan.many_misses
+        };
         rows.extend(measure(
             &format!("miss-{label}"),
             &mut arms,
             &misses,
-            plan.many_misses,
+            n,
             plan.runs,
             Expect::NoneFound,
         )?);
         if label == "100packs" {
-            // As many lookups a run as `miss-1pack-fresh`, whose ratio to this row is a target: a run's first
-            // misses refill the caches the arm before it evicted (the filter's lines, each pack's index), a
-            // cost per run, not per miss, which 10 000 lookups a run (`many_misses`) left at about 7 ns a miss
-            // against 0.7 over 100 000 (docs/BENCHMARKS.md, "The miss filter").
             rows.extend(measure_fresh(
                 "miss-100packs-fresh",
                 &mut arms,
