@@ -145,6 +145,7 @@ impl Store {
             &mut state,
             None,
             false,
+            options.change_events_after > 0,
         )?;
         let (ready, unloaded) = (Vec::new(), generation.slots.len());
         let map = SlotMap::new(ready, unloaded, generation);
@@ -384,6 +385,8 @@ impl Store {
             &mut state,
             (!alternates_changed && !fresh_loose).then_some(old),
             trust,
+            // New directories keep a deferred detector deferred (its count starts again).
+            old.watch.is_deferred() && !old.watch.upgrade_due(),
         )?;
         Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &generation);
