@@ -393,7 +393,7 @@ impl StateMachineTest for StoreTest {
         std::fs::create_dir_all(objects.join("info")).unwrap();
         let store = Store::open(
             &objects,
-            // Events set up after two misses (the default defers them for 1 024): every sequence crosses the
+            // Events set up after two misses (the default defers them for 2 048): every sequence crosses the
             // switch from `stat` to events early.
             Options::default()
                 .hash_kind(KIND)

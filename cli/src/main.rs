@@ -42,7 +42,7 @@ const USAGE: &str = "usage:
 --loose watched (the default) answers loose objects from fan-out listings kept current by inotify (Linux,
 local file systems; elsewhere it probes, like probe); --no-refresh never re-reads the pack directories;
 --no-events uses no inotify (stat the pack directories on a miss, probe loose objects); --events-after N sets
-inotify up after N misses (default 1024; 0: at start), before which it stats and probes as --no-events.
+inotify up after N misses (default 2048; 0: at start), before which it stats and probes as --no-events.
 --load read reads index files into memory instead of mapping them (for files rewritten in place).
 --midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.

@@ -319,11 +319,12 @@ impl Handle {
         }
     }
 
-    /// Count one miss answered while events are deferred; every [`DEFERRED_BATCH`] of them are reported to the
-    /// detector (one shared read-modify-write per batch). True once the detector has counted enough.
+    /// Count one miss answered while events are deferred, once per objects directory (each one it stats and
+    /// probes); every [`DEFERRED_BATCH`] of them are reported to the detector (one shared read-modify-write per
+    /// batch). True once the detector has counted enough.
     #[inline(always)]
     fn deferred_tick(&mut self) -> bool {
-        self.deferred_misses += 1;
+        self.deferred_misses += self.view.map().meta().dirs.len() as u64;
         self.deferred_misses >= DEFERRED_BATCH && self.report_deferred()
     }
 

@@ -229,19 +229,22 @@ impl Options {
         self.change_events = on;
         self
     }
-    /// The default of [`change_events_after`](Self::change_events_after): 1 024 misses.
-    pub const DEFAULT_CHANGE_EVENTS_AFTER: u32 = 1024;
+    /// The default of [`change_events_after`](Self::change_events_after): 2 048 misses.
+    pub const DEFAULT_CHANGE_EVENTS_AFTER: u32 = 2048;
     /// Under [`RefreshMode::OnMiss`], set change events up only once the store's handles have answered `misses`
     /// misses without them (`stat` the pack directories and probe loose objects, as
-    /// `change_events(false)` does); 0 sets them up when the store is opened. The next miss after the count is
+    /// `change_events(false)` does), a miss counting once per objects directory it stats and probes (with
+    /// alternates each miss makes more system calls, which events save); 0 sets them up when the store is
+    /// opened. The next miss after the count is
     /// reached lists the pack directories again with the events set up (docs/PROTOCOL.md, section 8b, says why
     /// no write is missed across the switch). Handles report their misses in batches of 64 and when dropped.
     ///
     /// Why not at once: an inotify descriptor with watches makes its process wait when it is closed, dropped
     /// with its store or at exit, for the kernel's teardown of the watches (0.3-4 ms measured here, against
-    /// about 2 us of `stat` and probe that events save per miss), so a store that misses a few times, as a
-    /// short command does, is faster without them: `odb-index batch-check` on one id took 5.0 ms with events
-    /// at open, 1.6 ms without (`docs/BENCHMARKS.md`). Under [`RefreshMode::Never`] with
+    /// about 2.5 us of `stat` and probe that events save per miss and objects directory), so a store that
+    /// misses a few times, as a short command does, is faster without them (`docs/BENCHMARKS.md`, "Short
+    /// commands"). The default is where the two costs meet: a store that misses less pays no teardown, one that
+    /// misses more pays at most about twice what it would have paid knowing its number of misses in advance. Under [`RefreshMode::Never`] with
     /// [`LooseMode::Watched`] the events serve the loose listings only and are set up at open.
     ///
     /// ```
