@@ -96,7 +96,12 @@ impl Watch {
             // Relaxed: a count that orders nothing (the listing that replaces this detector is made under the
             // refresh lock and published by the map's own Release store). One RMW per batch of a handle's
             // misses, only until events are set up.
-            Imp::Deferred(d) => d.misses.fetch_add(n, PlainOrdering::Relaxed).saturating_add(n) >= d.after,
+            Imp::Deferred(d) => {
+                d.misses
+                    .fetch_add(n, PlainOrdering::Relaxed)
+                    .saturating_add(n)
+                    >= d.after
+            }
             _ => false,
         }
     }

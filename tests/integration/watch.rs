@@ -336,7 +336,10 @@ fn deferred_events_are_set_up_by_the_miss_that_reaches_the_count() {
     write_loose(&objects, &loose[0]);
     // The 64th miss: reported, the count is reached, the lookup refreshes with events.
     assert_eq!(h.locate(&absent[63]).unwrap(), None);
-    assert!(store.metrics().listings > listings, "no listing at the switch");
+    assert!(
+        store.metrics().listings > listings,
+        "no listing at the switch"
+    );
     assert!(store.change_events(), "events not set up at the count");
     assert!(matches!(
         h.locate(&packed_before).unwrap(),
