@@ -32,9 +32,9 @@ pub(super) struct Snapshot {
     /// The packs of `packs` outside `filter` (searched even when the filter says "absent").
     outside: Vec<Arc<LoadedPack>>,
     /// Which packs have ids in each fan-out bucket: bit `i % 64` of `bucket_packs[b * w + i / 64]` (`w` words
-    /// per bucket, `packs.len()` bits) is set when `packs[i]` lists ids beginning with byte `b`. 32 bytes per
-    /// pack (its fan-out table copy holds 1 028), built once this snapshot holds every pack of a settled map
-    /// ([`index_buckets`](Self::index_buckets)); empty otherwise (then each pack's table is read).
+    /// per bucket, `packs.len()` bits) is set when `packs[i]` lists ids beginning with byte `b`. 2 KB per 64
+    /// packs (a pack's own fan-out table copy is 1 028 bytes), built once this snapshot holds every pack of a
+    /// settled map ([`index_buckets`](Self::index_buckets)); empty otherwise (then each pack's table is read).
     bucket_packs: Vec<u64>,
     /// Settled misses to go before this handle builds the filter; [`FILTER_DONE`] once decided.
     pub(super) filter_countdown: u32,
