@@ -332,10 +332,9 @@ fn many_kinds(label: &str) -> Vec<Kind> {
 
 /// Hidden `--ratio-rows MANY`: only the rows of the two 100-pack targets, `miss-1pack` and `miss-1pack-fresh` (on
 /// `objects`), `miss-100packs` and `miss-100packs-fresh` (on `many`, the 100-pack objects directory
-/// `--make-fixture` prints), with the sizes and interleaving of [`all`]'s full run (`quick`: of a quick run):
-/// cached misses first (with their warm-up, misses until the miss filter is built), then fresh ones on the same
-/// warm arms. The one-pack rows run only the arms of `miss-1pack-fresh`. Then their ratios and the targets (the
-/// others "not measured").
+/// `--make-fixture` prints), measured as [`all`] measures them (`quick`: as a quick run does), except that the
+/// one-pack rows run only the arms of `miss-1pack-fresh`. Then their ratios and the targets (the others "not
+/// measured").
 pub fn ratio_rows(objects: &Path, many: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let plan = Plan::new(quick);
     let misses = absent(4096, 1);
@@ -348,29 +347,88 @@ pub fn ratio_rows(objects: &Path, many: &Path, quick: bool) -> Result<Vec<Row>, 
     if single_pack(objects) {
         one.push(Kind::IdxLookup);
     }
-    let mut rows = Vec::new();
-    for (label, dir, kinds) in [
-        ("1pack", objects, one),
-        ("100packs", many, many_kinds("100packs")),
-    ] {
-        let mut arms = open_arms(&kinds, dir)?;
-        rows.extend(measure(
-            &format!("miss-{label}"),
-            &mut arms,
-            &misses,
-            plan.misses,
-            plan.runs,
-            Expect::NoneFound,
-        )?);
+    let mut arms = open_arms(&one, objects)?;
+    let mut rows = one_pack_misses(&mut arms, &misses, &fresh, &plan)?;
+    drop(arms);
+    let mut arms = open_arms(&many_kinds("100packs"), many)?;
+    rows.extend(many_pack_misses(
+        "100packs", &mut arms, &misses, &fresh, &plan,
+    )?);
+    add_ratios(&mut rows);
+    Ok(rows)
+}
+
+/// Scenario 1's misses: `miss-1pack` on `arms` (cached ids), then `miss-1pack-fresh` on new handles of the
+/// arms [`fresh_1pack_kind`] picks (their stores warm; the peers without their slow arms: gix-odb 0.87 stays as
+/// the peer).
+fn one_pack_misses(
+    arms: &mut [(Kind, Arm)],
+    misses: &Ids,
+    fresh: &Ids,
+    plan: &Plan,
+) -> Result<Vec<Row>, String> {
+    let mut rows = measure(
+        "miss-1pack",
+        arms,
+        misses,
+        plan.misses,
+        plan.runs,
+        Expect::NoneFound,
+    )?;
+    let mut fresh_arms: Vec<(Kind, Arm)> = arms
+        .iter()
+        .filter(|(k, _)| fresh_1pack_kind(*k))
+        .map(|(k, a)| (*k, a.another()))
+        .collect();
+    for (_, a) in fresh_arms.iter_mut() {
+        a.run(misses, misses.len());
+    }
+    rows.extend(measure_fresh(
+        "miss-1pack-fresh",
+        &mut fresh_arms,
+        fresh,
+        plan.misses,
+        plan.runs,
+    )?);
+    Ok(rows)
+}
+
+/// Scenario 4's misses on `arms` (`label` `100packs` or `100packs-midx`): `miss-{label}` (cached ids), and for
+/// `100packs` `miss-100packs-fresh` on the same warm arms.
+///
+/// `miss-100packs` and `miss-100packs-fresh` run as many lookups a run as the one-pack rows, their ratios to
+/// which are targets: a run's first misses refill the caches the arm before it evicted (the filter's lines, each
+/// pack's index), a cost per run, not per miss, which 10 000 lookups a run (`many_misses`) left at about 5-7 ns
+/// a miss against 0.5-0.7 over 100 000 (docs/BENCHMARKS.md, "The 100-pack miss with fresh ids").
+fn many_pack_misses(
+    label: &str,
+    arms: &mut [(Kind, Arm)],
+    misses: &Ids,
+    fresh: &Ids,
+    plan: &Plan,
+) -> Result<Vec<Row>, String> {
+    let n = if label == "100packs" {
+        plan.misses
+    } else {
+        plan.many_misses
+    };
+    let mut rows = measure(
+        &format!("miss-{label}"),
+        arms,
+        misses,
+        n,
+        plan.runs,
+        Expect::NoneFound,
+    )?;
+    if label == "100packs" {
         rows.extend(measure_fresh(
-            &format!("miss-{label}-fresh"),
-            &mut arms,
-            &fresh,
+            "miss-100packs-fresh",
+            arms,
+            fresh,
             plan.misses,
             plan.runs,
         )?);
     }
-    add_ratios(&mut rows);
     Ok(rows)
 }
 
@@ -398,31 +456,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
         kinds1.extend([Kind::IdxLookup, Kind::IdxBinary]);
     }
     let mut arms = open_arms(&kinds1, objects)?;
-    rows.extend(measure(
-        "miss-1pack",
-        &mut arms,
-        &misses,
-        plan.misses,
-        plan.runs,
-        Expect::NoneFound,
-    )?);
-    // The same arms (warm), fresh ids (the peers without their slow arms: gix-odb 0.87 stays as the peer).
-    let mut fresh_arms: Vec<(Kind, Arm)> = arms
-        .iter()
-        .filter(|(k, _)| fresh_1pack_kind(*k))
-        .map(|(k, a)| (*k, a.another()))
-        .collect();
-    for (_, a) in fresh_arms.iter_mut() {
-        a.run(&misses, misses.len());
-    }
-    rows.extend(measure_fresh(
-        "miss-1pack-fresh",
-        &mut fresh_arms,
-        &fresh,
-        plan.misses,
-        plan.runs,
-    )?);
-    drop(fresh_arms);
+    rows.extend(one_pack_misses(&mut arms, &misses, &fresh, &plan)?);
     // 2. Hits, ids in random order (a repository given as PATH may have no packs).
     match present(objects, 2) {
         Ok(hits) => rows.extend(measure(
@@ -457,32 +491,8 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     let many_hits = present(&many, 3)?;
     for (label, dir) in [("100packs", &many), ("100packs-midx", &many_midx)] {
         let mut arms = open_arms(&many_kinds(label), dir)?;
-        // `miss-100packs` and `miss-100packs-fresh` run as many lookups a run as the one-pack rows, their ratios
-        // to which are targets: a run's first misses refill the caches the arm before it evicted (the filter's
-        // lines, each pack's index), a cost per run, not per miss, which 10 000 lookups a run (`many_misses`)
-        // left at about 5-7 ns a miss against 0.5-0.7 over 100 000 (docs/BENCHMARKS.md, "The 100-pack miss with
-        // fresh ids").
-        let n = if label == "100packs" {
-            plan.misses
-        } else {
-            plan.many_misses
-        };
-        rows.extend(measure(
-            &format!("miss-{label}"),
-            &mut arms,
-            &misses,
-            n,
-            plan.runs,
-            Expect::NoneFound,
-        )?);
+        rows.extend(many_pack_misses(label, &mut arms, &misses, &fresh, &plan)?);
         if label == "100packs" {
-            rows.extend(measure_fresh(
-                "miss-100packs-fresh",
-                &mut arms,
-                &fresh,
-                plan.misses,
-                plan.runs,
-            )?);
             rows.extend(filter_rows("filter-100packs", &arms));
         }
         rows.extend(measure(
