@@ -199,7 +199,9 @@ proptest! {
 #[test]
 fn adversarial_buckets() {
     let raw: Vec<[u8; 32]> = (0..40u8)
-        .map(|i| std::array::from_fn(|j| i.wrapping_mul(37).wrapping_add((j as u8).wrapping_mul(11))))
+        .map(|i| {
+            std::array::from_fn(|j| i.wrapping_mul(37).wrapping_add((j as u8).wrapping_mul(11)))
+        })
         .collect();
     for layout in LAYOUTS {
         for equal_heads in [false, true] {

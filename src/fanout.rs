@@ -140,7 +140,12 @@ fn increasing_exact(region: &[u8], stride: usize, len: usize) -> bool {
         return true;
     };
     chunks.all(|c| {
-        let greater = less(head(prev), prev.get(..len).unwrap_or(prev), head(c), c.get(..len).unwrap_or(c));
+        let greater = less(
+            head(prev),
+            prev.get(..len).unwrap_or(prev),
+            head(c),
+            c.get(..len).unwrap_or(c),
+        );
         prev = c;
         greater
     })

@@ -16,6 +16,7 @@ use crate::ids::PackId;
 use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
+use crate::repo::OpenDir;
 use crate::sync::plain::Arc;
 use crate::sync::plain::atomic::AtomicU64;
 
@@ -244,9 +245,11 @@ impl RefreshState {
     }
 }
 
-/// List every objects directory's packs (and multi-pack-index) and plan the slots.
+/// List every objects directory's packs (and multi-pack-index) and plan the slots. `opened`: `objects_dir` as
+/// discovery opened it (the first listing), to `stat` and open its files relative to it.
 pub(super) fn list(
     objects_dir: &Path,
+    opened: Option<&OpenDir>,
     kind: HashKind,
     options: &Options,
     state: &mut RefreshState,
@@ -254,8 +257,8 @@ pub(super) fn list(
     trust_timestamps: bool,
 ) -> Result<Generation, Error> {
     let started = SystemTime::now();
-    let alternates_md = std::fs::metadata(objects_dir.join("info/alternates"));
-    let alternates_stamp = alternates_md.as_ref().ok().map(Stamp::from_metadata);
+    let alternates_md = stamp_at(opened, objects_dir, "info/alternates");
+    let alternates_stamp = alternates_md.as_ref().ok().copied();
     let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
         matches!(
             e.kind(),
@@ -326,7 +329,7 @@ pub(super) fn list(
     let mut seen_paths: HashMap<PathBuf, PackId> = HashMap::new();
     for (dir_index, dir) in dirs.iter().enumerate() {
         let pack_dir = dir.join("pack");
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, opened.filter(|_| dir_index == 0));
         pack_dir_stamps.push(stamp);
         pack_dirs.push(pack_dir.clone());
         if let Some(Stamp { mtime: Some(m), .. }) = stamp {
@@ -544,16 +547,29 @@ struct PackDir {
     path: PathBuf,
 }
 
+/// The [`Stamp`] of `parent/rel` (symbolic links followed): relative to `parent` opened (`at`), else by path.
+fn stamp_at(at: Option<&OpenDir>, parent: &Path, rel: &str) -> std::io::Result<Stamp> {
+    #[cfg(unix)]
+    if let Some(fd) = at {
+        let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
+        return Ok(Stamp::from_stat(&st));
+    }
+    #[cfg(not(unix))]
+    let _ = at;
+    Ok(Stamp::from_metadata(&std::fs::metadata(parent.join(rel))?))
+}
+
 impl PackDir {
-    fn open(path: &Path) -> std::io::Result<PackDir> {
+    /// Open `path`; `parent`, when given, is its parent directory opened (it is then opened relative to it).
+    fn open(path: &Path, parent: Option<&OpenDir>) -> std::io::Result<PackDir> {
         #[cfg(unix)]
         {
             use rustix::fs::{Mode, OFlags};
-            let fd = rustix::fs::open(
-                path,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let fd = match (parent, path.file_name()) {
+                (Some(at), Some(name)) => rustix::fs::openat(at, name, flags, Mode::empty())?,
+                _ => rustix::fs::open(path, flags, Mode::empty())?,
+            };
             let file = std::fs::File::from(fd);
             // The same `stat` as `Stamp::of(path)` (the refresh check compares the two), on the descriptor.
             let stamp = Stamp::from_metadata(&file.metadata()?);
@@ -562,6 +578,7 @@ impl PackDir {
         }
         #[cfg(not(unix))]
         {
+            let _ = parent;
             let stamp = Stamp::from_metadata(&std::fs::metadata(path)?);
             Ok(PackDir {
                 stamp,
@@ -615,9 +632,13 @@ impl PackDir {
 
 /// Read `pack_dir`: its stamp, its packs (those with both an `.idx` and a `.pack` file) and whether it has a
 /// multi-pack-index (or a chain of them). `None` (and no stamp) if the directory does not exist; an error
-/// naming it if it cannot be read (then the stamp is its path's `stat`, if any).
-fn scan_pack_dir(pack_dir: &Path) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
-    let mut dir = match PackDir::open(pack_dir) {
+/// naming it if it cannot be read (then the stamp is its path's `stat`, if any). `parent`: its objects directory
+/// opened, if it was.
+fn scan_pack_dir(
+    pack_dir: &Path,
+    parent: Option<&OpenDir>,
+) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
+    let mut dir = match PackDir::open(pack_dir, parent) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
         Err(e) => return (Stamp::of(pack_dir), Err(Error::io(pack_dir, e))),
@@ -796,7 +817,7 @@ mod tests {
             SystemTime::UNIX_EPOCH - Duration::new(5, 250_000_000),
         ] {
             f.set_modified(t).unwrap();
-            let dir = PackDir::open(tmp.path()).unwrap();
+            let dir = PackDir::open(tmp.path(), None).unwrap();
             let st = dir.stat("pack-1.idx").unwrap();
             assert!(st.is_file && !st.is_dir);
             assert_eq!(Some(st.stamp), Stamp::of(&file));
@@ -811,14 +832,14 @@ mod tests {
     fn scan_stamps_the_directory_and_sees_the_chain_directory() {
         let tmp = tempfile::tempdir().unwrap();
         let pack_dir = tmp.path().join("pack");
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
         assert!(stamp.is_none() && matches!(scan, Ok(None)));
         std::fs::create_dir(&pack_dir).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
         assert_eq!(stamp, Stamp::of(&pack_dir));
         assert!(!scan.unwrap().unwrap().has_chain_dir);
         std::fs::create_dir(pack_dir.join(crate::midx::chain::CHAIN_DIR)).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
         assert_eq!(stamp, Stamp::of(&pack_dir));
         assert!(scan.unwrap().unwrap().has_chain_dir);
     }
