@@ -148,17 +148,24 @@ fn already_canonical(path: &Path) -> bool {
     open_if_canonical(path, rustix::fs::OFlags::empty()).is_some()
 }
 
+/// Whether `path` is absolute and spelled without `.`, `..`, doubled or trailing slashes (`/` itself is): the
+/// spelling its `realpath` has. Read off the bytes (nothing allocated).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn spelled_canonically(path: &Path) -> bool {
+    match path.as_os_str().as_encoded_bytes() {
+        b"/" => true,
+        [b'/', rest @ ..] => rest
+            .split(|&b| b == b'/')
+            .all(|c| !matches!(c, b"" | b"." | b"..")),
+        _ => false,
+    }
+}
+
 /// `path` opened `O_PATH` (with `extra` flags) if it is spelled as its own `realpath` and the kernel follows no
 /// symbolic link to reach it: see [`already_canonical`].
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn open_if_canonical(path: &Path, extra: rustix::fs::OFlags) -> Option<rustix::fd::OwnedFd> {
-    use std::path::Component;
-    if !path.is_absolute()
-        || path
-            .components()
-            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
-        || path.components().collect::<PathBuf>().as_os_str() != path.as_os_str()
-    {
+    if !spelled_canonically(path) {
         return None;
     }
     rustix::fs::openat2(
@@ -291,10 +298,10 @@ fn discover_impl(
         // A `.git` file given directly.
         read_gitfile(path)?
     } else {
-        let dot_git = path.join(".git");
         // One `stat` of `.git` answers both questions (a directory? anything at all?).
         let dot_git_entry = top.entry(".git");
         if dot_git_entry == Entry::Dir {
+            let dot_git = path.join(".git");
             if !looks_like_git_dir(&Dir::by_path(&dot_git)) {
                 return Err(not_a_repo(
                     path,
@@ -304,7 +311,7 @@ fn discover_impl(
             dot_git
         } else if dot_git_entry != Entry::Missing {
             // A `.git` file (or a FIFO, socket or device in its place: an error naming it, never a hang).
-            read_gitfile(&dot_git)?
+            read_gitfile(&path.join(".git"))?
         } else if looks_like_git_dir(&top) {
             path.to_path_buf()
         } else if looks_like_objects_dir(&top)? {
@@ -469,6 +476,22 @@ mod tests {
         std::os::unix::fs::symlink(root.join("a"), root.join("link")).unwrap();
         assert!(already_canonical(&dir));
         assert!(already_canonical(Path::new("/")));
+        // The spelling, read off the bytes, is what `Path::components` rebuilds.
+        for p in [
+            "/", "/a", "/a/b", "/a/.b", "/a/..b", "/a/b.", "//", "/a/", "/a//b", "/./a", "/a/.",
+            "/a/../b", "a", "", "./a", "/..", "/a/...",
+        ] {
+            let p = Path::new(p);
+            let rebuilt = p.is_absolute()
+                && !p.components().any(|c| {
+                    matches!(
+                        c,
+                        std::path::Component::CurDir | std::path::Component::ParentDir
+                    )
+                })
+                && p.components().collect::<PathBuf>().as_os_str() == p.as_os_str();
+            assert_eq!(spelled_canonically(p), rebuilt, "{}", p.display());
+        }
         let through_link = root.join("link/objects");
         let dotted = PathBuf::from(format!("{}/./objects", root.join("a").display()));
         let up = root.join("a/objects/../objects");

@@ -190,9 +190,11 @@ pub(super) struct Generation {
 
 /// What survives refreshes: the pack ids handed out so far.
 pub(super) struct RefreshState {
-    /// Pack ids by `.idx` path, with the stamp they were given for.
-    pub(super) ids: HashMap<PathBuf, (PackId, Stamp)>,
+    /// Pack ids by `.idx` path, with the stamp they were given for and the last listing that saw the file.
+    pub(super) ids: HashMap<PathBuf, (PackId, Stamp, u64)>,
     pub(super) next_id: u64,
+    /// How many listings this state has seen (the current one's number).
+    listings: u64,
     /// Objects directories by stable number, in the order first seen: never shrinks, so a number always names
     /// the same directory.
     pub(super) numbered_dirs: Vec<PathBuf>,
@@ -216,6 +218,7 @@ impl RefreshState {
         RefreshState {
             ids: HashMap::new(),
             next_id: 0,
+            listings: 0,
             numbered_dirs: Vec::new(),
         }
     }
@@ -231,14 +234,20 @@ impl RefreshState {
         }
     }
 
-    /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged, else a new one.
+    /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged, else a new one;
+    /// the file is marked seen by the current listing.
     fn assign_id(&mut self, idx_path: &Path, idx_stamp: Stamp) -> PackId {
-        match self.ids.get(idx_path) {
-            Some((id, s)) if *s == idx_stamp => *id,
+        let listing = self.listings;
+        match self.ids.get_mut(idx_path) {
+            Some((id, s, seen)) if *s == idx_stamp => {
+                *seen = listing;
+                *id
+            }
             _ => {
                 let id = PackId(self.next_id);
                 self.next_id += 1;
-                self.ids.insert(idx_path.to_path_buf(), (id, idx_stamp));
+                self.ids
+                    .insert(idx_path.to_path_buf(), (id, idx_stamp, listing));
                 id
             }
         }
@@ -326,7 +335,7 @@ pub(super) fn list(
     let mut pack_dir_stamps = Vec::with_capacity(dirs.len());
     let mut pack_dirs = Vec::with_capacity(dirs.len());
     let mut untrusted = false;
-    let mut seen_paths: HashMap<PathBuf, PackId> = HashMap::new();
+    state.listings += 1;
     for (dir_index, dir) in dirs.iter().enumerate() {
         let pack_dir = dir.join("pack");
         let (stamp, scan) = scan_pack_dir(&pack_dir, opened.filter(|_| dir_index == 0));
@@ -365,7 +374,6 @@ pub(super) fn list(
         let first_pack = packs.len();
         for p in scan.packs {
             let id = state.assign_id(&p.idx_path, p.idx_stamp);
-            seen_paths.insert(p.idx_path.clone(), id);
             packs.push(PackInfo {
                 id,
                 idx_path: p.idx_path,
@@ -424,8 +432,9 @@ pub(super) fn list(
             }
         }
     }
-    // Forget ids of packs that are gone, so the map does not grow with every repack.
-    state.ids.retain(|p, _| seen_paths.contains_key(p));
+    // Forget ids of packs that are gone (not seen by this listing), so the map does not grow with every repack.
+    let listing = state.listings;
+    state.ids.retain(|_, (_, _, seen)| *seen == listing);
     // Covered packs load last: by then the multi-pack-index has usually answered for them.
     slots.extend(covered_slots);
     if slots.len() > crate::protocol::MAX_SLOTS {
@@ -654,6 +663,8 @@ fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error
     // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
     let mut keep: std::collections::HashSet<String> = Default::default();
     let mut promisor: std::collections::HashSet<String> = Default::default();
+    // The `.pack` name beside each `.idx` (one buffer for the directory).
+    let mut pack_name = String::new();
     while let Some(name) = dir.next_name() {
         let Some(name) = name.map_err(|e| Error::io(pack_dir, e))? else {
             continue;
@@ -686,7 +697,10 @@ fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error
         if idx_md.is_dir {
             continue;
         }
-        let Ok(pack_md) = dir.stat(&format!("{stem}.pack")) else {
+        pack_name.clear();
+        pack_name.push_str(stem);
+        pack_name.push_str(".pack");
+        let Ok(pack_md) = dir.stat(&pack_name) else {
             continue;
         };
         if !pack_md.is_file {
@@ -824,6 +838,68 @@ mod tests {
             assert_eq!(st.stamp.mtime, Some(t));
             assert_eq!(Some(dir.stamp), Stamp::of(tmp.path()));
         }
+    }
+
+    /// A pack keeps its id across listings while its `.idx` is unchanged, gets a new one when it changes, and
+    /// is forgotten once a listing no longer sees it (the map does not grow with every repack).
+    #[test]
+    fn pack_ids_survive_listings_and_are_forgotten_when_gone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path().canonicalize().unwrap();
+        let pack_dir = objects.join("pack");
+        std::fs::create_dir(&pack_dir).unwrap();
+        let add = |stem: &str, idx: &[u8]| {
+            std::fs::write(pack_dir.join(format!("{stem}.idx")), idx).unwrap();
+            std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
+        };
+        let options = Options::default()
+            .refresh(RefreshMode::Never)
+            .loose(LooseMode::None);
+        let mut state = RefreshState::new();
+        let ids = |state: &mut RefreshState| {
+            let g = list(&objects, None, HashKind::Sha1, &options, state, None, false).unwrap();
+            let mut v: Vec<(String, PackId)> = g
+                .packs
+                .iter()
+                .map(|p| {
+                    (
+                        p.idx_path
+                            .file_name()
+                            .unwrap()
+                            .to_string_lossy()
+                            .into_owned(),
+                        p.id,
+                    )
+                })
+                .collect();
+            v.sort();
+            assert_eq!(
+                state.ids.len(),
+                v.len(),
+                "the state holds the packs listed, no more"
+            );
+            v
+        };
+        add("pack-a", b"a");
+        let first = ids(&mut state);
+        assert_eq!(first.len(), 1);
+        add("pack-b", b"b");
+        let second = ids(&mut state);
+        assert_eq!(second[0], first[0], "unchanged: same id");
+        assert_ne!(second[1].1, first[0].1);
+        std::fs::remove_file(pack_dir.join("pack-a.idx")).unwrap();
+        let third = ids(&mut state);
+        assert_eq!(third, vec![second[1].clone()], "a forgotten, b kept");
+        add("pack-b", b"bb");
+        let fourth = ids(&mut state);
+        assert_eq!(fourth.len(), 1);
+        assert_ne!(fourth[0].1, third[0].1, "a changed .idx: a new id");
+        add("pack-a", b"a");
+        let fifth = ids(&mut state);
+        assert!(
+            fifth.iter().all(|(_, id)| *id != first[0].1),
+            "a forgotten id is not handed out again"
+        );
     }
 
     /// The listing's stamp of a pack directory is its path's `stat`, and a `multi-pack-index.d` is seen (a chain
