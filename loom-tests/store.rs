@@ -166,14 +166,29 @@ pub fn reused_handle_against_a_loader(dir: &Path, wanted: &[u32], all: &[u32], l
 
 /// P4 on the store in its default configuration (refresh on miss, loose probing, the `Auto` filter): once a
 /// handle has settled and decided its filter, a miss costs exactly one Acquire load of shared state, counted
-/// over every facade atomic, mutex, wait and `Arc` clone or drop; and so does a hit in its snapshot.
+/// over every facade atomic, mutex, wait and `Arc` clone or drop; and so does a hit in its snapshot. Both while
+/// change events are deferred (the default's first misses: `stat` and probes) and with them set up.
 pub fn default_miss_path(dir: &Path) {
-    let store = Store::open(dir, Options::default().hash_kind(KIND)).unwrap();
+    for after in [Options::DEFAULT_CHANGE_EVENTS_AFTER, 0] {
+        default_miss_path_with(dir, after);
+    }
+}
+
+fn default_miss_path_with(dir: &Path, events_after: u32) {
+    let options = Options::default()
+        .hash_kind(KIND)
+        .change_events_after(events_after);
+    let store = Store::open(dir, options).unwrap();
     let mut h = store.handle();
     // Settle the view and let the `Auto` filter decide (a few ids: it is built at once).
     for _ in 0..4 {
         assert_eq!(h.locate(&absent()).unwrap(), None);
     }
+    assert_eq!(
+        store.change_events(),
+        events_after == 0 && cfg!(target_os = "linux"),
+        "events deferred for {events_after} misses"
+    );
     assert!(h.locate(&id(1)).unwrap().is_some());
     // With change events (the default on Linux), the miss also reads the change detector's state word (Acquire,
     // pairing with the Release that ends a drain; `src/store/watch.rs`) and the token its listing saw (Relaxed):
@@ -193,7 +208,7 @@ pub fn default_miss_path(dir: &Path) {
     assert_eq!(
         take_op_counts(),
         expected,
-        "the default configuration's miss"
+        "the default configuration's miss (events after {events_after} misses)"
     );
     assert!(h.locate(&id(1)).unwrap().is_some());
     assert_eq!(
@@ -241,7 +256,14 @@ pub fn loose_objects_in_every_mode() {
         // A file named in upper-case hex is not a loose object (git writes lower case; a probe cannot find it).
         let hex = upper.to_string().to_uppercase();
         std::fs::write(dir.join(hex[..2].to_lowercase()).join(&hex[2..]), b"").unwrap();
-        let store = Store::open(&dir, Options::default().hash_kind(KIND).loose(mode)).unwrap();
+        let store = Store::open(
+            &dir,
+            Options::default()
+                .hash_kind(KIND)
+                .loose(mode)
+                .change_events_after(0),
+        )
+        .unwrap();
         if mode == LooseMode::Watched && cfg!(target_os = "linux") {
             assert!(store.change_events(), "change events on in the model");
         }

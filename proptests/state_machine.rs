@@ -393,9 +393,12 @@ impl StateMachineTest for StoreTest {
         std::fs::create_dir_all(objects.join("info")).unwrap();
         let store = Store::open(
             &objects,
+            // Events set up after two misses (the default defers them for 2 048): every sequence crosses the
+            // switch from `stat` to events early.
             Options::default()
                 .hash_kind(KIND)
-                .refresh(RefreshMode::OnMiss),
+                .refresh(RefreshMode::OnMiss)
+                .change_events_after(2),
         )
         .unwrap();
         System {

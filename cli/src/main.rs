@@ -19,8 +19,8 @@ use batch_check::{Fatal, Format};
 const USAGE: &str = "usage:
   odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT] | --batch-command[=FORMAT]]
                         [--batch-all-objects [--unordered]] [--buffer]
-                        [--threads N] [--no-refresh] [--no-events] [--loose watched|probe|cached|none]
-                        [--load mmap|read] [--midx-check bounds|pack-index] [--midx-checksum] PATH
+                        [--threads N] [--no-refresh] [--no-events | --events-after N]
+                        [--loose watched|probe|cached|none] [--load mmap|read] [--midx-check bounds|pack-index] [--midx-checksum] PATH
       As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
       of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
@@ -41,7 +41,8 @@ const USAGE: &str = "usage:
       or `error <file>: <reason>` for each; exit 1 if any failed.
 --loose watched (the default) answers loose objects from fan-out listings kept current by inotify (Linux,
 local file systems; elsewhere it probes, like probe); --no-refresh never re-reads the pack directories;
---no-events uses no inotify (stat the pack directories on a miss, probe loose objects).
+--no-events uses no inotify (stat the pack directories on a miss, probe loose objects); --events-after N sets
+inotify up after N misses (default 2048; 0: at start), before which it stats and probes as --no-events.
 --load read reads index files into memory instead of mapping them (for files rewritten in place).
 --midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
@@ -145,6 +146,16 @@ fn run() -> Result<ExitCode, Failure> {
                 options = options.refresh(RefreshMode::Never)
             }
             Long("no-events") if cmd == "batch-check" => options = options.change_events(false),
+            Long("events-after") if cmd == "batch-check" => {
+                let v = parser.value()?;
+                let n = v.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                    usage(format!(
+                        "--events-after takes a number from 0 to {}, not {v:?}",
+                        u32::MAX
+                    ))
+                })?;
+                options = options.change_events_after(n);
+            }
             Long("threads") if cmd == "batch-check" => {
                 let v = parser.value()?;
                 threads = v

@@ -34,6 +34,7 @@ impl Store {
             watching: self.options.refresh != RefreshMode::Never
                 || self.options.loose == LooseMode::Watched,
             fanouts: FanoutLists::default(),
+            deferred_misses: 0,
             own_indices: Vec::new(),
             _not_sync: PhantomData,
         }
@@ -59,6 +60,9 @@ pub struct Handle {
     watching: bool,
     /// This handle's listings of fan-out directories ([`LooseMode::Watched`]).
     fanouts: FanoutLists,
+    /// Misses answered while the store's change events are deferred, not yet reported to the detector
+    /// ([`Options::change_events_after`](super::Options::change_events_after)).
+    deferred_misses: u64,
     /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
     pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
@@ -128,6 +132,12 @@ impl Handle {
             //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
             //    The drain of step 2, made after this lookup's pack search, counts every pack written before
             //    the lookup began: it stands for the refresh check's own (one `read` fewer).
+            // A miss while events are deferred counts towards setting them up (the steady path counted its own,
+            // and asks for the refresh that sets them up with `Stage::Refresh`); `packs_changed_after` then says
+            // the count is reached.
+            if stage != Stage::Refresh && self.view.map().meta().watch.is_deferred() {
+                self.deferred_tick();
+            }
             let refresh = self.refresh_on_miss
                 && (stage == Stage::Refresh
                     || self.snap.vanished
@@ -293,11 +303,37 @@ impl Handle {
         if !self.watching {
             return self.steady_without_events(id);
         }
-        match g.watch.check(g.watch_token.load(Ordering::Relaxed)) {
+        match g.watch.check(&g.watch_token) {
             Check::Quiet => self.probe_loose(id, true, false).map_err(|()| Stage::Loose),
             Check::Changed => Err(Stage::Loose),
             Check::Stat => self.steady_without_events(id),
+            Check::Deferred => {
+                let r = self.steady_without_events(id);
+                // A miss (or a refresh it asks for) counts; one that finds the detector's count reached refreshes,
+                // and the refresh sets events up. A miss sent to the slow path otherwise is counted there.
+                if matches!(r, Ok(None) | Err(Stage::Refresh)) && self.deferred_tick() {
+                    return Err(Stage::Refresh);
+                }
+                r
+            }
         }
+    }
+
+    /// Count one miss answered while events are deferred, once per objects directory (each one it stats and
+    /// probes); every [`DEFERRED_BATCH`] of them are reported to the detector (one shared read-modify-write per
+    /// batch). True once the detector has counted enough.
+    #[inline(always)]
+    fn deferred_tick(&mut self) -> bool {
+        self.deferred_misses += self.view.map().meta().dirs.len() as u64;
+        self.deferred_misses >= DEFERRED_BATCH && self.report_deferred()
+    }
+
+    /// Report this handle's uncounted deferred misses to its map's detector; true once it has counted enough.
+    #[cold]
+    #[inline(never)]
+    fn report_deferred(&mut self) -> bool {
+        let n = std::mem::take(&mut self.deferred_misses);
+        n > 0 && self.view.map().meta().watch.note_misses(n)
     }
 
     /// The end of [`locate_steady`](Self::locate_steady) without events: probe the loose objects, then, under
@@ -377,6 +413,10 @@ impl Handle {
     /// pack search on the same map (then not drained again).
     fn packs_changed_after(&self, drained: Option<u64>) -> bool {
         let g = self.view.map().meta();
+        // Deferred events whose count is reached: the refresh this asks for sets them up.
+        if g.watch.upgrade_due() {
+            return true;
+        }
         if g.watch.has_events() {
             let t = drained.unwrap_or_else(|| g.watch.drain());
             if t & FALLBACK == 0 {
@@ -588,8 +628,13 @@ impl Handle {
 impl Drop for Handle {
     fn drop(&mut self) {
         self.flush_counts();
+        // A store whose handles each miss a few times still sets events up once they add up.
+        self.report_deferred();
     }
 }
+
+/// How many misses a handle counts before it reports them to a deferred detector.
+const DEFERRED_BATCH: u64 = 64;
 
 /// How many times [`Handle::load_all_relisted`] lists the pack directories again in one call.
 const MAX_RELISTS: usize = 8;

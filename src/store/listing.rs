@@ -255,7 +255,9 @@ impl RefreshState {
 }
 
 /// List every objects directory's packs (and multi-pack-index) and plan the slots. `opened`: `objects_dir` as
-/// discovery opened it (the first listing), to `stat` and open its files relative to it.
+/// discovery opened it (the first listing), to `stat` and open its files relative to it. `defer_events`: a new
+/// change detector under `RefreshMode::OnMiss` starts deferred (`Options::change_events_after`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn list(
     objects_dir: &Path,
     opened: Option<&OpenDir>,
@@ -264,6 +266,7 @@ pub(super) fn list(
     state: &mut RefreshState,
     reuse_loose: Option<&Generation>,
     trust_timestamps: bool,
+    defer_events: bool,
 ) -> Result<Generation, Error> {
     let started = SystemTime::now();
     let alternates_md = stamp_at(opened, objects_dir, "info/alternates");
@@ -289,23 +292,27 @@ pub(super) fn list(
             options.loose,
         )?,
     };
-    // The change detector goes with the directories it watches. Drained before the pack directories are
-    // listed: the listing sees every file whose event the token counts.
+    // The change detector goes with the directories it watches, until a deferred one has counted its misses
+    // (`Options::change_events_after`): then this listing sets events up. Drained before the pack
+    // directories are listed: the listing sees every file whose event the token counts.
     let watch = match reuse_loose {
-        Some(g) => Arc::clone(&g.watch),
-        None if options.change_events
-            && (options.refresh == RefreshMode::OnMiss || options.loose == LooseMode::Watched) =>
+        Some(g) if !g.watch.upgrade_due() => Arc::clone(&g.watch),
+        _ if !options.change_events
+            || (options.refresh != RefreshMode::OnMiss && options.loose != LooseMode::Watched) =>
         {
-            Arc::new(Watch::open(&dirs))
+            Arc::new(Watch::stat())
         }
-        None => Arc::new(Watch::stat()),
+        _ if defer_events && options.refresh == RefreshMode::OnMiss => {
+            Arc::new(Watch::deferred(options.change_events_after))
+        }
+        _ => Arc::new(Watch::open(&dirs)),
     };
     // A token never carries the fallback bit: a fallen-back state then never equals it. A detector made just
     // now has drained nothing (its state is 0): events queued since its watches were added stay in the queue,
     // so the first check answers Changed for them, and the `read` a drain would make here is saved.
     let watch_token = match reuse_loose {
-        Some(_) => watch.drain() & !super::watch::FALLBACK,
-        None => 0,
+        Some(g) if Arc::ptr_eq(&g.watch, &watch) => watch.drain() & !super::watch::FALLBACK,
+        _ => 0,
     };
     let alternate_problems = problems.len();
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
@@ -857,7 +864,17 @@ mod tests {
             .loose(LooseMode::None);
         let mut state = RefreshState::new();
         let ids = |state: &mut RefreshState| {
-            let g = list(&objects, None, HashKind::Sha1, &options, state, None, false).unwrap();
+            let g = list(
+                &objects,
+                None,
+                HashKind::Sha1,
+                &options,
+                state,
+                None,
+                false,
+                false,
+            )
+            .unwrap();
             let mut v: Vec<(String, PackId)> = g
                 .packs
                 .iter()

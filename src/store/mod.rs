@@ -143,6 +143,7 @@ impl Store {
             &mut state,
             None,
             false,
+            options.change_events_after > 0,
         )?;
         let (ready, unloaded) = (Vec::new(), generation.slots.len());
         let map = SlotMap::new(ready, unloaded, generation);
@@ -163,7 +164,9 @@ impl Store {
     /// Whether lookups learn of changes to the repository from file system events (inotify: Linux, local
     /// file systems) rather than by `stat` and probing: then a miss asks the kernel one question (one `ioctl`)
     /// whatever the number of objects directories, and [`LooseMode::Watched`] answers loose objects from
-    /// listings. False on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode
+    /// listings. False until the store's handles have answered
+    /// [`change_events_after`](Options::change_events_after) misses (2 048 by default; the miss after that sets
+    /// them up), on other systems, on network file systems, with [`RefreshMode::Never`] and a loose mode
     /// other than `Watched`, and once events cannot be trusted (a watch limit reached, a pack or objects
     /// directory replaced): the store then stats and probes, as correct and slower. Each store with events
     /// holds one inotify descriptor; the kernel limits how many one user has (`fs.inotify.max_user_instances`,
@@ -177,9 +180,10 @@ impl Store {
     ///
     /// let never = Options::default().refresh(RefreshMode::Never).loose(LooseMode::Probe);
     /// assert!(!Store::open(tmp.path(), never)?.change_events());
-    /// // The default uses events where it can (and is as correct without them).
-    /// let store = Store::open(tmp.path(), Options::default())?;
-    /// let _ = store.change_events();
+    /// // The default uses events where it can (and is as correct without them), after its first misses.
+    /// assert!(!Store::open(tmp.path(), Options::default())?.change_events());
+    /// let at_open = Store::open(tmp.path(), Options::default().change_events_after(0))?;
+    /// assert_eq!(at_open.change_events(), cfg!(target_os = "linux"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn change_events(&self) -> bool {
@@ -383,6 +387,8 @@ impl Store {
             &mut state,
             (!alternates_changed && !fresh_loose).then_some(old),
             trust,
+            // New directories keep a deferred detector deferred (its count starts again).
+            old.watch.is_deferred() && !old.watch.upgrade_due(),
         )?;
         Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &generation);

@@ -165,6 +165,9 @@ pub struct Options {
     /// [`Store::change_events`](super::Store::change_events)). False: `stat` the pack directories and probe
     /// loose objects, as on systems without events (no inotify descriptor or watches are used).
     pub change_events: bool,
+    /// How many misses the store answers with `stat` before it sets change events up (default
+    /// [`Options::DEFAULT_CHANGE_EVENTS_AFTER`]; see [`Options::change_events_after`]).
+    pub change_events_after: u32,
 }
 
 impl Default for Options {
@@ -180,6 +183,7 @@ impl Default for Options {
             midx_check: MidxCheck::Bounds,
             midx_checksum: false,
             change_events: true,
+            change_events_after: Options::DEFAULT_CHANGE_EVENTS_AFTER,
         }
     }
 }
@@ -223,6 +227,44 @@ impl Options {
     /// Use file system events for change detection where available (or never).
     pub fn change_events(mut self, on: bool) -> Self {
         self.change_events = on;
+        self
+    }
+    /// The default of [`change_events_after`](Self::change_events_after): 2 048 misses.
+    pub const DEFAULT_CHANGE_EVENTS_AFTER: u32 = 2048;
+    /// Under [`RefreshMode::OnMiss`], set change events up only once the store's handles have answered `misses`
+    /// misses without them (`stat` the pack directories and probe loose objects, as
+    /// `change_events(false)` does), a miss counting once per objects directory it stats and probes (with
+    /// alternates each miss makes more system calls, which events save); 0 sets them up when the store is
+    /// opened. The next miss after the count is
+    /// reached lists the pack directories again with the events set up (docs/PROTOCOL.md, section 8b, says why
+    /// no write is missed across the switch). Handles report their misses in batches of 64 and when dropped.
+    ///
+    /// Why not at once: an inotify descriptor with watches makes its process wait when it is closed, dropped
+    /// with its store or at exit, for the kernel's teardown of the watches (0.3-4 ms measured here, against
+    /// about 2.5 us of `stat` and probe that events save per miss and objects directory), so a store that
+    /// misses a few times, as a short command does, is faster without them (`docs/BENCHMARKS.md`, "Short
+    /// commands"). The default is where the two costs meet: a store that misses less pays no teardown, one that
+    /// misses more pays at most about twice what it would have paid knowing its number of misses in advance. Under [`RefreshMode::Never`] with
+    /// [`LooseMode::Watched`] the events serve the loose listings only and are set up at open.
+    ///
+    /// ```
+    /// # let tmp = tempfile::tempdir()?;
+    /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+    /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
+    /// use odb_index::{ObjectId, Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default().change_events_after(16))?;
+    /// assert!(!store.change_events(), "no events before the 16th miss");
+    /// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
+    /// for _ in 0..16 {
+    ///     assert!(!store.handle().contains(&absent)?); // each handle reports its misses when dropped
+    /// }
+    /// store.handle().contains(&absent)?; // the miss after the count sets them up
+    /// assert_eq!(store.change_events(), cfg!(target_os = "linux"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_events_after(mut self, misses: u32) -> Self {
+        self.change_events_after = misses;
         self
     }
     /// Set how far the multi-pack-index's locations are trusted.

@@ -19,6 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::sync::plain::atomic::{AtomicU64 as PlainAtomicU64, Ordering as PlainOrdering};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock};
 
 /// Set in the pack-change counter once events cannot be trusted: every later check is a `stat` check.
@@ -35,6 +36,9 @@ pub(super) enum Check {
     Changed,
     /// No events (the stat implementation, or inotify after a fallback): compare `stat`s and probe.
     Stat,
+    /// No events yet ([`Watch::deferred`]): compare `stat`s and probe, and count the miss towards setting
+    /// events up ([`Watch::note_misses`]).
+    Deferred,
 }
 
 /// The change detector of one listing's objects directories (shared by the listings that keep the same
@@ -49,6 +53,7 @@ pub(super) struct Watch {
 )]
 enum Imp {
     Stat,
+    Deferred(Deferred),
     #[cfg(any(target_os = "linux", target_os = "android"))]
     Inotify(Inotify),
 }
@@ -57,6 +62,7 @@ impl std::fmt::Debug for Watch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self.imp {
             Imp::Stat => "Watch::Stat",
+            Imp::Deferred(_) => "Watch::Deferred",
             #[cfg(any(target_os = "linux", target_os = "android"))]
             Imp::Inotify(_) => "Watch::Inotify",
         })
@@ -67,6 +73,52 @@ impl Watch {
     /// The `stat` implementation.
     pub(super) fn stat() -> Watch {
         Watch { imp: Imp::Stat }
+    }
+
+    /// The `stat` implementation until the store's handles have reported `after` misses answered with it
+    /// ([`note_misses`](Self::note_misses)); then [`upgrade_due`](Self::upgrade_due) says so, and the next
+    /// listing replaces this detector by [`Watch::open`]'s. Why: an inotify descriptor with watches costs its
+    /// process about 0.3-4 ms of wall time when it is closed (the kernel waits for the marks' teardown, also
+    /// at exit), which a store that misses a few times never earns back (docs/PROTOCOL.md, section 8b).
+    pub(super) fn deferred(after: u32) -> Watch {
+        Watch {
+            imp: Imp::Deferred(Deferred {
+                misses: PlainAtomicU64::new(0),
+                after: u64::from(after),
+            }),
+        }
+    }
+
+    /// Count `n` misses answered by [`Check::Deferred`]; true once the detector has counted enough of them to be
+    /// replaced by events ([`upgrade_due`](Self::upgrade_due)).
+    pub(super) fn note_misses(&self, n: u64) -> bool {
+        match &self.imp {
+            // Relaxed: a count that orders nothing (the listing that replaces this detector is made under the
+            // refresh lock and published by the map's own Release store). One RMW per batch of a handle's
+            // misses, only until events are set up.
+            Imp::Deferred(d) => {
+                d.misses
+                    .fetch_add(n, PlainOrdering::Relaxed)
+                    .saturating_add(n)
+                    >= d.after
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether this is a [`deferred`](Self::deferred) detector that has counted enough misses: the next listing
+    /// sets events up.
+    pub(super) fn upgrade_due(&self) -> bool {
+        match &self.imp {
+            // Relaxed: see `note_misses`.
+            Imp::Deferred(d) => d.misses.load(PlainOrdering::Relaxed) >= d.after,
+            _ => false,
+        }
+    }
+
+    /// Whether this is a [`deferred`](Self::deferred) detector (events not set up yet).
+    pub(super) fn is_deferred(&self) -> bool {
+        matches!(self.imp, Imp::Deferred(_))
     }
 
     /// Inotify on `dirs` (each objects directory; its `pack/` is watched now, the rest as handles list it) where
@@ -84,17 +136,20 @@ impl Watch {
 
     /// Whether this detector gets events (it may still fall back later).
     pub(super) fn has_events(&self) -> bool {
-        !matches!(self.imp, Imp::Stat)
+        !matches!(self.imp, Imp::Stat | Imp::Deferred(_))
     }
 
-    /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after: one
-    /// `ioctl` and one Acquire load of shared memory, no lock, no write.
+    /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after
+    /// (read only with events): one `ioctl` and one Acquire load of shared memory, no lock, no write; without
+    /// events, no load.
     #[inline]
-    pub(super) fn check(&self, token: u64) -> Check {
+    pub(super) fn check(&self, token: &PlainAtomicU64) -> Check {
         match &self.imp {
             Imp::Stat => Check::Stat,
+            Imp::Deferred(_) => Check::Deferred,
+            // Relaxed: see `Generation::watch_token`.
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(i) => i.check(token),
+            Imp::Inotify(i) => i.check(token.load(PlainOrdering::Relaxed)),
         }
     }
 
@@ -103,7 +158,7 @@ impl Watch {
     /// whose event the counter includes.
     pub(super) fn drain(&self) -> u64 {
         match &self.imp {
-            Imp::Stat => FALLBACK,
+            Imp::Stat | Imp::Deferred(_) => FALLBACK,
             #[cfg(any(target_os = "linux", target_os = "android"))]
             Imp::Inotify(i) => i.drain(),
         }
@@ -112,7 +167,7 @@ impl Watch {
     /// Whether events are in use and trusted (no fallback yet).
     pub(super) fn trusted(&self) -> bool {
         match &self.imp {
-            Imp::Stat => false,
+            Imp::Stat | Imp::Deferred(_) => false,
             #[cfg(any(target_os = "linux", target_os = "android"))]
             Imp::Inotify(i) => i.trusted(),
         }
@@ -125,7 +180,7 @@ impl Watch {
     #[inline]
     pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
         match &self.imp {
-            Imp::Stat => None,
+            Imp::Stat | Imp::Deferred(_) => None,
             #[cfg(any(target_os = "linux", target_os = "android"))]
             Imp::Inotify(i) => i.fanout_version(dir, fanout),
         }
@@ -136,11 +191,17 @@ impl Watch {
     /// the directory is listed; `None` if it cannot be watched (the caller probes instead).
     pub(super) fn watch_fanout(&self, dir: usize, path: &Path, fanout: u8) -> Option<u64> {
         match &self.imp {
-            Imp::Stat => None,
+            Imp::Stat | Imp::Deferred(_) => None,
             #[cfg(any(target_os = "linux", target_os = "android"))]
             Imp::Inotify(i) => i.watch_fanout(dir, path, fanout, &mut add_watch),
         }
     }
+}
+
+/// A detector whose events are not set up yet: the misses its handles answered with `stat` so far.
+struct Deferred {
+    misses: PlainAtomicU64,
+    after: u64,
 }
 
 /// Counters shared by every handle of a store; written only by drains, under the drain lock.

@@ -89,6 +89,22 @@ fn packed_object(repo: &Path) -> (ObjectId, PathBuf) {
 /// disappear, which the reader must also see once a miss has refreshed). 0 misses.
 #[test]
 fn object_written_by_another_process_before_the_signal_is_found() {
+    writer_rounds(Options::default().change_events_after(0), true);
+}
+
+/// The same rounds under the default, where events are set up only after the store's first misses
+/// ([`Options::change_events_after`], here half-way through the rounds): found before, across and after the
+/// switch from `stat` and probes to events.
+#[test]
+fn object_written_before_the_signal_is_found_across_the_switch_to_events() {
+    let after = 256 + rounds() / 2;
+    writer_rounds(
+        Options::default().change_events_after(u32::try_from(after).unwrap()),
+        false,
+    );
+}
+
+fn writer_rounds(options: Options, events_at_open: bool) {
     let repo = init_repo("sha1", true);
     fast_import_blobs(repo.path(), 1, 77, "main");
     let objects = objects_dir(repo.path());
@@ -98,8 +114,12 @@ fn object_written_by_another_process_before_the_signal_is_found() {
     for b in 0..=255u8 {
         std::fs::create_dir_all(objects.join(format!("{b:02x}"))).unwrap();
     }
-    let store = Store::open(repo.path(), Options::default()).unwrap();
-    assert!(store.change_events(), "inotify is not in use here");
+    let store = Store::open(repo.path(), options).unwrap();
+    assert_eq!(
+        store.change_events(),
+        events_at_open,
+        "inotify is not in use here, or not deferred"
+    );
     let mut h = store.handle();
     let n = rounds();
     let hex = absent_ids(n, 40, 9);
@@ -143,7 +163,7 @@ fn object_written_by_another_process_before_the_signal_is_found() {
         (0, 0),
         "false misses / stale hits in {n} rounds"
     );
-    assert!(store.change_events());
+    assert!(store.change_events(), "events were set up");
 }
 
 /// More events than the queue holds (`IN_Q_OVERFLOW`): the write whose event was dropped is still found (every
@@ -155,7 +175,7 @@ fn queue_overflow_rescans() {
     let hex = &absent_ids(1, 40, 21)[0];
     let id: ObjectId = hex.parse().unwrap();
     std::fs::create_dir_all(objects.join(&hex[..2])).unwrap();
-    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let store = Store::open(repo.path(), Options::default().change_events_after(0)).unwrap();
     assert!(store.change_events());
     let mut h = store.handle();
     miss_until_listed(&mut h, &id);
@@ -183,7 +203,7 @@ fn replaced_pack_directory_falls_back_to_stat() {
     let repo = init_repo("sha1", true);
     fast_import_blobs(repo.path(), 2, 1, "a");
     let objects = objects_dir(repo.path());
-    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let store = Store::open(repo.path(), Options::default().change_events_after(0)).unwrap();
     assert!(store.change_events());
     let mut h = store.handle();
     let absent: ObjectId = absent_ids(1, 40, 5)[0].parse().unwrap();
@@ -222,7 +242,7 @@ fn fanout_directory_replaced_or_created_later_is_seen() {
     let repo = init_repo("sha1", true);
     let objects = objects_dir(repo.path());
     let hex = absent_ids(4, 40, 33);
-    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let store = Store::open(repo.path(), Options::default().change_events_after(0)).unwrap();
     assert!(store.change_events());
     let mut h = store.handle();
     let id = |i: usize| -> ObjectId { hex[i].parse().unwrap() };
@@ -268,7 +288,7 @@ fn alternates_are_watched_too() {
         list.join("\n") + "\n",
     )
     .unwrap();
-    let store = Store::open(main.path(), Options::default()).unwrap();
+    let store = Store::open(main.path(), Options::default().change_events_after(0)).unwrap();
     assert!(store.change_events());
     assert_eq!(store.objects_dirs().len(), 3);
     let mut h = store.handle();
@@ -279,4 +299,65 @@ fn alternates_are_watched_too() {
         write_loose(&objects_dir(alt.path()), &hex[k]);
         assert_eq!(h.locate(&id).unwrap(), Some(Location::Loose { dir: k + 1 }));
     }
+}
+
+/// The default defers events ([`Options::change_events_after`]): until the store's handles have reported that
+/// many misses it stats and probes (no inotify descriptor: `change_events` is false), and the miss that
+/// reaches the count lists the pack directories again with events set up. A pack and a loose object written
+/// just before that miss, and others written after it, are all found.
+#[test]
+fn deferred_events_are_set_up_by_the_miss_that_reaches_the_count() {
+    let repo = init_repo("sha1", true);
+    fast_import_blobs(repo.path(), 3, 1, "a");
+    let objects = objects_dir(repo.path());
+    let store = Store::open(repo.path(), Options::default().change_events_after(64)).unwrap();
+    let mut h = store.handle();
+    let absent: Vec<ObjectId> = absent_ids(64, 40, 61)
+        .iter()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    // A handle reports its misses 64 at a time: 63 are not counted yet.
+    for id in &absent[..63] {
+        assert_eq!(h.locate(id).unwrap(), None);
+    }
+    assert!(!store.change_events(), "events set up before the count");
+    let listings = store.metrics().listings;
+    let new_pack = |seed: u64| {
+        let before = idx_files(&objects);
+        fast_import_blobs(repo.path(), 3, seed, &format!("b{seed}"));
+        let idx = idx_files(&objects)
+            .into_iter()
+            .find(|p| !before.contains(p))
+            .expect("a new pack");
+        show_index(&idx, "sha1")[0].0.parse::<ObjectId>().unwrap()
+    };
+    let loose = absent_ids(2, 40, 62);
+    let packed_before = new_pack(2);
+    write_loose(&objects, &loose[0]);
+    // The 64th miss: reported, the count is reached, the lookup refreshes with events.
+    assert_eq!(h.locate(&absent[63]).unwrap(), None);
+    assert!(
+        store.metrics().listings > listings,
+        "no listing at the switch"
+    );
+    assert!(store.change_events(), "events not set up at the count");
+    assert!(matches!(
+        h.locate(&packed_before).unwrap(),
+        Some(Location::Packed { .. })
+    ));
+    let loose0: ObjectId = loose[0].parse().unwrap();
+    assert_eq!(h.locate(&loose0).unwrap(), Some(Location::Loose { dir: 0 }));
+    // After the switch: events find new writes, in this handle and in a new one.
+    let loose1: ObjectId = loose[1].parse().unwrap();
+    miss_until_listed(&mut h, &loose1);
+    let packed_after = new_pack(3);
+    write_loose(&objects, &loose[1]);
+    for h in [&mut h, &mut store.handle()] {
+        assert!(matches!(
+            h.locate(&packed_after).unwrap(),
+            Some(Location::Packed { .. })
+        ));
+        assert_eq!(h.locate(&loose1).unwrap(), Some(Location::Loose { dir: 0 }));
+    }
+    assert!(store.change_events());
 }
