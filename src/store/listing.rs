@@ -134,6 +134,18 @@ impl LooseSource {
         }
     }
 
+    /// The descriptor of its objects directory, if it has one open.
+    fn dir(&self) -> Option<&OpenDir> {
+        #[cfg(unix)]
+        match self {
+            LooseSource::Probe(db) | LooseSource::Watched(db) => Some(db.dir()),
+            LooseSource::Cached(c) => Some(c.db().dir()),
+            LooseSource::Off => None,
+        }
+        #[cfg(not(unix))]
+        None
+    }
+
     /// Call `f` with every loose object of fan-out directory `xx/` (`first` its byte) until it breaks: the
     /// directory is listed afresh whatever the mode (see [`LooseDb::each_in_fanout`]); `Off` holds none.
     pub(super) fn each_in_fanout(
@@ -260,7 +272,7 @@ impl RefreshState {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn list(
     objects_dir: &Path,
-    opened: Option<&OpenDir>,
+    mut opened: Option<OpenDir>,
     kind: HashKind,
     options: &Options,
     state: &mut RefreshState,
@@ -269,7 +281,7 @@ pub(super) fn list(
     defer_events: bool,
 ) -> Result<Generation, Error> {
     let started = SystemTime::now();
-    let alternates_md = stamp_at(opened, objects_dir, "info/alternates");
+    let alternates_md = stamp_at(opened.as_ref(), objects_dir, "info/alternates");
     let alternates_stamp = alternates_md.as_ref().ok().copied();
     let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
         matches!(
@@ -277,6 +289,7 @@ pub(super) fn list(
             std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
         )
     });
+    let had_opened = opened.is_some();
     let (dirs, loose, mut problems) = match reuse_loose {
         Some(g) => (
             Arc::clone(&g.dirs),
@@ -290,7 +303,15 @@ pub(super) fn list(
             alternates_absent,
             kind,
             options.loose,
+            &mut opened,
         )?,
+    };
+    // Discovery's descriptor of `objects_dir`: still here, or now its loose source's (which probes through it).
+    let handed_over = had_opened && opened.is_none();
+    let own_dir = match &opened {
+        Some(d) => Some(d),
+        None if handed_over => loose.first().and_then(LooseSource::dir),
+        None => None,
     };
     // The change detector goes with the directories it watches, until a deferred one has counted its misses
     // (`Options::change_events_after`): then this listing sets events up. Drained before the pack
@@ -345,7 +366,7 @@ pub(super) fn list(
     state.listings += 1;
     for (dir_index, dir) in dirs.iter().enumerate() {
         let pack_dir = dir.join("pack");
-        let (stamp, scan) = scan_pack_dir(&pack_dir, opened.filter(|_| dir_index == 0));
+        let (stamp, scan) = scan_pack_dir(&pack_dir, own_dir.filter(|_| dir_index == 0));
         pack_dir_stamps.push(stamp);
         pack_dirs.push(pack_dir.clone());
         if let Some(Stamp { mtime: Some(m), .. }) = stamp {
@@ -474,7 +495,8 @@ pub(super) fn list(
 }
 
 /// The objects directories to search (`objects_dir`, then its alternates), the loose source of each, and the
-/// problems met on the way (alternates not followed, loose directories that could not be opened).
+/// problems met on the way (alternates not followed, loose directories that could not be opened). `opened`:
+/// `objects_dir` as discovery opened it; taken by its loose source, if it has one (not opened again).
 #[allow(clippy::type_complexity)]
 fn open_objects_dirs(
     objects_dir: &Path,
@@ -482,6 +504,7 @@ fn open_objects_dirs(
     alternates_absent: bool,
     kind: HashKind,
     mode: LooseMode,
+    opened: &mut Option<OpenDir>,
 ) -> Result<(Arc<[PathBuf]>, Arc<[LooseSource]>, Vec<Problem>), Error> {
     // A later listing resolves the path again (and fails, as before, if the directory is gone).
     let alts = if canonical {
@@ -497,10 +520,10 @@ fn open_objects_dirs(
     let mut dirs = vec![objects_dir.to_path_buf()];
     dirs.extend(alts.dirs);
     let mut loose = Vec::with_capacity(dirs.len());
-    for d in &dirs {
+    for (i, d) in dirs.iter().enumerate() {
         loose.push(match mode {
             LooseMode::None => LooseSource::Off,
-            mode => match LooseDb::open(d, kind) {
+            mode => match open_loose(d, kind, opened.take_if(|_| i == 0)) {
                 Ok(db) if mode == LooseMode::Cached => LooseSource::Cached(LooseCache::new(db)),
                 Ok(db) if mode == LooseMode::Watched => LooseSource::Watched(db),
                 Ok(db) => LooseSource::Probe(db),
@@ -515,6 +538,17 @@ fn open_objects_dirs(
         });
     }
     Ok((dirs.into(), loose.into(), problems))
+}
+
+/// The loose objects of objects directory `dir`, through `opened` (its descriptor) if given.
+fn open_loose(dir: &Path, kind: HashKind, opened: Option<OpenDir>) -> Result<LooseDb, Error> {
+    match opened {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        Some(fd) => Ok(LooseDb::with_dir(dir, kind, fd)),
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        Some(_) => LooseDb::open(dir, kind),
+        None => LooseDb::open(dir, kind),
+    }
 }
 
 /// One pack found by [`scan_pack_dir`].

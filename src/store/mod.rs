@@ -137,7 +137,7 @@ impl Store {
         let mut state = RefreshState::new();
         let generation = list(
             &repo.objects_dir,
-            opened.as_ref(),
+            opened,
             repo.hash_kind,
             &options,
             &mut state,
