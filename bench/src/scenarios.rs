@@ -202,12 +202,14 @@ fn timed_runs(
 }
 
 /// Miss until the arm's store has built its miss filter (`MissFilterMode::Auto` builds it after a number of
-/// misses proportional to the ids it covers), so that the timed runs measure the steady state.
+/// misses proportional to the ids it covers), and at least 4 096 times (past the default's deferral of change
+/// events, 2 048 misses), so that the timed runs measure the steady state.
 fn settle_filter(kind: Kind, a: &mut Arm, ids: &Ids) {
+    a.run(ids, 4096);
     if kind == Kind::OdbNoneNoFilter {
         return;
     }
-    let mut done = 0usize;
+    let mut done = 4096usize;
     while a
         .store()
         .is_some_and(|s| !s.packs().is_empty() && s.miss_filter().is_none())
