@@ -74,35 +74,36 @@ pub(crate) fn check_bucket(
     first_fault(ids, first, start, end)
 }
 
-/// [`check_bucket`]'s answer without the position, on the path of a file in order: one 8-byte compare per id
-/// (the ids strictly increasing and the first and last of the bucket's byte put every id in the bucket).
-fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
+/// [`check_bucket`]'s answer without the position, on the path of a file in order: the ids' 8-byte heads strictly
+/// increasing and the first and last of the bucket's byte put every id in the bucket. The heads are compared
+/// branch-free ([`heads`]); only a file with two equal heads in the bucket (or one out of order) compares whole
+/// ids ([`increasing_exact`]).
+pub(crate) fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
     let (stride, len) = (ids.stride, ids.len);
     if start < end {
         let region = (end - 1).checked_mul(stride).and_then(|last| {
             ids.bytes
                 .get(start.checked_mul(stride)?..last.checked_add(len)?)
         });
-        let Some(region) = region.filter(|_| end <= ids.count as usize) else {
+        let Some(region) = region.filter(|_| end <= ids.count as usize && len >= 8) else {
             return false;
         };
-        // Each chunk starts with an id (`len` bytes; v1 entries carry the next offset after it).
-        let mut chunks = region.chunks(stride);
-        let Some(mut prev) = chunks.next() else {
+        // The strides of the files read: `.idx` v2 and the multi-pack-index (an id per entry), `.idx` v1 (a 4-byte
+        // offset after each id), SHA-1 and SHA-256; a constant stride lets the loop read each head unchecked.
+        let heads = match stride {
+            20 => heads::<20>(region),
+            24 => heads::<24>(region),
+            32 => heads::<32>(region),
+            36 => heads::<36>(region),
+            _ => scan(region.chunks(stride).map(head)),
+        };
+        let Some((lo, hi, increasing)) = heads else {
             return false;
         };
-        let mut prev_head = head(prev);
-        if (prev_head >> 56) as u8 != first {
+        if (lo >> 56) as u8 != first || (hi >> 56) as u8 != first {
             return false;
         }
-        for c in chunks {
-            let h = head(c);
-            if h <= prev_head && (h < prev_head || c.get(8..len) <= prev.get(8..len)) {
-                return false;
-            }
-            (prev_head, prev) = (h, c);
-        }
-        if (prev_head >> 56) as u8 != first {
+        if !increasing && !increasing_exact(region, stride, len) {
             return false;
         }
     }
@@ -110,6 +111,44 @@ fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
         .into_iter()
         .flatten()
         .all(|i| ids.get(i).is_none_or(|id| id.first() != Some(&first)))
+}
+
+/// The heads of the ids in `region` (each id starts a chunk of `N` bytes; the last id may be shorter than a
+/// chunk, a v1 entry's offset after it being outside the region): see [`scan`].
+#[inline(always)]
+fn heads<const N: usize>(region: &[u8]) -> Option<(u64, u64, bool)> {
+    let (chunks, rest) = region.as_chunks::<N>();
+    let last = (!rest.is_empty()).then(|| head(rest));
+    scan(chunks.iter().map(|c| head(c)).chain(last))
+}
+
+/// The first and last of `heads`, and whether each is greater than the one before it: one compare per head,
+/// accumulated without a branch.
+#[inline(always)]
+fn scan(mut heads: impl Iterator<Item = u64>) -> Option<(u64, u64, bool)> {
+    let lo = heads.next()?;
+    let (hi, not_greater) = heads.fold((lo, false), |(prev, bad), h| (h, bad | (h <= prev)));
+    Some((lo, hi, !not_greater))
+}
+
+/// Whether the ids of `region` (one every `stride` bytes, `len` long) are strictly increasing, compared whole:
+/// [`in_order`]'s answer when two heads are equal (ids differing only after byte 8) or out of order.
+#[cold]
+fn increasing_exact(region: &[u8], stride: usize, len: usize) -> bool {
+    let mut chunks = region.chunks(stride);
+    let Some(mut prev) = chunks.next() else {
+        return true;
+    };
+    chunks.all(|c| {
+        let greater = less(
+            head(prev),
+            prev.get(..len).unwrap_or(prev),
+            head(c),
+            c.get(..len).unwrap_or(c),
+        );
+        prev = c;
+        greater
+    })
 }
 
 /// The first position that breaks [`check_bucket`]'s rule (`Ok` if none: then [`in_order`] said no only for

@@ -141,6 +141,27 @@ impl LooseDb {
         }
     }
 
+    /// The objects directory `objects_dir` already opened as [`open`](Self::open) opens it (`dir`: `O_PATH`,
+    /// a directory, close-on-exec; discovery's descriptor), without opening it again.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub(crate) fn with_dir(
+        objects_dir: &Path,
+        kind: HashKind,
+        dir: std::os::fd::OwnedFd,
+    ) -> LooseDb {
+        LooseDb {
+            path: objects_dir.to_path_buf(),
+            kind,
+            dir,
+        }
+    }
+
+    /// The descriptor of the objects directory.
+    #[cfg(unix)]
+    pub(crate) fn dir(&self) -> &std::os::fd::OwnedFd {
+        &self.dir
+    }
+
     /// The objects directory this database was opened on.
     pub fn path(&self) -> &Path {
         &self.path

@@ -215,9 +215,12 @@ impl PackIndex {
         let fanout_at: usize = if version == 2 { 8 } else { 0 };
         let mut fanout = [0u32; 257];
         let mut previous = 0u32;
-        for b in 0..256usize {
-            // In bounds: the length was checked above.
-            let n = be32(d, fanout_at + 4 * b).unwrap_or(0);
+        // In bounds: the length was checked above.
+        let table = d
+            .get(fanout_at..fanout_at + FANOUT_LEN as usize)
+            .unwrap_or(&[]);
+        for (b, word) in table.as_chunks::<4>().0.iter().enumerate() {
+            let n = u32::from_be_bytes(*word);
             if n < previous {
                 return Err(IdxProblem::NonMonotonicFanout {
                     bucket: b as u8,

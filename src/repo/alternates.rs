@@ -155,6 +155,10 @@ pub(crate) fn alternates_of_canonical_env(own: &Path, file_absent: bool) -> Alte
 }
 
 fn alternates_of_canonical(own: &Path, env: Option<&OsStr>, file_absent: bool) -> Alternates {
+    if env.is_none() && file_absent {
+        // Nothing lists an alternate (the common case): nothing to build.
+        return Alternates::default();
+    }
     let own = own.to_path_buf();
     let mut out = Alternates::default();
     let mut chain = vec![own.clone()];

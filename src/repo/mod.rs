@@ -93,14 +93,33 @@ pub struct Repository {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn discover(path: &Path) -> Result<Repository, Error> {
-    discover_impl(path, None)
+    discover_impl(path, None, true).map(|(repo, _)| repo)
 }
 
 /// Like [`discover`], but the object format is `hash_kind`, whatever the repository's `config` says. Use it
 /// for a bare objects directory whose format is known to the caller but not recorded beside it.
 pub fn discover_with_hash_kind(path: &Path, hash_kind: HashKind) -> Result<Repository, Error> {
-    discover_impl(path, Some(hash_kind))
+    discover_impl(path, Some(hash_kind), true).map(|(repo, _)| repo)
 }
+
+/// [`discover`] (or, with `hash_kind`, [`discover_with_hash_kind`]) for a caller that needs no
+/// [`Repository::git_dir`] (the store): when the format is given, an objects directory's parent is not looked at
+/// (its `git_dir` is then `None`). With it, the objects directory opened (an `O_PATH` descriptor) when `path`
+/// named it as its canonical path, for the caller to ask about its files relative to it.
+pub(crate) fn discover_objects(
+    path: &Path,
+    hash_kind: Option<HashKind>,
+) -> Result<(Repository, Option<OpenDir>), Error> {
+    discover_impl(path, hash_kind, false)
+}
+
+/// An open directory: on Linux an `O_PATH` descriptor, to `stat` and open its files relative to it (one path
+/// component walked, not every one again); elsewhere never made.
+#[cfg(unix)]
+pub(crate) type OpenDir = rustix::fd::OwnedFd;
+/// An open directory: on Linux an `O_PATH` descriptor; elsewhere never made.
+#[cfg(not(unix))]
+pub(crate) type OpenDir = std::convert::Infallible;
 
 fn not_a_repo(path: &Path, reason: impl Into<String>) -> Error {
     Error::NotARepository {
@@ -126,23 +145,37 @@ pub(super) fn canonical(path: &Path) -> Result<PathBuf, Error> {
 /// without `openat2`): the caller then asks `realpath`, which gives the answer or the error.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn already_canonical(path: &Path) -> bool {
-    use std::path::Component;
-    if !path.is_absolute()
-        || path
-            .components()
-            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
-        || path.components().collect::<PathBuf>().as_os_str() != path.as_os_str()
-    {
-        return false;
+    open_if_canonical(path, rustix::fs::OFlags::empty()).is_some()
+}
+
+/// Whether `path` is absolute and spelled without `.`, `..`, doubled or trailing slashes (`/` itself is): the
+/// spelling its `realpath` has. Read off the bytes (nothing allocated).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn spelled_canonically(path: &Path) -> bool {
+    match path.as_os_str().as_encoded_bytes() {
+        b"/" => true,
+        [b'/', rest @ ..] => rest
+            .split(|&b| b == b'/')
+            .all(|c| !matches!(c, b"" | b"." | b"..")),
+        _ => false,
+    }
+}
+
+/// `path` opened `O_PATH` (with `extra` flags) if it is spelled as its own `realpath` and the kernel follows no
+/// symbolic link to reach it: see [`already_canonical`].
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn open_if_canonical(path: &Path, extra: rustix::fs::OFlags) -> Option<rustix::fd::OwnedFd> {
+    if !spelled_canonically(path) {
+        return None;
     }
     rustix::fs::openat2(
         rustix::fs::CWD,
         path,
-        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC | extra,
         rustix::fs::Mode::empty(),
         rustix::fs::ResolveFlags::NO_SYMLINKS,
     )
-    .is_ok()
+    .ok()
 }
 
 fn is_dir(p: &Path) -> bool {
@@ -153,17 +186,84 @@ fn is_file(p: &Path) -> bool {
     p.is_file()
 }
 
+/// A directory discovery asks about: by path, or (`fd`) through a descriptor it opened, when the path it was
+/// given is the directory's canonical one ([`Dir::open`]). Its entries are `stat`ed (symbolic links followed,
+/// as `Path::is_file` does) relative to the descriptor: one path component walked instead of every one.
+struct Dir<'a> {
+    path: &'a Path,
+    fd: Option<OpenDir>,
+}
+
+/// What a `stat` of a directory entry found (symbolic links followed).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Missing,
+    Dir,
+    File,
+    /// A FIFO, socket or device. (A `stat` that fails is `Missing`, as `Path::exists` has it.)
+    Other,
+}
+
+impl<'a> Dir<'a> {
+    /// `path`, asked about by path.
+    fn by_path(path: &'a Path) -> Dir<'a> {
+        Dir { path, fd: None }
+    }
+
+    /// `path` opened, if it is a directory spelled as its canonical path (one `openat2`, which also answers
+    /// "a directory?" and "canonical?" for it), else asked about by path.
+    fn open(path: &'a Path) -> Dir<'a> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let fd = open_if_canonical(path, rustix::fs::OFlags::DIRECTORY);
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let fd = None;
+        Dir { path, fd }
+    }
+
+    /// Entry `name` (a relative path: `..` names the parent, the same directory as the canonical path's
+    /// parent).
+    fn entry(&self, name: &str) -> Entry {
+        #[cfg(unix)]
+        if let Some(fd) = &self.fd {
+            use rustix::fs::FileType;
+            return match rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty()) {
+                Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+                    FileType::Directory => Entry::Dir,
+                    FileType::RegularFile => Entry::File,
+                    _ => Entry::Other,
+                },
+                Err(_) => Entry::Missing,
+            };
+        }
+        match std::fs::metadata(self.path.join(name)) {
+            Ok(md) if md.is_dir() => Entry::Dir,
+            Ok(md) if md.is_file() => Entry::File,
+            Ok(_) => Entry::Other,
+            Err(_) => Entry::Missing,
+        }
+    }
+
+    fn is_file(&self, name: &str) -> bool {
+        self.entry(name) == Entry::File
+    }
+
+    fn is_dir(&self, name: &str) -> bool {
+        self.entry(name) == Entry::Dir
+    }
+}
+
 /// Does `dir` look like a git directory (bare, `.git`, or a linked worktree's private git directory)?
-fn looks_like_git_dir(dir: &Path) -> bool {
+fn looks_like_git_dir(dir: &Dir<'_>) -> bool {
     // A `commondir` that is not a regular file still marks a linked worktree: reading it then says what it is.
-    is_file(&dir.join("HEAD")) && (is_dir(&dir.join("objects")) || dir.join("commondir").exists())
+    dir.is_file("HEAD") && (dir.is_dir("objects") || dir.entry("commondir") != Entry::Missing)
 }
 
 /// Does `dir` look like an objects directory?
-fn looks_like_objects_dir(dir: &Path) -> Result<bool, Error> {
-    if is_dir(&dir.join("pack")) || is_dir(&dir.join("info")) {
+fn looks_like_objects_dir(dir: &Dir<'_>) -> Result<bool, Error> {
+    if dir.is_dir("pack") || dir.is_dir("info") {
         return Ok(true);
     }
+    let dir = dir.path;
     let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for entry in rd {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
@@ -176,55 +276,78 @@ fn looks_like_objects_dir(dir: &Path) -> Result<bool, Error> {
     Ok(false)
 }
 
-fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Repository, Error> {
-    let md = match std::fs::metadata(path) {
-        Ok(md) => md,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(not_a_repo(path, "no such file or directory"));
-        }
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    let git_dir = if !md.is_dir() {
+/// [`discover`]; `want_git_dir` false: see [`discover_objects`].
+fn discover_impl(
+    path: &Path,
+    hash_override: Option<HashKind>,
+    want_git_dir: bool,
+) -> Result<(Repository, Option<OpenDir>), Error> {
+    // The common case first: a directory named by its canonical path, opened once and asked about relative to
+    // its descriptor (the `openat2` stands for this `stat` and for `canonical`'s).
+    let top = Dir::open(path);
+    let a_dir = top.fd.is_some()
+        || match std::fs::metadata(path) {
+            Ok(md) => md.is_dir(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not_a_repo(path, "no such file or directory"));
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        };
+    let git_dir = if !a_dir {
         // A `.git` file given directly (or a FIFO, socket or device: an error naming it).
         // A `.git` file given directly.
         read_gitfile(path)?
     } else {
-        let dot_git = path.join(".git");
         // One `stat` of `.git` answers both questions (a directory? anything at all?).
-        let dot_git_md = std::fs::metadata(&dot_git);
-        if dot_git_md.as_ref().is_ok_and(|md| md.is_dir()) {
-            if !looks_like_git_dir(&dot_git) {
+        let dot_git_entry = top.entry(".git");
+        if dot_git_entry == Entry::Dir {
+            let dot_git = path.join(".git");
+            if !looks_like_git_dir(&Dir::by_path(&dot_git)) {
                 return Err(not_a_repo(
                     path,
                     format!("{} is not a git directory", dot_git.display()),
                 ));
             }
             dot_git
-        } else if dot_git_md.is_ok() {
+        } else if dot_git_entry != Entry::Missing {
             // A `.git` file (or a FIFO, socket or device in its place: an error naming it, never a hang).
-            read_gitfile(&dot_git)?
-        } else if looks_like_git_dir(path) {
+            read_gitfile(&path.join(".git"))?
+        } else if looks_like_git_dir(&top) {
             path.to_path_buf()
-        } else if looks_like_objects_dir(path)? {
-            let objects_dir = canonical(path)?;
+        } else if looks_like_objects_dir(&top)? {
+            let objects_dir = match top.fd {
+                Some(_) => path.to_path_buf(),
+                None => canonical(path)?,
+            };
+            // Its parent is its git directory if it is named `objects` (then it is its parent's `objects/`, a
+            // directory: this one) and the parent has a `HEAD` or a `config`. Asked in that order, the cheap
+            // questions first; not asked at all when the format is given and the git directory not wanted.
+            let named_objects = objects_dir.file_name() == Some("objects".as_ref());
             let parent_git_dir = objects_dir
                 .parent()
-                .filter(|p| is_file(&p.join("HEAD")) || is_file(&p.join("config")));
+                .filter(|_| named_objects && (want_git_dir || hash_override.is_none()))
+                .filter(|p| match top.fd {
+                    Some(_) => top.is_file("../HEAD") || top.is_file("../config"),
+                    None => is_file(&p.join("HEAD")) || is_file(&p.join("config")),
+                });
             let (hash_kind, git_dir) = match parent_git_dir {
-                Some(gd) if is_dir(&gd.join("objects")) && gd.join("objects") == objects_dir => {
+                Some(gd) => {
                     let kind = match hash_override {
                         Some(k) => k,
                         None => object_format(gd)?,
                     };
                     (kind, Some(gd.to_path_buf()))
                 }
-                _ => (hash_override.unwrap_or(HashKind::Sha1), None),
+                None => (hash_override.unwrap_or(HashKind::Sha1), None),
             };
-            return Ok(Repository {
-                objects_dir,
-                hash_kind,
-                git_dir,
-            });
+            return Ok((
+                Repository {
+                    objects_dir,
+                    hash_kind,
+                    git_dir,
+                },
+                top.fd,
+            ));
         } else {
             return Err(not_a_repo(
                 path,
@@ -244,11 +367,14 @@ fn discover_impl(path: &Path, hash_override: Option<HashKind>) -> Result<Reposit
         Some(k) => k,
         None => object_format(&common)?,
     };
-    Ok(Repository {
-        objects_dir: canonical(&objects)?,
-        hash_kind,
-        git_dir: Some(canonical(&common)?),
-    })
+    Ok((
+        Repository {
+            objects_dir: canonical(&objects)?,
+            hash_kind,
+            git_dir: Some(canonical(&common)?),
+        },
+        None,
+    ))
 }
 
 /// Read a `.git` file (`gitdir: <path>`), returning the git directory it names (relative paths are relative to
@@ -279,7 +405,7 @@ fn read_gitfile(file: &Path) -> Result<PathBuf, Error> {
     if !is_dir(&dir) {
         return Err(bad(format!("gitdir {} is not a directory", dir.display())));
     }
-    if !looks_like_git_dir(&dir) {
+    if !looks_like_git_dir(&Dir::by_path(&dir)) {
         return Err(bad(format!(
             "gitdir {} is not a git directory",
             dir.display()
@@ -350,6 +476,22 @@ mod tests {
         std::os::unix::fs::symlink(root.join("a"), root.join("link")).unwrap();
         assert!(already_canonical(&dir));
         assert!(already_canonical(Path::new("/")));
+        // The spelling, read off the bytes, is what `Path::components` rebuilds.
+        for p in [
+            "/", "/a", "/a/b", "/a/.b", "/a/..b", "/a/b.", "//", "/a/", "/a//b", "/./a", "/a/.",
+            "/a/../b", "a", "", "./a", "/..", "/a/...",
+        ] {
+            let p = Path::new(p);
+            let rebuilt = p.is_absolute()
+                && !p.components().any(|c| {
+                    matches!(
+                        c,
+                        std::path::Component::CurDir | std::path::Component::ParentDir
+                    )
+                })
+                && p.components().collect::<PathBuf>().as_os_str() == p.as_os_str();
+            assert_eq!(spelled_canonically(p), rebuilt, "{}", p.display());
+        }
         let through_link = root.join("link/objects");
         let dotted = PathBuf::from(format!("{}/./objects", root.join("a").display()));
         let up = root.join("a/objects/../objects");
@@ -364,6 +506,107 @@ mod tests {
         let missing = root.join("missing");
         assert!(!already_canonical(&missing));
         assert!(matches!(canonical(&missing), Err(Error::Io { path, .. }) if path == missing));
+    }
+
+    /// Discovery answers the same whether the path it is given is canonical (then it asks relative to the
+    /// directory it opened) or not (through a symbolic link, with a trailing slash: by path), for every layout:
+    /// a bare repository, a work tree with a `.git` directory or file, objects directories inside a git
+    /// directory (found by its `HEAD` or its `config` alone) and outside one, and paths that are no repository.
+    /// The store's variant skips the parent only when the format is given.
+    #[cfg(unix)]
+    #[test]
+    fn discovery_by_descriptor_and_by_path_agree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let sha256 = "[extensions]\n\tobjectformat = sha256\n";
+        let mk = |dir: &str, files: &[(&str, &str)]| {
+            let d = root.join(dir);
+            std::fs::create_dir_all(d.join("objects/pack")).unwrap();
+            for (name, text) in files {
+                std::fs::write(d.join(name), text).unwrap();
+            }
+            d
+        };
+        let bare = mk(
+            "bare.git",
+            &[("HEAD", "ref: refs/heads/main\n"), ("config", sha256)],
+        );
+        mk("work/.git", &[("HEAD", "ref: refs/heads/main\n")]);
+        let config_only = mk("config-only", &[("config", sha256)]);
+        let neither = mk("neither", &[]);
+        std::fs::create_dir_all(root.join("store/pack")).unwrap();
+        std::fs::create_dir_all(root.join("work2")).unwrap();
+        std::fs::write(root.join("work2/.git"), "gitdir: ../bare.git\n").unwrap();
+        std::fs::create_dir_all(root.join("plain/zz")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("link")).unwrap();
+        let cases = [
+            "bare.git",
+            "bare.git/objects",
+            "work",
+            "work/.git",
+            "work/.git/objects",
+            "config-only/objects",
+            "neither/objects",
+            "store",
+            "work2",
+            "work2/.git",
+            "plain",
+            "missing",
+        ];
+        for case in cases {
+            let canonical_path = root.join(case);
+            let answer = |p: &Path| match discover(p) {
+                Ok(r) => Ok(r),
+                Err(e) => Err(std::mem::discriminant(&e)),
+            };
+            let want = answer(&canonical_path);
+            // (A file spelled with a trailing slash is no file at all.)
+            let slash = (!canonical_path.is_file())
+                .then(|| PathBuf::from(format!("{}/", canonical_path.display())));
+            for other in [Some(root.join("link").join(case)), slash]
+                .into_iter()
+                .flatten()
+            {
+                assert_eq!(answer(&other), want, "{case} as {}", other.display());
+            }
+            if let Ok(r) = &want {
+                let (by_store, _) = discover_objects(&canonical_path, None).unwrap();
+                assert_eq!(&by_store, r, "{case}");
+                let (given, _) = discover_objects(&canonical_path, Some(HashKind::Sha1)).unwrap();
+                assert_eq!(given.objects_dir, r.objects_dir, "{case}");
+                assert_eq!(given.hash_kind, HashKind::Sha1, "{case}");
+            }
+        }
+        let found = |p: &Path| discover(p).unwrap();
+        assert_eq!(found(&bare.join("objects")).hash_kind, HashKind::Sha256);
+        assert_eq!(found(&bare.join("objects")).git_dir, Some(bare.clone()));
+        assert_eq!(
+            found(&config_only.join("objects")).git_dir,
+            Some(config_only.clone())
+        );
+        assert_eq!(
+            found(&config_only.join("objects")).hash_kind,
+            HashKind::Sha256
+        );
+        assert_eq!(found(&neither.join("objects")).git_dir, None);
+        assert_eq!(found(&root.join("work2")).objects_dir, bare.join("objects"));
+        // The store's variant with the format given does not look at the parent; the public one does.
+        let objects = bare.join("objects");
+        let (r, opened) = discover_objects(&objects, Some(HashKind::Sha1)).unwrap();
+        assert_eq!((r.git_dir, r.hash_kind), (None, HashKind::Sha1));
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        assert!(
+            opened.is_some(),
+            "a canonical objects directory is handed over opened"
+        );
+        let _ = opened;
+        let r = discover_with_hash_kind(&objects, HashKind::Sha1).unwrap();
+        assert_eq!(r.git_dir, Some(bare));
+        let (_, opened) = discover_objects(&root.join("link/bare.git/objects"), None).unwrap();
+        assert!(
+            opened.is_none(),
+            "a path through a symbolic link is not opened"
+        );
     }
 
     /// The `FileProblem` inside an `Error::Io` naming `path`.

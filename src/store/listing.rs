@@ -16,6 +16,7 @@ use crate::ids::PackId;
 use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
+use crate::repo::OpenDir;
 use crate::sync::plain::Arc;
 use crate::sync::plain::atomic::AtomicU64;
 
@@ -133,6 +134,18 @@ impl LooseSource {
         }
     }
 
+    /// The descriptor of its objects directory, if it has one open.
+    fn dir(&self) -> Option<&OpenDir> {
+        #[cfg(unix)]
+        match self {
+            LooseSource::Probe(db) | LooseSource::Watched(db) => Some(db.dir()),
+            LooseSource::Cached(c) => Some(c.db().dir()),
+            LooseSource::Off => None,
+        }
+        #[cfg(not(unix))]
+        None
+    }
+
     /// Call `f` with every loose object of fan-out directory `xx/` (`first` its byte) until it breaks: the
     /// directory is listed afresh whatever the mode (see [`LooseDb::each_in_fanout`]); `Off` holds none.
     pub(super) fn each_in_fanout(
@@ -189,9 +202,11 @@ pub(super) struct Generation {
 
 /// What survives refreshes: the pack ids handed out so far.
 pub(super) struct RefreshState {
-    /// Pack ids by `.idx` path, with the stamp they were given for.
-    pub(super) ids: HashMap<PathBuf, (PackId, Stamp)>,
+    /// Pack ids by `.idx` path, with the stamp they were given for and the last listing that saw the file.
+    pub(super) ids: HashMap<PathBuf, (PackId, Stamp, u64)>,
     pub(super) next_id: u64,
+    /// How many listings this state has seen (the current one's number).
+    listings: u64,
     /// Objects directories by stable number, in the order first seen: never shrinks, so a number always names
     /// the same directory.
     pub(super) numbered_dirs: Vec<PathBuf>,
@@ -215,6 +230,7 @@ impl RefreshState {
         RefreshState {
             ids: HashMap::new(),
             next_id: 0,
+            listings: 0,
             numbered_dirs: Vec::new(),
         }
     }
@@ -230,24 +246,33 @@ impl RefreshState {
         }
     }
 
-    /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged, else a new one.
+    /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged, else a new one;
+    /// the file is marked seen by the current listing.
     fn assign_id(&mut self, idx_path: &Path, idx_stamp: Stamp) -> PackId {
-        match self.ids.get(idx_path) {
-            Some((id, s)) if *s == idx_stamp => *id,
+        let listing = self.listings;
+        match self.ids.get_mut(idx_path) {
+            Some((id, s, seen)) if *s == idx_stamp => {
+                *seen = listing;
+                *id
+            }
             _ => {
                 let id = PackId(self.next_id);
                 self.next_id += 1;
-                self.ids.insert(idx_path.to_path_buf(), (id, idx_stamp));
+                self.ids
+                    .insert(idx_path.to_path_buf(), (id, idx_stamp, listing));
                 id
             }
         }
     }
 }
 
-/// List every objects directory's packs (and multi-pack-index) and plan the slots. `defer_events`: a new change
-/// detector under `RefreshMode::OnMiss` starts deferred (`Options::change_events_after`).
+/// List every objects directory's packs (and multi-pack-index) and plan the slots. `opened`: `objects_dir` as
+/// discovery opened it (the first listing), to `stat` and open its files relative to it. `defer_events`: a new
+/// change detector under `RefreshMode::OnMiss` starts deferred (`Options::change_events_after`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn list(
     objects_dir: &Path,
+    mut opened: Option<OpenDir>,
     kind: HashKind,
     options: &Options,
     state: &mut RefreshState,
@@ -256,14 +281,15 @@ pub(super) fn list(
     defer_events: bool,
 ) -> Result<Generation, Error> {
     let started = SystemTime::now();
-    let alternates_md = std::fs::metadata(objects_dir.join("info/alternates"));
-    let alternates_stamp = alternates_md.as_ref().ok().map(Stamp::from_metadata);
+    let alternates_md = stamp_at(opened.as_ref(), objects_dir, "info/alternates");
+    let alternates_stamp = alternates_md.as_ref().ok().copied();
     let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
         matches!(
             e.kind(),
             std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
         )
     });
+    let had_opened = opened.is_some();
     let (dirs, loose, mut problems) = match reuse_loose {
         Some(g) => (
             Arc::clone(&g.dirs),
@@ -277,7 +303,15 @@ pub(super) fn list(
             alternates_absent,
             kind,
             options.loose,
+            &mut opened,
         )?,
+    };
+    // Discovery's descriptor of `objects_dir`: still here, or now its loose source's (which probes through it).
+    let handed_over = had_opened && opened.is_none();
+    let own_dir = match &opened {
+        Some(d) => Some(d),
+        None if handed_over => loose.first().and_then(LooseSource::dir),
+        None => None,
     };
     // The change detector goes with the directories it watches, until a deferred one has counted its misses
     // (`Options::change_events_after`): then this listing sets events up. Drained before the pack
@@ -329,10 +363,10 @@ pub(super) fn list(
     let mut pack_dir_stamps = Vec::with_capacity(dirs.len());
     let mut pack_dirs = Vec::with_capacity(dirs.len());
     let mut untrusted = false;
-    let mut seen_paths: HashMap<PathBuf, PackId> = HashMap::new();
+    state.listings += 1;
     for (dir_index, dir) in dirs.iter().enumerate() {
         let pack_dir = dir.join("pack");
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, own_dir.filter(|_| dir_index == 0));
         pack_dir_stamps.push(stamp);
         pack_dirs.push(pack_dir.clone());
         if let Some(Stamp { mtime: Some(m), .. }) = stamp {
@@ -368,7 +402,6 @@ pub(super) fn list(
         let first_pack = packs.len();
         for p in scan.packs {
             let id = state.assign_id(&p.idx_path, p.idx_stamp);
-            seen_paths.insert(p.idx_path.clone(), id);
             packs.push(PackInfo {
                 id,
                 idx_path: p.idx_path,
@@ -427,8 +460,9 @@ pub(super) fn list(
             }
         }
     }
-    // Forget ids of packs that are gone, so the map does not grow with every repack.
-    state.ids.retain(|p, _| seen_paths.contains_key(p));
+    // Forget ids of packs that are gone (not seen by this listing), so the map does not grow with every repack.
+    let listing = state.listings;
+    state.ids.retain(|_, (_, _, seen)| *seen == listing);
     // Covered packs load last: by then the multi-pack-index has usually answered for them.
     slots.extend(covered_slots);
     if slots.len() > crate::protocol::MAX_SLOTS {
@@ -461,7 +495,8 @@ pub(super) fn list(
 }
 
 /// The objects directories to search (`objects_dir`, then its alternates), the loose source of each, and the
-/// problems met on the way (alternates not followed, loose directories that could not be opened).
+/// problems met on the way (alternates not followed, loose directories that could not be opened). `opened`:
+/// `objects_dir` as discovery opened it; taken by its loose source, if it has one (not opened again).
 #[allow(clippy::type_complexity)]
 fn open_objects_dirs(
     objects_dir: &Path,
@@ -469,6 +504,7 @@ fn open_objects_dirs(
     alternates_absent: bool,
     kind: HashKind,
     mode: LooseMode,
+    opened: &mut Option<OpenDir>,
 ) -> Result<(Arc<[PathBuf]>, Arc<[LooseSource]>, Vec<Problem>), Error> {
     // A later listing resolves the path again (and fails, as before, if the directory is gone).
     let alts = if canonical {
@@ -484,10 +520,10 @@ fn open_objects_dirs(
     let mut dirs = vec![objects_dir.to_path_buf()];
     dirs.extend(alts.dirs);
     let mut loose = Vec::with_capacity(dirs.len());
-    for d in &dirs {
+    for (i, d) in dirs.iter().enumerate() {
         loose.push(match mode {
             LooseMode::None => LooseSource::Off,
-            mode => match LooseDb::open(d, kind) {
+            mode => match open_loose(d, kind, opened.take_if(|_| i == 0)) {
                 Ok(db) if mode == LooseMode::Cached => LooseSource::Cached(LooseCache::new(db)),
                 Ok(db) if mode == LooseMode::Watched => LooseSource::Watched(db),
                 Ok(db) => LooseSource::Probe(db),
@@ -502,6 +538,17 @@ fn open_objects_dirs(
         });
     }
     Ok((dirs.into(), loose.into(), problems))
+}
+
+/// The loose objects of objects directory `dir`, through `opened` (its descriptor) if given.
+fn open_loose(dir: &Path, kind: HashKind, opened: Option<OpenDir>) -> Result<LooseDb, Error> {
+    match opened {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        Some(fd) => Ok(LooseDb::with_dir(dir, kind, fd)),
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        Some(_) => LooseDb::open(dir, kind),
+        None => LooseDb::open(dir, kind),
+    }
 }
 
 /// One pack found by [`scan_pack_dir`].
@@ -550,16 +597,29 @@ struct PackDir {
     path: PathBuf,
 }
 
+/// The [`Stamp`] of `parent/rel` (symbolic links followed): relative to `parent` opened (`at`), else by path.
+fn stamp_at(at: Option<&OpenDir>, parent: &Path, rel: &str) -> std::io::Result<Stamp> {
+    #[cfg(unix)]
+    if let Some(fd) = at {
+        let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
+        return Ok(Stamp::from_stat(&st));
+    }
+    #[cfg(not(unix))]
+    let _ = at;
+    Ok(Stamp::from_metadata(&std::fs::metadata(parent.join(rel))?))
+}
+
 impl PackDir {
-    fn open(path: &Path) -> std::io::Result<PackDir> {
+    /// Open `path`; `parent`, when given, is its parent directory opened (it is then opened relative to it).
+    fn open(path: &Path, parent: Option<&OpenDir>) -> std::io::Result<PackDir> {
         #[cfg(unix)]
         {
             use rustix::fs::{Mode, OFlags};
-            let fd = rustix::fs::open(
-                path,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let fd = match (parent, path.file_name()) {
+                (Some(at), Some(name)) => rustix::fs::openat(at, name, flags, Mode::empty())?,
+                _ => rustix::fs::open(path, flags, Mode::empty())?,
+            };
             let file = std::fs::File::from(fd);
             // The same `stat` as `Stamp::of(path)` (the refresh check compares the two), on the descriptor.
             let stamp = Stamp::from_metadata(&file.metadata()?);
@@ -568,6 +628,7 @@ impl PackDir {
         }
         #[cfg(not(unix))]
         {
+            let _ = parent;
             let stamp = Stamp::from_metadata(&std::fs::metadata(path)?);
             Ok(PackDir {
                 stamp,
@@ -621,9 +682,13 @@ impl PackDir {
 
 /// Read `pack_dir`: its stamp, its packs (those with both an `.idx` and a `.pack` file) and whether it has a
 /// multi-pack-index (or a chain of them). `None` (and no stamp) if the directory does not exist; an error
-/// naming it if it cannot be read (then the stamp is its path's `stat`, if any).
-fn scan_pack_dir(pack_dir: &Path) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
-    let mut dir = match PackDir::open(pack_dir) {
+/// naming it if it cannot be read (then the stamp is its path's `stat`, if any). `parent`: its objects directory
+/// opened, if it was.
+fn scan_pack_dir(
+    pack_dir: &Path,
+    parent: Option<&OpenDir>,
+) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
+    let mut dir = match PackDir::open(pack_dir, parent) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
         Err(e) => return (Stamp::of(pack_dir), Err(Error::io(pack_dir, e))),
@@ -639,6 +704,8 @@ fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error
     // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
     let mut keep: std::collections::HashSet<String> = Default::default();
     let mut promisor: std::collections::HashSet<String> = Default::default();
+    // The `.pack` name beside each `.idx` (one buffer for the directory).
+    let mut pack_name = String::new();
     while let Some(name) = dir.next_name() {
         let Some(name) = name.map_err(|e| Error::io(pack_dir, e))? else {
             continue;
@@ -671,7 +738,10 @@ fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error
         if idx_md.is_dir {
             continue;
         }
-        let Ok(pack_md) = dir.stat(&format!("{stem}.pack")) else {
+        pack_name.clear();
+        pack_name.push_str(stem);
+        pack_name.push_str(".pack");
+        let Ok(pack_md) = dir.stat(&pack_name) else {
             continue;
         };
         if !pack_md.is_file {
@@ -802,7 +872,7 @@ mod tests {
             SystemTime::UNIX_EPOCH - Duration::new(5, 250_000_000),
         ] {
             f.set_modified(t).unwrap();
-            let dir = PackDir::open(tmp.path()).unwrap();
+            let dir = PackDir::open(tmp.path(), None).unwrap();
             let st = dir.stat("pack-1.idx").unwrap();
             assert!(st.is_file && !st.is_dir);
             assert_eq!(Some(st.stamp), Stamp::of(&file));
@@ -811,20 +881,92 @@ mod tests {
         }
     }
 
+    /// A pack keeps its id across listings while its `.idx` is unchanged, gets a new one when it changes, and
+    /// is forgotten once a listing no longer sees it (the map does not grow with every repack).
+    #[test]
+    fn pack_ids_survive_listings_and_are_forgotten_when_gone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path().canonicalize().unwrap();
+        let pack_dir = objects.join("pack");
+        std::fs::create_dir(&pack_dir).unwrap();
+        let add = |stem: &str, idx: &[u8]| {
+            std::fs::write(pack_dir.join(format!("{stem}.idx")), idx).unwrap();
+            std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
+        };
+        let options = Options::default()
+            .refresh(RefreshMode::Never)
+            .loose(LooseMode::None);
+        let mut state = RefreshState::new();
+        let ids = |state: &mut RefreshState| {
+            let g = list(
+                &objects,
+                None,
+                HashKind::Sha1,
+                &options,
+                state,
+                None,
+                false,
+                false,
+            )
+            .unwrap();
+            let mut v: Vec<(String, PackId)> = g
+                .packs
+                .iter()
+                .map(|p| {
+                    (
+                        p.idx_path
+                            .file_name()
+                            .unwrap()
+                            .to_string_lossy()
+                            .into_owned(),
+                        p.id,
+                    )
+                })
+                .collect();
+            v.sort();
+            assert_eq!(
+                state.ids.len(),
+                v.len(),
+                "the state holds the packs listed, no more"
+            );
+            v
+        };
+        add("pack-a", b"a");
+        let first = ids(&mut state);
+        assert_eq!(first.len(), 1);
+        add("pack-b", b"b");
+        let second = ids(&mut state);
+        assert_eq!(second[0], first[0], "unchanged: same id");
+        assert_ne!(second[1].1, first[0].1);
+        std::fs::remove_file(pack_dir.join("pack-a.idx")).unwrap();
+        let third = ids(&mut state);
+        assert_eq!(third, vec![second[1].clone()], "a forgotten, b kept");
+        add("pack-b", b"bb");
+        let fourth = ids(&mut state);
+        assert_eq!(fourth.len(), 1);
+        assert_ne!(fourth[0].1, third[0].1, "a changed .idx: a new id");
+        add("pack-a", b"a");
+        let fifth = ids(&mut state);
+        assert!(
+            fifth.iter().all(|(_, id)| *id != first[0].1),
+            "a forgotten id is not handed out again"
+        );
+    }
+
     /// The listing's stamp of a pack directory is its path's `stat`, and a `multi-pack-index.d` is seen (a chain
     /// is looked for only then); a missing directory has neither a stamp nor a scan.
     #[test]
     fn scan_stamps_the_directory_and_sees_the_chain_directory() {
         let tmp = tempfile::tempdir().unwrap();
         let pack_dir = tmp.path().join("pack");
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
         assert!(stamp.is_none() && matches!(scan, Ok(None)));
         std::fs::create_dir(&pack_dir).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
         assert_eq!(stamp, Stamp::of(&pack_dir));
         assert!(!scan.unwrap().unwrap().has_chain_dir);
         std::fs::create_dir(pack_dir.join(crate::midx::chain::CHAIN_DIR)).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
         assert_eq!(stamp, Stamp::of(&pack_dir));
         assert!(scan.unwrap().unwrap().has_chain_dir);
     }

@@ -133,13 +133,11 @@ impl Store {
     /// directory). Lists the pack directories (and reads the multi-pack-index's pack names) but loads no index.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Arc<Store>, Error> {
         let path = path.as_ref();
-        let repo = match options.hash_kind {
-            Some(k) => crate::repo::discover_with_hash_kind(path, k)?,
-            None => crate::repo::discover(path)?,
-        };
+        let (repo, opened) = crate::repo::discover_objects(path, options.hash_kind)?;
         let mut state = RefreshState::new();
         let generation = list(
             &repo.objects_dir,
+            opened,
             repo.hash_kind,
             &options,
             &mut state,
@@ -383,6 +381,7 @@ impl Store {
         let fresh_loose = force && self.options.loose == LooseMode::Cached;
         let generation = list(
             &self.objects_dir,
+            None,
             self.kind,
             &self.options,
             &mut state,
