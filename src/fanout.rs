@@ -95,7 +95,7 @@ pub(crate) fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> boo
             24 => heads::<24>(region),
             32 => heads::<32>(region),
             36 => heads::<36>(region),
-            _ => scan(region.chunks(stride).map(head)),
+            _ => heads_any(region, stride),
         };
         let Some((lo, hi, increasing)) = heads else {
             return false;
@@ -114,22 +114,50 @@ pub(crate) fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> boo
 }
 
 /// The heads of the ids in `region` (each id starts a chunk of `N` bytes; the last id may be shorter than a
-/// chunk, a v1 entry's offset after it being outside the region): see [`scan`].
+/// chunk, a v1 entry's offset after it being outside the region): the first and the last, and whether each is
+/// greater than the one before it. One compare per head, accumulated without a branch over blocks of
+/// [`BLOCK`] ids; a block with a head not greater than the one before it ends the scan (a file whose ids are all
+/// equal, say a sparse one of holes, is not read past its first block).
 #[inline(always)]
 fn heads<const N: usize>(region: &[u8]) -> Option<(u64, u64, bool)> {
     let (chunks, rest) = region.as_chunks::<N>();
     let last = (!rest.is_empty()).then(|| head(rest));
-    scan(chunks.iter().map(|c| head(c)).chain(last))
+    let lo = chunks.first().map(|c| head(c)).or(last)?;
+    let hi = last.or_else(|| chunks.last().map(|c| head(c)))?;
+    let mut prev = lo;
+    for block in chunks.get(1..).unwrap_or_default().chunks(BLOCK) {
+        let (p, not_greater) = block.iter().fold((prev, false), |(p, bad), c| {
+            let h = head(c);
+            (h, bad | (h <= p))
+        });
+        if not_greater {
+            return Some((lo, hi, false));
+        }
+        prev = p;
+    }
+    let increasing = chunks.is_empty() || last.is_none_or(|l| l > prev);
+    Some((lo, hi, increasing))
 }
 
-/// The first and last of `heads`, and whether each is greater than the one before it: one compare per head,
-/// accumulated without a branch.
-#[inline(always)]
-fn scan(mut heads: impl Iterator<Item = u64>) -> Option<(u64, u64, bool)> {
-    let lo = heads.next()?;
-    let (hi, not_greater) = heads.fold((lo, false), |(prev, bad), h| (h, bad | (h <= prev)));
-    Some((lo, hi, !not_greater))
+/// [`heads`] for a stride no file has (kept for completeness): a plain loop, ending at the first head not greater
+/// than the one before it.
+fn heads_any(region: &[u8], stride: usize) -> Option<(u64, u64, bool)> {
+    let mut chunks = region.chunks(stride);
+    let lo = head(chunks.next()?);
+    let hi = region.chunks(stride).next_back().map_or(lo, head);
+    let mut prev = lo;
+    for c in chunks {
+        let h = head(c);
+        if h <= prev {
+            return Some((lo, hi, false));
+        }
+        prev = h;
+    }
+    Some((lo, hi, true))
 }
+
+/// Ids per block of [`heads`]' branch-free scan.
+const BLOCK: usize = 64;
 
 /// Whether the ids of `region` (one every `stride` bytes, `len` long) are strictly increasing, compared whole:
 /// [`in_order`]'s answer when two heads are equal (ids differing only after byte 8) or out of order.
