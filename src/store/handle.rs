@@ -34,7 +34,7 @@ impl Store {
             watching: self.options.refresh != RefreshMode::Never
                 || self.options.loose == LooseMode::Watched,
             fanouts: FanoutLists::default(),
-            deferred_misses: 0,
+            deferred_misses: std::cell::Cell::new(0),
             own_indices: Vec::new(),
             _not_sync: PhantomData,
         }
@@ -61,8 +61,8 @@ pub struct Handle {
     /// This handle's listings of fan-out directories ([`LooseMode::Watched`]).
     fanouts: FanoutLists,
     /// Misses answered while the store's change events are deferred, not yet reported to the detector
-    /// ([`Options::change_events_after`](super::Options::change_events_after)).
-    deferred_misses: u64,
+    /// ([`Options::change_events_after`](super::Options::change_events_after)); counted by the `stat` check.
+    deferred_misses: std::cell::Cell<u64>,
     /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
     pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
@@ -132,12 +132,6 @@ impl Handle {
             //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
             //    The drain of step 2, made after this lookup's pack search, counts every pack written before
             //    the lookup began: it stands for the refresh check's own (one `read` fewer).
-            // A miss while events are deferred counts towards setting them up (the steady path counted its own,
-            // and asks for the refresh that sets them up with `Stage::Refresh`); `packs_changed_after` then says
-            // the count is reached.
-            if stage != Stage::Refresh && self.view.map().meta().watch.is_deferred() {
-                self.deferred_tick();
-            }
             let refresh = self.refresh_on_miss
                 && (stage == Stage::Refresh
                     || self.snap.vanished
@@ -303,36 +297,27 @@ impl Handle {
         if !self.watching {
             return self.steady_without_events(id);
         }
-        match g.watch.check(&g.watch_token) {
+        match g.watch.check(g.watch_token.load(Ordering::Relaxed)) {
             Check::Quiet => self.probe_loose(id, true, false).map_err(|()| Stage::Loose),
             Check::Changed => Err(Stage::Loose),
             Check::Stat => self.steady_without_events(id),
-            Check::Deferred => {
-                let r = self.steady_without_events(id);
-                // A miss (or a refresh it asks for) counts; one that finds the detector's count reached refreshes,
-                // and the refresh sets events up. A miss sent to the slow path otherwise is counted there.
-                if matches!(r, Ok(None) | Err(Stage::Refresh)) && self.deferred_tick() {
-                    return Err(Stage::Refresh);
-                }
-                r
-            }
         }
     }
 
     /// Count one miss answered while events are deferred, once per objects directory (each one it stats and
     /// probes); every [`DEFERRED_BATCH`] of them are reported to the detector (one shared read-modify-write per
     /// batch). True once the detector has counted enough.
-    #[inline(always)]
-    fn deferred_tick(&mut self) -> bool {
-        self.deferred_misses += self.view.map().meta().dirs.len() as u64;
-        self.deferred_misses >= DEFERRED_BATCH && self.report_deferred()
+    fn deferred_tick(&self) -> bool {
+        let n = self.deferred_misses.get() + self.view.map().meta().dirs.len() as u64;
+        self.deferred_misses.set(n);
+        n >= DEFERRED_BATCH && self.report_deferred()
     }
 
     /// Report this handle's uncounted deferred misses to its map's detector; true once it has counted enough.
     #[cold]
     #[inline(never)]
-    fn report_deferred(&mut self) -> bool {
-        let n = std::mem::take(&mut self.deferred_misses);
+    fn report_deferred(&self) -> bool {
+        let n = self.deferred_misses.replace(0);
         n > 0 && self.view.map().meta().watch.note_misses(n)
     }
 
@@ -617,9 +602,14 @@ impl Handle {
         }
     }
 
+    /// Whether a pack directory's `stat` differs from the listing's (or the listing was too recent to trust):
+    /// the refresh check without events. While events are deferred, each call counts a miss towards setting them
+    /// up ([`Options::change_events_after`](super::Options::change_events_after)), and says "changed" once the
+    /// count is reached: the refresh that follows sets them up.
     fn pack_dirs_changed(&self) -> bool {
         let g = self.view.map().meta();
-        if g.untrusted {
+        // Counted first: a listing too recent to trust still counts its miss.
+        if (g.watch.is_deferred() && self.deferred_tick()) || g.untrusted {
             return true;
         }
         g.pack_dirs
