@@ -22,6 +22,8 @@ struct Plan {
     big_objects: usize,
     big_lookups: usize,
     cold_runs: usize,
+    /// Runs of each arm of the open + first miss rows (microseconds each).
+    open_runs: usize,
     syscall_misses: usize,
     /// Fresh ids: each used once per this many lookups (more than the last-level cache holds).
     fresh_ids: usize,
@@ -44,6 +46,7 @@ impl Plan {
                 big_objects: 100_000,
                 big_lookups: 5_000,
                 cold_runs: 2,
+                open_runs: 3,
                 syscall_misses: 300,
                 fresh_ids: 20_000,
                 real_cap: 1 << 20,
@@ -59,6 +62,7 @@ impl Plan {
                 big_objects: 1_000_000,
                 big_lookups: 200_000,
                 cold_runs: 7,
+                open_runs: 31,
                 syscall_misses: 5_000,
                 fresh_ids: 1 << 20,
                 real_cap: 48 << 20,
@@ -518,7 +522,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     } else {
         big_name
     };
-    rows.extend(cold_load(&big, &big_name, &misses, plan.cold_runs)?);
+    rows.extend(cold_load(&big, &big_name, &misses, plan.open_runs)?);
     let mut arms = open_arms(
         &[
             Kind::OdbNone,
@@ -1204,20 +1208,24 @@ fn two_threads(
 /// ran inside the next run's window: 2-3x the same code's time measured alone (docs/BENCHMARKS.md, "Open +
 /// first miss").
 fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>, String> {
-    let mut v = Vec::new();
-    let mut v_read = Vec::new();
-    let mut v_default = Vec::new();
-    for (options, out, keep_open) in [
-        (odb_options(Kind::OdbNone), &mut v, false),
-        (
-            odb_options(Kind::OdbNone).load(LoadMode::Read),
-            &mut v_read,
-            false,
-        ),
-        (odb_options(Kind::OdbDefault), &mut v_default, true),
-    ] {
-        let mut kept = Vec::new();
-        for _ in 0..runs {
+    let arms = [
+        odb_options(Kind::OdbNone),
+        odb_options(Kind::OdbNone).load(LoadMode::Read),
+        odb_options(Kind::OdbDefault),
+    ];
+    let mut times: [Vec<f64>; 3] = Default::default();
+    // Stores kept open until the end, as a program keeps its store: dropping one unmaps its index, work that no
+    // open + first miss of a program includes.
+    let mut kept = Vec::new();
+    // The mapping arms interleaved round-robin, as every other row: a run of each in turn, so they share the
+    // load. The `Read` arm (28 MB read and freed a run, milliseconds) after them: run between them, it left the
+    // next arm's run 60 us slower (caches and the freed memory's unmapping).
+    let order = (0..runs)
+        .flat_map(|_| [0, 2])
+        .chain(std::iter::repeat_n(1, runs));
+    for a in order {
+        {
+            let (options, out) = (&arms[a], &mut times[a]);
             let t = Instant::now();
             let store = Store::open(big, options.clone()).map_err(|e| e.to_string())?;
             let mut h = store.handle();
@@ -1229,12 +1237,17 @@ fn cold_load(big: &Path, name: &str, ids: &Ids, runs: usize) -> Result<Vec<Row>,
                     store.metrics().index_loads
                 ));
             }
-            if keep_open {
+            drop(h);
+            if options.load == LoadMode::Read {
+                // 28 MB a run read into memory: not kept.
+                drop(store);
+            } else {
                 kept.push(store);
             }
         }
-        drop(kept);
     }
+    drop(kept);
+    let [v, v_read, v_default] = times;
     eprintln!("bench: cold-load-{name}-index done");
     let row = |arm: &str, v: &[f64]| {
         let (min, med) = min_median(v);
