@@ -11,6 +11,11 @@
 //!   of writes that later lookups depend on. The ordering argument is in `docs/PROTOCOL.md` ("Change
 //!   detection").
 //!
+//! A store under `RefreshMode::OnMiss` starts with a deferred `stat` detector ([`Watch::deferred`]) and sets
+//! inotify up once its handles have answered `Options::change_events_after` misses: closing an inotify
+//! descriptor with watches makes the process wait for the kernel's teardown, which a store that misses a few
+//! times never earns back.
+//!
 //! Anything that makes events incomplete falls back to `stat` for good (the counter's [`FALLBACK`] bit): a
 //! queue overflow is a rescan, but a watch limit (`ENOSPC`), a pack or objects directory deleted, moved or
 //! unmounted (`IN_DELETE_SELF`, `IN_MOVE_SELF`, `IN_IGNORED`, `IN_UNMOUNT`), or a read error are permanent. A
@@ -94,8 +99,8 @@ impl Watch {
         }
     }
 
-    /// Count `n` misses answered by [`Check::Stat`] on a [`deferred`](Self::deferred) detector; true once the detector has counted enough of them to be
-    /// replaced by events ([`upgrade_due`](Self::upgrade_due)).
+    /// Count `n` misses answered by [`Check::Stat`] on a [`deferred`](Self::deferred) detector; true once the
+    /// detector has counted enough of them to be replaced by events ([`upgrade_due`](Self::upgrade_due)).
     pub(super) fn note_misses(&self, n: u64) -> bool {
         match &self.deferred {
             // Relaxed: a count that orders nothing (the listing that replaces this detector is made under the
