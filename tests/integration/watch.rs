@@ -77,6 +77,18 @@ fn miss_until_listed(h: &mut odb_index::Handle, id: &ObjectId) {
     }
 }
 
+/// Import `n` blobs into a new pack (one `git fast-import`, branch `b<seed>`): the first object of that pack.
+fn import_pack(repo: &Path, n: usize, seed: u64) -> ObjectId {
+    let objects = objects_dir(repo);
+    let before = idx_files(&objects);
+    fast_import_blobs(repo, n, seed, &format!("b{seed}"));
+    let idx = idx_files(&objects)
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("a new pack");
+    show_index(&idx, "sha1")[0].0.parse().unwrap()
+}
+
 /// The first object of the repository's only pack, and that pack's `.idx`.
 fn packed_object(repo: &Path) -> (ObjectId, PathBuf) {
     let idx = idx_files(&objects_dir(repo)).pop().expect("one pack");
@@ -222,13 +234,7 @@ fn replaced_pack_directory_falls_back_to_stat() {
     );
     // Written after the fallback, in the unwatched directory: found by `stat`.
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    let before = idx_files(&objects);
-    fast_import_blobs(repo.path(), 2, 3, "c");
-    let newest = idx_files(&objects)
-        .into_iter()
-        .find(|p| !before.contains(p))
-        .expect("a new pack");
-    let later: ObjectId = show_index(&newest, "sha1")[0].0.parse().unwrap();
+    let later = import_pack(repo.path(), 2, 3);
     assert!(matches!(
         h.locate(&later).unwrap(),
         Some(Location::Packed { .. })
@@ -322,15 +328,7 @@ fn deferred_events_are_set_up_by_the_miss_that_reaches_the_count() {
     }
     assert!(!store.change_events(), "events set up before the count");
     let listings = store.metrics().listings;
-    let new_pack = |seed: u64| {
-        let before = idx_files(&objects);
-        fast_import_blobs(repo.path(), 3, seed, &format!("b{seed}"));
-        let idx = idx_files(&objects)
-            .into_iter()
-            .find(|p| !before.contains(p))
-            .expect("a new pack");
-        show_index(&idx, "sha1")[0].0.parse::<ObjectId>().unwrap()
-    };
+    let new_pack = |seed: u64| import_pack(repo.path(), 3, seed);
     let loose = absent_ids(2, 40, 62);
     let packed_before = new_pack(2);
     write_loose(&objects, &loose[0]);
