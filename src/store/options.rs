@@ -240,12 +240,13 @@ impl Options {
     /// no write is missed across the switch). Handles report their misses in batches of 64 and when dropped.
     ///
     /// Why not at once: an inotify descriptor with watches makes its process wait when it is closed, dropped
-    /// with its store or at exit, for the kernel's teardown of the watches (0.3-10 ms measured here, growing with the machine's load, against
-    /// about 2.5 us of `stat` and probe that events save per miss and objects directory), so a store that
-    /// misses a few times, as a short command does, is faster without them (`docs/BENCHMARKS.md`, "Short
-    /// commands"). The default is where the two costs meet: a store that misses less pays no teardown, one that
-    /// misses more pays at most about twice what it would have paid knowing its number of misses in advance. Under [`RefreshMode::Never`] with
-    /// [`LooseMode::Watched`] the events serve the loose listings only and are set up at open.
+    /// with its store or at exit, for the kernel's teardown of the watches (0.3-10 ms measured here, growing
+    /// with the machine's load, against about 2.5 us of `stat` and probe that events save per miss and objects
+    /// directory), so a store that misses a few times, as a short command does, is faster without them
+    /// (`docs/BENCHMARKS.md`, "Short commands"). The default is where the two costs meet: a store that misses
+    /// less pays no teardown, one that misses more pays at most about twice what it would have paid knowing its
+    /// number of misses in advance. Under [`RefreshMode::Never`] with [`LooseMode::Watched`] the events serve
+    /// the loose listings only and are set up at open.
     ///
     /// ```
     /// # let tmp = tempfile::tempdir()?;
