@@ -1021,3 +1021,42 @@ fn watch_lookup_after_a_pack_write_sees_it() {
     let objects = tmp.path().to_path_buf();
     builder().check(move || crate::store::watch_model::lookup_after_a_pack_write_sees_it(&objects));
 }
+
+/// F1 (docs/PROTOCOL.md, section 8c), `stat` detector: a pack renamed into place while another thread refreshes
+/// is found by a lookup that began after the rename returned (the real `Freshness`, the file system behind its
+/// seam).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn freshness_stat_pack_written_during_a_refresh_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder().check(move || {
+        crate::store::freshness_model::stat_pack_written_during_a_refresh_is_found(&objects)
+    });
+}
+
+/// F1 with events: the concurrent refresh may drain the pack's event; the listing's token (taken before its
+/// scan) must not vouch for a listing that lacks the pack.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn freshness_events_pack_written_during_a_refresh_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder().check(move || {
+        crate::store::freshness_model::events_pack_written_during_a_refresh_is_found(&objects)
+    });
+}
+
+/// F1 across the deferred switch: the concurrent refresh sets events up (its detector made before its scan).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn freshness_switch_pack_written_during_a_refresh_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder().check(move || {
+        crate::store::freshness_model::switch_pack_written_during_a_refresh_is_found(&objects)
+    });
+}

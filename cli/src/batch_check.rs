@@ -199,7 +199,10 @@ pub fn answer_line(
     match resolved {
         Ok(PrefixLookup::Unique(id)) => match objects.place(&format.replace.resolve(&id)?) {
             // The replacement's data under the name of the object asked for, as git prints it.
-            Ok(Some(place)) => write_object(objects, &id, &place, rest, format, Some(name), out)?,
+            Ok(Some(place)) => {
+                let found = format.replace.resolve(&id)?;
+                write_object(objects, &id, &found, &place, rest, format, Some(name), out)?
+            }
             Ok(None) => status(name, b"missing", out),
             Err(e) => error(name, &e, out)?,
         },
@@ -236,34 +239,55 @@ fn padded_sha1(objects: &Objects, hex: &str) -> Option<PrefixLookup> {
 }
 
 /// Append the line for `id` at `place` (`name` is what to print if it cannot be read; `None`: the id), and under
-/// `--batch` the contents and a newline.
+/// `--batch` the contents and a newline. `found`: the object `place` is of (`id`, or its replacement). A file
+/// found gone when it is read (git moved the object since the lookup) is looked for again, once
+/// ([`Objects::place_again`]).
+#[allow(clippy::too_many_arguments)]
 pub fn write_object(
     objects: &Objects,
     id: &ObjectId,
+    found: &ObjectId,
     place: &Place,
     rest: &[u8],
     format: &Format,
     name: Option<&[u8]>,
     out: &mut Vec<u8>,
 ) -> Result<(), Fatal> {
-    let start = out.len();
     let hex = id.to_string();
     let name = name.unwrap_or(hex.as_bytes());
     // Under `--batch` the object is read once, its type and size taken from that read.
     let mut data = Vec::new();
-    let header = if format.contents {
-        match objects.read_at(place, &mut data) {
-            Ok(kind) => Some((kind, data.len() as u64)),
-            Err(e) => return error(name, &e, out),
+    let mut read = |place: &Place| {
+        if format.contents {
+            objects
+                .read_at(place, &mut data)
+                .map(|kind| Some((kind, data.len() as u64)))
+        } else if format.header {
+            objects.header_at(place).map(Some)
+        } else {
+            Ok(None)
         }
-    } else if format.header {
-        match objects.header_at(place) {
-            Ok(h) => Some(h),
-            Err(e) => return error(name, &e, out),
-        }
-    } else {
-        None
     };
+    let again;
+    let (place, header) = match read(place) {
+        Ok(h) => (place, h),
+        Err(e) if e.is_gone() => match objects.place_again(found, place) {
+            Ok(Some(p)) => {
+                again = p;
+                match read(&again) {
+                    Ok(h) => (&again, h),
+                    Err(e) => return error(name, &e, out),
+                }
+            }
+            Ok(None) => {
+                status(name, b"missing", out);
+                return Ok(());
+            }
+            Err(e) => return error(name, &e, out),
+        },
+        Err(e) => return error(name, &e, out),
+    };
+    let start = out.len();
     for part in &format.parts {
         let atom = match part {
             Part::Text(t) => {
@@ -389,7 +413,9 @@ pub fn all_objects(
         for (id, loc) in visited {
             if seen.insert(id) {
                 match objects.place_at(&id, loc) {
-                    Ok(place) => write_object(objects, &id, &place, b"", format, None, &mut buf)?,
+                    Ok(place) => {
+                        write_object(objects, &id, &id, &place, b"", format, None, &mut buf)?
+                    }
                     Err(e) => error(id.to_string().as_bytes(), &e, &mut buf)?,
                 }
                 emit(&mut buf)?;
@@ -399,7 +425,9 @@ pub fn all_objects(
         let all = objects.handle().objects_sorted()?;
         for (id, _) in all {
             match objects.place(&id) {
-                Ok(Some(place)) => write_object(objects, &id, &place, b"", format, None, &mut buf)?,
+                Ok(Some(place)) => {
+                    write_object(objects, &id, &id, &place, b"", format, None, &mut buf)?
+                }
                 Ok(None) => status(id.to_string().as_bytes(), b"missing", &mut buf),
                 Err(e) => error(id.to_string().as_bytes(), &e, &mut buf)?,
             }

@@ -70,6 +70,23 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the file this error is about is gone (not found when it was opened, or a pack the store no longer
+    /// lists): git moved the object and removed the file since the lookup. [`crate::Objects::place_again`]
+    /// says where the object is now.
+    pub fn is_gone(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            // Not found by its path, and nothing at the path (a dangling symbolic link is a file that is not an
+            // object, as git has it).
+            Error::LooseUnreadable { path, source } => {
+                source.kind() == std::io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(path).is_err()
+            }
+            Error::Lookup(odb_index::Error::StalePack { .. }) => true,
+            _ => false,
+        }
+    }
+
     /// Whether this is a file named like a loose object that is not one ([`Error::LooseUnreadable`],
     /// [`Error::LooseCorrupt`]: empty, garbage, a directory, a dangling symbolic link). git answers such an
     /// object `missing` (with a warning on stderr); [`crate::Objects`] does too when its store was opened with

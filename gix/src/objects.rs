@@ -35,12 +35,25 @@ pub enum Place {
     },
     /// A loose object file (`<objects dir>/xx/yyyy...`).
     Loose {
+        /// The stable number of its objects directory ([`Location::Loose`]).
+        dir: usize,
         /// The file.
         path: PathBuf,
     },
 }
 
 impl Place {
+    /// The store's [`Location`] this place was made from.
+    pub fn location(&self) -> Location {
+        match self {
+            Place::Packed { pack, offset, .. } => Location::Packed {
+                pack: *pack,
+                offset: *offset,
+            },
+            Place::Loose { dir, .. } => Location::Loose { dir: *dir },
+        }
+    }
+
     /// The `.pack` file name (`pack-<hash>.pack`) for a packed object, `None` for a loose one.
     pub fn pack_name(&self) -> Option<&str> {
         match self {
@@ -267,32 +280,64 @@ impl Objects {
     }
 
     /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
-    /// hash kind is not there either). A pack that disappears between the lookup and its opening (a repack)
-    /// makes the store re-read the pack directories and the lookup run once more.
+    /// hash kind is not there either). The `.pack` file of a packed object is opened now: a pack that
+    /// disappeared between the lookup and its opening (a repack) is looked for again ([`Objects::place_again`]).
     pub fn place(&self, id: &ObjectId) -> Result<Option<Place>, Error> {
         if id.kind() != self.kind {
             return Ok(None);
         }
         self.forget_dead_packs();
-        let mut retried = false;
-        loop {
-            // The borrow ends here, before anything below can re-enter.
-            let loc = self.handle.borrow_mut().locate(id)?;
-            let Some(loc) = loc else { return Ok(None) };
-            let gone = match self.place_at(id, loc) {
-                // The `.pack` file is opened now, so that a repack that removed it is noticed here.
-                Ok(place @ Place::Packed { pack, .. }) => match self.pack(pack)?.data() {
-                    Ok(_) => return Ok(Some(place)),
-                    Err(e) => e,
-                },
-                Ok(place) => return Ok(Some(place)),
-                Err(e) => e,
-            };
-            if retried {
-                return Err(gone);
-            }
-            retried = true;
-            self.store.refresh()?;
+        // The borrow ends here, before anything below can re-enter.
+        let loc = self.handle.borrow_mut().locate(id)?;
+        let Some(loc) = loc else { return Ok(None) };
+        let place = self.place_at(id, loc)?;
+        match self.open_pack_of(&place) {
+            Err(e) if e.is_gone() => self.place_again(id, &place),
+            r => r.map(|()| Some(place)),
+        }
+    }
+
+    /// Where `id` is now, after reading it at `gone` (a place [`Objects::place`] answered for it) found the file
+    /// missing: git moved the object and removed the file in between (`repack -d` packs loose objects and
+    /// prunes them; `repack -a -d` replaces packs). The store lists the repository again
+    /// ([`Handle::locate_again`]) and answers from what is there, as git does when a read fails; `None` if the
+    /// object is gone. [`Objects::info`], [`Objects::read`] and the `gix_object` traits call it themselves;
+    /// a caller reading a [`Place`] with [`Objects::header_at`] or [`Objects::read_at`] calls it once when
+    /// [`Error::is_gone`] says so, and reads what it answers.
+    pub fn place_again(&self, id: &ObjectId, gone: &Place) -> Result<Option<Place>, Error> {
+        let loc = self.handle.borrow_mut().locate_again(id, gone.location())?;
+        self.forget_dead_packs();
+        let Some(loc) = loc else { return Ok(None) };
+        let place = self.place_at(id, loc)?;
+        self.open_pack_of(&place)?;
+        Ok(Some(place))
+    }
+
+    /// Open the `.pack` file of a packed place (so that a pack a repack removed is noticed before its bytes are
+    /// needed); nothing for a loose one.
+    fn open_pack_of(&self, place: &Place) -> Result<(), Error> {
+        match place {
+            Place::Packed { pack, .. } => self.pack(*pack)?.data().map(|_| ()),
+            Place::Loose { .. } => Ok(()),
+        }
+    }
+
+    /// `f` at the place of `id`; if `f` finds its file gone ([`Error::is_gone`]), once more at the place
+    /// [`Objects::place_again`] answers. `None` if the object is not there.
+    fn at_place<T>(
+        &self,
+        id: &ObjectId,
+        mut f: impl FnMut(&Place) -> Result<T, Error>,
+    ) -> Result<Option<(Place, T)>, Error> {
+        let Some(place) = self.place(id)? else {
+            return Ok(None);
+        };
+        match f(&place) {
+            Err(e) if e.is_gone() => match self.place_again(id, &place)? {
+                Some(again) => f(&again).map(|t| Some((again, t))),
+                None => Ok(None),
+            },
+            r => r.map(|t| Some((place, t))),
         }
     }
 
@@ -307,7 +352,7 @@ impl Objects {
                 offset,
             }),
             Location::Loose { dir } => match self.handle.borrow().loose_path(dir, id) {
-                Some(path) => Ok(Place::Loose { path }),
+                Some(path) => Ok(Place::Loose { dir, path }),
                 // Not a number this store gave (it never renumbers): a bug, reported as a missing file.
                 None => Err(Error::Io {
                     path: self.store.objects_dir().to_owned(),
@@ -335,14 +380,10 @@ impl Objects {
     /// Type and size of `id` from headers only (a deltified entry's type from the end of its chain, its size
     /// from the delta's header), and where it is; `None` if absent.
     pub fn info(&self, id: &ObjectId) -> Result<Option<Info>, Error> {
-        let Some(place) = self.place(id)? else {
-            return Ok(None);
-        };
-        let (kind, size) = match self.header_at(&place) {
-            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => return Ok(None),
-            header => header?,
-        };
-        Ok(Some(Info { kind, size, place }))
+        match self.at_place(id, |place| self.header_at(place)) {
+            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
+            found => Ok(found?.map(|(place, (kind, size))| Info { kind, size, place })),
+        }
     }
 
     /// Whether the store was opened with [`IncompleteMode::Miss`]: what git answers `missing` is `None`.
@@ -354,7 +395,8 @@ impl Objects {
     /// [`Store::problems`] under [`IncompleteMode::Miss`].
     fn open_loose(&self, path: &Path, z: &mut gix_zlib::Decompress) -> Result<Loose, Error> {
         Loose::open(path, z).inspect_err(|e| {
-            if e.is_not_a_loose_object() && self.answers_missing() {
+            // A file gone since the lookup is no problem of the repository: the object is looked for again.
+            if e.is_not_a_loose_object() && self.answers_missing() && !e.is_gone() {
                 let reason = match e {
                     Error::LooseCorrupt { reason, .. } => reason.clone(),
                     Error::LooseUnreadable { source, .. } => source.to_string(),
@@ -381,7 +423,7 @@ impl Objects {
                     .map_err(p.decode_error(*offset))?;
                 Ok((out.kind, out.object_size))
             }
-            Place::Loose { path } => {
+            Place::Loose { path, .. } => {
                 let loose = self.open_loose(path, &mut self.loose.borrow_mut())?;
                 Ok((loose.kind, loose.size))
             }
@@ -403,7 +445,7 @@ impl Objects {
                         reason: format!("no entry at pack offset {offset}"),
                     })
             }
-            Place::Loose { path } => odb_index::data::open_regular(path)
+            Place::Loose { path, .. } => odb_index::data::open_regular(path)
                 .map(|(_, md)| md)
                 .map(|m| m.len())
                 .map_err(|source| Error::Io {
@@ -463,18 +505,14 @@ impl Objects {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read(&self, id: &ObjectId, out: &mut Vec<u8>) -> Result<Option<Info>, Error> {
-        let Some(place) = self.place(id)? else {
-            return Ok(None);
-        };
-        let kind = match self.read_at(&place, out) {
-            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => return Ok(None),
-            kind => kind?,
-        };
-        Ok(Some(Info {
-            kind,
-            size: out.len() as u64,
-            place,
-        }))
+        match self.at_place(id, |place| self.read_at(place, out)) {
+            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
+            found => Ok(found?.map(|(place, kind)| Info {
+                kind,
+                size: out.len() as u64,
+                place,
+            })),
+        }
     }
 
     /// Read the object at `place` into `out` (inflated, deltas applied; `out` is cleared first and holds exactly
@@ -502,7 +540,7 @@ impl Objects {
                     .map_err(p.decode_error(*offset))?;
                 Ok(outcome.kind)
             }
-            Place::Loose { path } => {
+            Place::Loose { path, .. } => {
                 let mut z = self.loose.borrow_mut();
                 let loose = self.open_loose(path, &mut z)?;
                 let kind = loose.kind;
@@ -579,12 +617,12 @@ impl gix_object::Find for Objects {
         buffer: &'a mut Vec<u8>,
     ) -> gix_error::Result<Option<gix_object::Data<'a>>> {
         let id = oid_from_gix(id);
-        let Some(place) = self.place(&id).map_err(gix_error::Error::from_error)? else {
+        let Some((_, kind)) = self
+            .at_place(&id, |place| self.read_at(place, buffer))
+            .map_err(gix_error::Error::from_error)?
+        else {
             return Ok(None);
         };
-        let kind = self
-            .read_at(&place, buffer)
-            .map_err(gix_error::Error::from_error)?;
         Ok(Some(gix_object::Data {
             kind,
             object_hash: kind_to_gix(self.kind),

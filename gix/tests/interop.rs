@@ -607,7 +607,7 @@ fn loose_headers_stream_and_non_regular_loose_files_are_errors() {
         Some(big.len() as u64)
     );
     assert!(buf == big);
-    let Place::Loose { path } = info.place else {
+    let Place::Loose { path, .. } = info.place else {
         panic!("loose")
     };
     for (what, make) in [("/dev/zero", "ln"), ("a FIFO", "mkfifo")] {

@@ -5,12 +5,14 @@ use std::path::PathBuf;
 
 use super::fanouts::FanoutLists;
 use super::filter::MissFilter;
-use super::listing::{Generation, LooseSource, Stamp, pack_path_in};
+use super::freshness::{RealFs, Tally};
+use super::listing::{Generation, LooseSource, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
 use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
 use super::watch::{Check, FALLBACK};
+
 use super::{Location, Store};
 use crate::error::Error;
 use crate::ids::PackId;
@@ -18,7 +20,6 @@ use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Settled, View};
 use crate::sync;
 use crate::sync::plain::Arc;
-use crate::sync::plain::atomic::Ordering;
 
 impl Store {
     /// A new handle for one thread.
@@ -34,7 +35,7 @@ impl Store {
             watching: self.options.refresh != RefreshMode::Never
                 || self.options.loose == LooseMode::Watched,
             fanouts: FanoutLists::default(),
-            deferred_misses: std::cell::Cell::new(0),
+            tally: Tally::default(),
             own_indices: Vec::new(),
             _not_sync: PhantomData,
         }
@@ -62,7 +63,7 @@ pub struct Handle {
     fanouts: FanoutLists,
     /// Misses answered while the store's change events are deferred, not yet reported to the detector
     /// ([`Options::change_events_after`](super::Options::change_events_after)); counted by the `stat` check.
-    deferred_misses: std::cell::Cell<u64>,
+    tally: Tally,
     /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
     pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
@@ -105,7 +106,7 @@ impl Handle {
             return Err(self.wrong_kind(id));
         }
         let bytes = id.as_bytes();
-        let mut refreshed = false;
+        let mut relists = 0;
         let mut stage = stage;
         loop {
             if stage == Stage::Packs {
@@ -114,7 +115,14 @@ impl Handle {
                     Some(Err(())) => continue,
                     None => {}
                 }
-                if refreshed {
+                if relists > 0 {
+                    // An index of the new listing vanished before it was loaded (git replaced it again: `repack`
+                    // renames its files into place, then removes the old ones): list again, a few times at most.
+                    if self.refresh_on_miss && self.snap.vanished && relists < MAX_RELISTS {
+                        self.refresh_after_miss()?;
+                        relists += 1;
+                        continue;
+                    }
                     break;
                 }
             }
@@ -140,7 +148,7 @@ impl Handle {
                 break;
             }
             self.refresh_after_miss()?;
-            refreshed = true;
+            relists += 1;
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
             stage = Stage::Packs;
         }
@@ -214,7 +222,8 @@ impl Handle {
     /// [`Error::Incomplete`] if some index this handle has seen failed to load, or some pack directory or
     /// alternate could not be read, and the store was opened with [`IncompleteMode::Error`].
     pub(super) fn check_complete(&self) -> Result<(), Error> {
-        if (self.snap.failed.is_empty() && self.view.map().meta().unreadable.is_empty())
+        if (self.snap.failed.iter().all(|f| self.gone_is_absent(f))
+            && self.view.map().meta().unreadable.is_empty())
             || self.store.options.incomplete == IncompleteMode::Miss
         {
             Ok(())
@@ -223,6 +232,82 @@ impl Handle {
                 failed: self.incomplete_list(),
             })
         }
+    }
+
+    /// Whether failure `f` (an index that did not load) leaves a miss certain: its file vanished since the listing
+    /// (git replaced or removed it, as `repack` does) and misses list the repository again
+    /// ([`RefreshMode::OnMiss`]), so the objects it held are found where git moved them, or are gone. git never
+    /// reports such a file either. Under [`RefreshMode::Never`] nothing is listed again: it makes a miss
+    /// [`Error::Incomplete`].
+    fn gone_is_absent(&self, f: &(PathBuf, Arc<Error>)) -> bool {
+        self.refresh_on_miss && f.1.is_vanished()
+    }
+
+    /// Locate `id` again after the file at `gone` (an answer of [`locate`](Self::locate) for `id`) turned out to be
+    /// missing when the caller opened it: git moved the object and removed the file in between (`repack -d`
+    /// packs loose objects and prunes them; `repack -a -d` replaces packs). Lists the repository again (whatever
+    /// the refresh mode and the change detector say, and with fresh loose listings under
+    /// [`LooseMode::Cached`]) and answers from what is there now, as git does when a read fails: a location
+    /// whose file exists, or `None` if the object is gone. Lists again while the answer is still `gone` and its
+    /// file is still missing, [`MAX_RELISTS`] times at most.
+    ///
+    /// The one call a front end needs for "the file is gone": open what [`locate`](Self::locate) answered; if
+    /// the open says "not found", call this once and open what it answers (`odb_index_gix::Objects` does exactly
+    /// that).
+    ///
+    /// ```
+    /// # use std::process::Command;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| {
+    /// #     let st = Command::new("git").args(args).current_dir(tmp.path())
+    /// #         .env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    /// #     assert!(st.status.success());
+    /// #     String::from_utf8(st.stdout).unwrap()
+    /// # };
+    /// # git(&["init", "-q", "."]);
+    /// # let id = git(&["hash-object", "-w", "--stdin"]); // the empty blob, written loose
+    /// # let id = id.trim();
+    /// use odb_index::{Location, Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// let mut handle = store.handle();
+    /// let id = id.parse()?;
+    /// let loose = handle.locate(&id)?.unwrap();
+    /// assert!(matches!(loose, Location::Loose { .. }));
+    /// // git packs the object and removes the loose file before the caller reads it:
+    /// # git(&["tag", "keep", &id.to_string()]);
+    /// # git(&["repack", "-adq"]);
+    /// assert!(!handle.loose_path(0, &id).unwrap().exists());
+    /// let now = handle.locate_again(&id, loose)?;
+    /// assert!(matches!(now, Some(Location::Packed { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn locate_again(
+        &mut self,
+        id: &ObjectId,
+        gone: Location,
+    ) -> Result<Option<Location>, Error> {
+        for _ in 0..MAX_RELISTS {
+            let map = sync::Arc::clone(self.view.map());
+            self.store.refresh_from(&map, true)?;
+            if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
+                self.move_to_current();
+            }
+            match self.locate(id)? {
+                Some(loc) if loc == gone && !self.exists(id, loc) => continue,
+                answer => return Ok(answer),
+            }
+        }
+        self.locate(id)
+    }
+
+    /// Whether the file of `loc` (a location of `id`) exists now.
+    fn exists(&self, id: &ObjectId, loc: Location) -> bool {
+        let path = match loc {
+            Location::Loose { dir } => self.loose_path(dir, id),
+            Location::Packed { pack, .. } => self.pack_path(pack).ok(),
+        };
+        path.is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
     }
 
     /// Locate each of `ids` in turn, appending one answer per id to `out` (as [`locate`](Self::locate) would
@@ -297,28 +382,11 @@ impl Handle {
         if !self.watching {
             return self.steady_without_events(id);
         }
-        match g.watch.check(g.watch_token.load(Ordering::Relaxed)) {
+        match g.fresh.steady() {
             Check::Quiet => self.probe_loose(id, true, false).map_err(|()| Stage::Loose),
             Check::Changed => Err(Stage::Loose),
             Check::Stat => self.steady_without_events(id),
         }
-    }
-
-    /// Count one miss answered while events are deferred, once per objects directory (each one it stats and
-    /// probes); every [`DEFERRED_BATCH`] of them are reported to the detector (one shared read-modify-write per
-    /// batch). True once the detector has counted enough.
-    fn deferred_tick(&self) -> bool {
-        let n = self.deferred_misses.get() + self.view.map().meta().dirs.len() as u64;
-        self.deferred_misses.set(n);
-        n >= DEFERRED_BATCH && self.report_deferred()
-    }
-
-    /// Report this handle's uncounted deferred misses to its map's detector; true once it has counted enough.
-    #[cold]
-    #[inline(never)]
-    fn report_deferred(&self) -> bool {
-        let n = self.deferred_misses.replace(0);
-        n > 0 && self.view.map().meta().watch.note_misses(n)
     }
 
     /// The end of [`locate_steady`](Self::locate_steady) without events: probe the loose objects, then, under
@@ -357,7 +425,7 @@ impl Handle {
         for (i, l) in g.loose.iter().enumerate() {
             let r = match l {
                 LooseSource::Watched(db) if quiet => {
-                    match self.fanouts.contains(&g.watch, i, db, id, slow) {
+                    match self.fanouts.contains(g.fresh.watch(), i, db, id, slow) {
                         Some(r) => r,
                         None => return Err(()),
                     }
@@ -384,8 +452,7 @@ impl Handle {
         if !self.watching || !self.loose_on {
             return None;
         }
-        let g = self.view.map().meta();
-        g.watch.has_events().then(|| g.watch.drain())
+        self.view.map().meta().fresh.drain()
     }
 
     /// Whether the pack directories changed since this handle's listing was made: the one refresh check of
@@ -398,17 +465,7 @@ impl Handle {
     /// pack search on the same map (then not drained again).
     fn packs_changed_after(&self, drained: Option<u64>) -> bool {
         let g = self.view.map().meta();
-        // Deferred events whose count is reached: the refresh this asks for sets them up.
-        if g.watch.upgrade_due() {
-            return true;
-        }
-        if g.watch.has_events() {
-            let t = drained.unwrap_or_else(|| g.watch.drain());
-            if t & FALLBACK == 0 {
-                return t != g.watch_token.load(Ordering::Relaxed);
-            }
-        }
-        self.pack_dirs_changed()
+        g.fresh.changed(&self.tally, g.dirs.len(), drained, &RealFs)
     }
 
     /// One settled miss towards building (or picking up) the miss filter.
@@ -478,7 +535,13 @@ impl Handle {
     /// The index files that failed to load (as this handle has seen them), then the directories and files of
     /// the listing that could not be read.
     fn incomplete_list(&self) -> Vec<(PathBuf, Arc<Error>)> {
-        let mut failed = self.snap.failed.clone();
+        let mut failed: Vec<_> = self
+            .snap
+            .failed
+            .iter()
+            .filter(|f| !self.gone_is_absent(f))
+            .cloned()
+            .collect();
         failed.extend(self.view.map().meta().unreadable.iter().cloned());
         failed
     }
@@ -608,14 +671,7 @@ impl Handle {
     /// count is reached: the refresh that follows sets them up.
     fn pack_dirs_changed(&self) -> bool {
         let g = self.view.map().meta();
-        // Counted first: a listing too recent to trust still counts its miss.
-        if (g.watch.is_deferred() && self.deferred_tick()) || g.untrusted {
-            return true;
-        }
-        g.pack_dirs
-            .iter()
-            .zip(g.pack_dir_stamps.iter())
-            .any(|(d, s)| Stamp::of(d) != *s)
+        g.fresh.stat_changed(&self.tally, g.dirs.len(), &RealFs)
     }
 }
 
@@ -623,12 +679,9 @@ impl Drop for Handle {
     fn drop(&mut self) {
         self.flush_counts();
         // A store whose handles each miss a few times still sets events up once they add up.
-        self.report_deferred();
+        self.view.map().meta().fresh.report(&self.tally);
     }
 }
-
-/// How many misses a handle counts before it reports them to a deferred detector.
-const DEFERRED_BATCH: u64 = 64;
 
 /// How many times [`Handle::load_all_relisted`] lists the pack directories again in one call.
 const MAX_RELISTS: usize = 8;

@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use super::options::{LooseMode, Options, RefreshMode};
+pub(super) use super::freshness::Stamp;
+use super::freshness::{Detector, Freshness, RealFs, Scanned};
+use super::options::{LooseMode, Options};
 use super::problem::Problem;
-use super::watch::Watch;
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::ids::PackId;
@@ -18,64 +19,6 @@ use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
 use crate::repo::OpenDir;
 use crate::sync::plain::Arc;
-use crate::sync::plain::atomic::AtomicU64;
-
-/// Identity of a file or directory as `stat` reports it: a change in any field means "changed".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Stamp {
-    pub(super) mtime: Option<SystemTime>,
-    pub(super) size: u64,
-    pub(super) ino: u64,
-    pub(super) dev: u64,
-}
-
-impl Stamp {
-    pub(super) fn of(path: &Path) -> Option<Stamp> {
-        let md = std::fs::metadata(path).ok()?;
-        Some(Stamp::from_metadata(&md))
-    }
-
-    /// The stamp of a `stat` taken with rustix (`fstatat` relative to a directory): the same fields as
-    /// [`from_metadata`](Self::from_metadata) gives for the same file.
-    #[cfg(unix)]
-    #[allow(
-        clippy::unnecessary_cast,
-        clippy::useless_conversion,
-        reason = "the field types differ between targets"
-    )]
-    fn from_stat(st: &rustix::fs::Stat) -> Stamp {
-        let (sec, nsec) = (st.st_mtime as i64, st.st_mtime_nsec as u32);
-        let mtime = if sec >= 0 {
-            SystemTime::UNIX_EPOCH.checked_add(Duration::new(sec as u64, nsec))
-        } else {
-            SystemTime::UNIX_EPOCH
-                .checked_sub(Duration::from_secs(sec.unsigned_abs()))
-                .and_then(|t| t.checked_add(Duration::new(0, nsec)))
-        };
-        Stamp {
-            mtime,
-            size: st.st_size as u64,
-            ino: st.st_ino as u64,
-            dev: st.st_dev as u64,
-        }
-    }
-
-    pub(super) fn from_metadata(md: &std::fs::Metadata) -> Stamp {
-        #[cfg(unix)]
-        let (ino, dev) = {
-            use std::os::unix::fs::MetadataExt as _;
-            (md.ino(), md.dev())
-        };
-        #[cfg(not(unix))]
-        let (ino, dev) = (0, 0);
-        Stamp {
-            mtime: md.modified().ok(),
-            size: md.len(),
-            ino,
-            dev,
-        }
-    }
-}
 
 /// What one slot loads.
 #[derive(Debug)]
@@ -129,7 +72,10 @@ impl LooseSource {
     pub(super) fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
         match self {
             LooseSource::Probe(db) | LooseSource::Watched(db) => db.contains(id),
-            LooseSource::Cached(c) => c.contains(id),
+            // A name the listing has is confirmed by a probe (one `fstatat`, on a loose hit only): a file gone
+            // since the listing (`repack -d` moved the object into a pack and pruned it) is not answered; the
+            // lookup goes on to its refresh check and finds the object where it is now (F2).
+            LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?),
             LooseSource::Off => Ok(false),
         }
     }
@@ -174,14 +120,10 @@ pub(super) struct Generation {
     /// Every objects directory this store has numbered so far, indexed by its stable number (append-only).
     pub(super) numbered_dirs: Arc<[PathBuf]>,
     pub(super) loose: Arc<[LooseSource]>,
-    /// Each objects directory's `pack/` (precomputed: the refresh check must not allocate).
-    pub(super) pack_dirs: Box<[PathBuf]>,
-    /// `stat` of each of `pack_dirs` when it was listed (`None`: missing).
-    pub(super) pack_dir_stamps: Box<[Option<Stamp>]>,
     /// `stat` of the own `info/alternates` when it was read.
     pub(super) alternates_stamp: Option<Stamp>,
-    /// A pack directory's timestamp was too close to the listing time to trust: list again once.
-    pub(super) untrusted: bool,
+    /// Whether this listing is still true: its change detector, token and pack directories' stamps.
+    pub(super) fresh: Freshness,
     /// Problems found while reading the alternates and opening loose directories (kept while the alternates
     /// file is unchanged), then those found while listing packs (an unreadable multi-pack-index).
     pub(super) problems: Arc<[Problem]>,
@@ -189,11 +131,6 @@ pub(super) struct Generation {
     pub(super) alternate_problems: usize,
     /// The miss filter of the map built from this listing (see `filter.rs`).
     pub(super) filter: super::filter::FilterCell,
-    /// The change detector of `dirs` (carried to the next listing with them).
-    pub(super) watch: Arc<Watch>,
-    /// The pack-change count ([`Watch::drain`]) this listing was made after, raised by a refresh that finds the
-    /// listing unchanged. Relaxed: it orders nothing (the listing it vouches for is already published).
-    pub(super) watch_token: AtomicU64,
     /// Directories and files that could not be read, so a miss cannot be claimed: unreadable alternates (and
     /// `info/alternates` files), FIFOs, sockets or devices named like a pack's `.idx`, then unreadable pack
     /// directories. A miss reports them in [`Error::Incomplete`].
@@ -280,7 +217,6 @@ pub(super) fn list(
     trust_timestamps: bool,
     defer_events: bool,
 ) -> Result<Generation, Error> {
-    let started = SystemTime::now();
     let alternates_md = stamp_at(opened.as_ref(), objects_dir, "info/alternates");
     let alternates_stamp = alternates_md.as_ref().ok().copied();
     let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
@@ -313,28 +249,6 @@ pub(super) fn list(
         None if handed_over => loose.first().and_then(LooseSource::dir),
         None => None,
     };
-    // The change detector goes with the directories it watches, until a deferred one has counted its misses
-    // (`Options::change_events_after`): then this listing sets events up. Drained before the pack
-    // directories are listed: the listing sees every file whose event the token counts.
-    let watch = match reuse_loose {
-        Some(g) if !g.watch.upgrade_due() => Arc::clone(&g.watch),
-        _ if !options.change_events
-            || (options.refresh != RefreshMode::OnMiss && options.loose != LooseMode::Watched) =>
-        {
-            Arc::new(Watch::stat())
-        }
-        _ if defer_events && options.refresh == RefreshMode::OnMiss => {
-            Arc::new(Watch::deferred(options.change_events_after))
-        }
-        _ => Arc::new(Watch::open(&dirs)),
-    };
-    // A token never carries the fallback bit: a fallen-back state then never equals it. A detector made just
-    // now has drained nothing (its state is 0): events queued since its watches were added stay in the queue,
-    // so the first check answers Changed for them, and the `read` a drain would make here is saved.
-    let watch_token = match reuse_loose {
-        Some(g) if Arc::ptr_eq(&g.watch, &watch) => watch.drain() & !super::watch::FALLBACK,
-        _ => 0,
-    };
     let alternate_problems = problems.len();
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
     // searched, so a miss cannot be claimed.
@@ -360,106 +274,111 @@ pub(super) fn list(
     let mut packs: Vec<PackInfo> = Vec::new();
     let mut slots: Vec<SlotSpec> = Vec::new();
     let mut covered_slots: Vec<SlotSpec> = Vec::new();
-    let mut pack_dir_stamps = Vec::with_capacity(dirs.len());
-    let mut pack_dirs = Vec::with_capacity(dirs.len());
-    let mut untrusted = false;
     state.listings += 1;
-    for (dir_index, dir) in dirs.iter().enumerate() {
-        let pack_dir = dir.join("pack");
-        let (stamp, scan) = scan_pack_dir(&pack_dir, own_dir.filter(|_| dir_index == 0));
-        pack_dir_stamps.push(stamp);
-        pack_dirs.push(pack_dir.clone());
-        if let Some(Stamp { mtime: Some(m), .. }) = stamp {
-            // A directory changed within a second of the listing may change again within its timestamp's
-            // granularity without a visible mtime change: list it again once on the next miss.
-            if !trust_timestamps && m + Duration::from_secs(1) >= started {
-                untrusted = true;
-            }
-        }
-        let scan = match scan {
-            Ok(Some(scan)) => scan,
-            Ok(None) => continue,
-            // Unreadable (permissions, a loop of symbolic links, not a directory): like git, warn and answer
-            // from everything else; a miss cannot be claimed.
-            Err(e) => {
+    // The change detector goes with the directories it watches, until a deferred one has counted its misses
+    // (`Options::change_events_after`): then this listing sets events up. `Freshness::listing` takes the
+    // detector and its token before it runs the scan below (docs/PROTOCOL.md, F1).
+    let detector = Detector::for_options(options, defer_events);
+    let prev = reuse_loose.map(|g| &g.fresh);
+    let ((), fresh) = Freshness::listing(prev, detector, &dirs, &RealFs, trust_timestamps, || {
+        let mut pack_dir_stamps = Vec::with_capacity(dirs.len());
+        let mut pack_dirs = Vec::with_capacity(dirs.len());
+        for (dir_index, dir) in dirs.iter().enumerate() {
+            let pack_dir = dir.join("pack");
+            let (stamp, scan) = scan_pack_dir(&pack_dir, own_dir.filter(|_| dir_index == 0));
+            pack_dir_stamps.push(stamp);
+            pack_dirs.push(pack_dir.clone());
+            let scan = match scan {
+                Ok(Some(scan)) => scan,
+                Ok(None) => continue,
+                // Unreadable (permissions, a loop of symbolic links, not a directory): like git, warn and answer
+                // from everything else; a miss cannot be claimed.
+                Err(e) => {
+                    let error = Arc::new(e);
+                    problems.push(Problem::PackDirUnreadable {
+                        dir: pack_dir.clone(),
+                        error: Arc::clone(&error),
+                    });
+                    unreadable.push((pack_dir, error));
+                    continue;
+                }
+            };
+            for (path, e) in scan.special {
                 let error = Arc::new(e);
-                problems.push(Problem::PackDirUnreadable {
-                    dir: pack_dir.clone(),
+                problems.push(Problem::IndexNotLoaded {
+                    path: path.clone(),
                     error: Arc::clone(&error),
                 });
-                unreadable.push((pack_dir, error));
-                continue;
+                unreadable.push((path, error));
             }
-        };
-        for (path, e) in scan.special {
-            let error = Arc::new(e);
-            problems.push(Problem::IndexNotLoaded {
-                path: path.clone(),
-                error: Arc::clone(&error),
-            });
-            unreadable.push((path, error));
-        }
-        let first_pack = packs.len();
-        for p in scan.packs {
-            let id = state.assign_id(&p.idx_path, p.idx_stamp);
-            packs.push(PackInfo {
-                id,
-                idx_path: p.idx_path,
-                idx_stamp: p.idx_stamp,
-                mtime: p.mtime,
-                pack_size: p.pack_size,
-                keep: p.keep,
-                promisor: p.promisor,
-                dir: dir_ids[dir_index],
-            });
-        }
-        // The multi-pack-index (or, if there is none, the layers of an incremental chain, as git does): read
-        // their pack names now, to know which packs they cover.
-        let mut covered = HashMap::new();
-        if options.multi_pack_index {
-            let mut plan = |path: PathBuf, layer: Option<ObjectId>, problems: &mut Vec<Problem>| {
-                plan_midx(
-                    path,
-                    layer,
-                    kind,
-                    options.load,
-                    &packs,
-                    first_pack,
-                    &mut slots,
-                    problems,
-                    &mut covered,
-                )
-            };
-            if scan.has_midx {
-                plan(pack_dir.join("multi-pack-index"), None, &mut problems);
-            } else if scan.has_chain_dir {
-                match crate::midx::chain::read_chain(&pack_dir, kind) {
-                    Ok(Some(layers)) => {
-                        for l in layers {
-                            plan(l.path, Some(l.checksum), &mut problems);
+            let first_pack = packs.len();
+            for p in scan.packs {
+                let id = state.assign_id(&p.idx_path, p.idx_stamp);
+                packs.push(PackInfo {
+                    id,
+                    idx_path: p.idx_path,
+                    idx_stamp: p.idx_stamp,
+                    mtime: p.mtime,
+                    pack_size: p.pack_size,
+                    keep: p.keep,
+                    promisor: p.promisor,
+                    dir: dir_ids[dir_index],
+                });
+            }
+            // The multi-pack-index (or, if there is none, the layers of an incremental chain, as git does): read
+            // their pack names now, to know which packs they cover.
+            let mut covered = HashMap::new();
+            if options.multi_pack_index {
+                let mut plan =
+                    |path: PathBuf, layer: Option<ObjectId>, problems: &mut Vec<Problem>| {
+                        plan_midx(
+                            path,
+                            layer,
+                            kind,
+                            options.load,
+                            &packs,
+                            first_pack,
+                            &mut slots,
+                            problems,
+                            &mut covered,
+                        )
+                    };
+                if scan.has_midx {
+                    plan(pack_dir.join("multi-pack-index"), None, &mut problems);
+                } else if scan.has_chain_dir {
+                    match crate::midx::chain::read_chain(&pack_dir, kind) {
+                        Ok(Some(layers)) => {
+                            for l in layers {
+                                plan(l.path, Some(l.checksum), &mut problems);
+                            }
                         }
+                        Ok(None) => {}
+                        Err(e) => problems.push(Problem::MultiPackIndexIgnored {
+                            path: crate::midx::chain::chain_path(&pack_dir),
+                            error: Arc::new(e),
+                        }),
                     }
-                    Ok(None) => {}
-                    Err(e) => problems.push(Problem::MultiPackIndexIgnored {
-                        path: crate::midx::chain::chain_path(&pack_dir),
-                        error: Arc::new(e),
+                }
+            }
+            for p in first_pack..packs.len() {
+                match covered.get(&p) {
+                    Some(&m) => covered_slots.push(SlotSpec::Pack {
+                        pack: p,
+                        covered_by: Some(m),
+                    }),
+                    None => slots.push(SlotSpec::Pack {
+                        pack: p,
+                        covered_by: None,
                     }),
                 }
             }
         }
-        for p in first_pack..packs.len() {
-            match covered.get(&p) {
-                Some(&m) => covered_slots.push(SlotSpec::Pack {
-                    pack: p,
-                    covered_by: Some(m),
-                }),
-                None => slots.push(SlotSpec::Pack {
-                    pack: p,
-                    covered_by: None,
-                }),
-            }
+        Scanned {
+            value: (),
+            pack_dirs,
+            stamps: pack_dir_stamps,
         }
-    }
+    });
     // Forget ids of packs that are gone (not seen by this listing), so the map does not grow with every repack.
     let listing = state.listings;
     state.ids.retain(|_, (_, _, seen)| *seen == listing);
@@ -481,15 +400,11 @@ pub(super) fn list(
         dir_ids,
         numbered_dirs,
         loose,
-        pack_dirs: pack_dirs.into(),
-        pack_dir_stamps: pack_dir_stamps.into(),
         alternates_stamp,
-        untrusted,
+        fresh,
         problems: problems.into(),
         alternate_problems,
         filter: Default::default(),
-        watch,
-        watch_token: AtomicU64::new(watch_token),
         unreadable: unreadable.into(),
     })
 }
@@ -726,10 +641,15 @@ fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error
             promisor.insert(stem.to_owned());
             continue;
         }
-        // git reads every `*.idx` with a `.pack` beside it, whatever its name (t5319's `test-64-<hash>.idx`).
+        // git reads every `*.idx` with a `.pack` beside it, whatever its name (t5319's `test-64-<hash>.idx`),
+        // but for its own temporary files: `repack` writes `.tmp-<pid>-pack-<hash>.*` and renames them into
+        // place, `.pack` first, removing the old packs only after (so their objects are never only there).
         let Some(stem) = name.strip_suffix(".idx") else {
             continue;
         };
+        if stem.starts_with(".tmp-") {
+            continue;
+        }
         // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped, and
         // FIFOs, sockets and devices are never opened (`stat` only).
         let Ok(idx_md) = dir.stat(&name) else {
@@ -857,6 +777,8 @@ fn plan_midx(
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+    use crate::store::options::RefreshMode;
+    use std::time::Duration;
 
     /// The stamps of a listing taken relative to the open directory are the ones a `stat` of the path gives
     /// (the refresh check compares a pack directory's path `stat` with the listing's), before 1970 too.

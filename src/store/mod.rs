@@ -39,6 +39,7 @@ use crate::sync::{self, Mutex, Ordering, lock};
 mod bloom;
 mod fanouts;
 mod filter;
+mod freshness;
 mod handle;
 mod in_pack;
 mod iter;
@@ -55,6 +56,8 @@ mod snapshot;
 mod successor;
 mod verify;
 mod watch;
+#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+pub(crate) use freshness::model as freshness_model;
 #[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
 pub(crate) use watch::model as watch_model;
 
@@ -187,9 +190,7 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn change_events(&self) -> bool {
-        let map = self.current.get();
-        let w = &map.meta().watch;
-        w.has_events() && w.drain() & watch::FALLBACK == 0
+        self.current.get().meta().fresh.events_in_use()
     }
 
     /// What this store has done since it was opened: index files loaded, listings, refreshes, miss filters built
@@ -375,7 +376,7 @@ impl Store {
         let alternates_changed =
             Stamp::of(&self.objects_dir.join("info/alternates")) != old.alternates_stamp;
         // A re-list because the last listing was too recent to trust happens once: its timestamps are trusted.
-        let trust = old.untrusted && !force;
+        let trust = old.fresh.relist_trusts_timestamps(force);
         // An explicit refresh of cached loose objects starts fresh caches in the new map. The old caches go
         // with the old map, once no handle uses it (a cache cannot free a listing a reader may be searching).
         let fresh_loose = force && self.options.loose == LooseMode::Cached;
@@ -388,24 +389,13 @@ impl Store {
             (!alternates_changed && !fresh_loose).then_some(old),
             trust,
             // New directories keep a deferred detector deferred (its count starts again).
-            old.watch.is_deferred() && !old.watch.upgrade_due(),
+            old.fresh.keeps_deferring(),
         )?;
         Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &generation);
-        // With trusted events, timestamps mean nothing: the token says what the listing has seen.
-        let events = generation.watch.trusted();
-        if same
-            && Arc::ptr_eq(&generation.watch, &old.watch)
-            && (events
-                || (generation.pack_dir_stamps == old.pack_dir_stamps
-                    && !old.untrusted
-                    && !generation.untrusted))
-            && !fresh_loose
-        {
-            // Unchanged, and made after the newer drain: misses on the current map compare against that.
-            // Relaxed: see `Generation::watch_token`. Under the refresh lock, so it only grows.
-            let token = generation.watch_token.load(Ordering::Relaxed);
-            old.watch_token.store(token, Ordering::Relaxed);
+        // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An
+        // explicit refresh of cached loose objects always replaces it (fresh caches).
+        if !fresh_loose && old.fresh.confirm(&generation.fresh, same) {
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.

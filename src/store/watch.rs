@@ -24,7 +24,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sync::plain::atomic::{AtomicU64 as PlainAtomicU64, Ordering as PlainOrdering};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock};
 
 /// Set in the pack-change counter once events cannot be trusted: every later check is a `stat` check.
@@ -93,7 +92,7 @@ impl Watch {
         Watch {
             imp: Imp::Stat,
             deferred: Some(Deferred {
-                misses: PlainAtomicU64::new(0),
+                misses: AtomicU64::new(0),
                 after: u64::from(after),
             }),
         }
@@ -106,12 +105,7 @@ impl Watch {
             // Relaxed: a count that orders nothing (the listing that replaces this detector is made under the
             // refresh lock and published by the map's own Release store). One RMW per batch of a handle's
             // misses, only until events are set up.
-            Some(d) => {
-                d.misses
-                    .fetch_add(n, PlainOrdering::Relaxed)
-                    .saturating_add(n)
-                    >= d.after
-            }
+            Some(d) => d.misses.fetch_add(n, Ordering::Relaxed).saturating_add(n) >= d.after,
             None => false,
         }
     }
@@ -122,7 +116,7 @@ impl Watch {
         // Relaxed: see `note_misses`.
         self.deferred
             .as_ref()
-            .is_some_and(|d| d.misses.load(PlainOrdering::Relaxed) >= d.after)
+            .is_some_and(|d| d.misses.load(Ordering::Relaxed) >= d.after)
     }
 
     /// Whether this is a [`deferred`](Self::deferred) detector (events not set up yet).
@@ -205,9 +199,43 @@ impl Watch {
     }
 }
 
+/// The loom models' detectors (`loom-tests/freshness.rs`): events from the models' own queue.
+#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+impl Watch {
+    /// A detector with events on objects directory `objects` (whose `pack/` must exist), fed by the model.
+    pub(crate) fn model(objects: &Path) -> Watch {
+        Watch {
+            imp: Imp::Inotify(Inotify::for_model(objects)),
+            deferred: None,
+        }
+    }
+
+    /// The watch descriptor of `pack/`. Read it before other threads use the detector: a drain holds the
+    /// (std) targets lock across loom operations, and a loom thread blocking on a std lock hangs the model.
+    pub(crate) fn model_pack_wd(&self) -> i32 {
+        let Imp::Inotify(i) = &self.imp else {
+            panic!("a detector with events");
+        };
+        *crate::sync::plain::lock(&i.targets)
+            .iter()
+            .find(|(_, t)| matches!(t, Target::PackDir))
+            .expect("pack/ watched")
+            .0
+    }
+
+    /// The model's `rename` of `name` into `pack/` (watched as `wd`): `write` changes the model's directory and
+    /// the event is queued under the queue's lock, as the kernel queues it inside the system call.
+    pub(crate) fn model_pack_event(&self, wd: i32, name: &[u8], write: impl FnOnce()) {
+        let Imp::Inotify(i) = &self.imp else {
+            return write();
+        };
+        i.model_event((wd, ReadFlags::MOVED_TO, Some(name.to_vec())), write);
+    }
+}
+
 /// A detector whose events are not set up yet: the misses its handles answered with `stat` so far.
 struct Deferred {
-    misses: PlainAtomicU64,
+    misses: AtomicU64,
     after: u64,
 }
 
