@@ -380,7 +380,7 @@ impl LoadedMidx {
         }
         match self
             .buckets
-            .confirm(first, || self.midx.check_bucket(first))
+            .confirm(first, || self.check_bucket(first))
         {
             Confirmed::Certain => return None,
             Confirmed::OutOfOrder(Some(problem)) => {
