@@ -414,9 +414,20 @@ pub fn all_objects(
             }
         }
     } else {
-        let mut all: Vec<ObjectId> = objects.handle().objects_sorted()?.into_iter().map(|(id, _)| id).collect();
+        let mut all: Vec<ObjectId> = objects
+            .handle()
+            .objects_sorted()?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
         // With the ids the indices list that no lookup locates: git lists them, then cannot read them.
-        all.extend(objects.handle().unlocatable_objects()?.into_iter().map(|(id, _)| id));
+        all.extend(
+            objects
+                .handle()
+                .unlocatable_objects()?
+                .into_iter()
+                .map(|(id, _)| id),
+        );
         all.sort_unstable();
         all.dedup();
         for id in all {
@@ -431,7 +442,12 @@ pub fn all_objects(
 /// reads nothing of the object (only `%(objectname)` and `%(rest)`, no contents), where git prints the line
 /// without a lookup (its `skip_object_info`): an object the indices list but no lookup can read is printed
 /// then too.
-fn answer_listed(objects: &Objects, id: &ObjectId, format: &Format, out: &mut Vec<u8>) -> Result<(), Fatal> {
+fn answer_listed(
+    objects: &Objects,
+    id: &ObjectId,
+    format: &Format,
+    out: &mut Vec<u8>,
+) -> Result<(), Fatal> {
     if !format.reads_object() {
         let hex = id.to_string();
         for part in &format.parts {

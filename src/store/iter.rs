@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use super::{Handle, Location, MidxCheck};
 use crate::data::LoadMode;
 use crate::error::{Error, IdxProblem};
-use crate::idx::PackIndex;
 use crate::ids::PackId;
+use crate::idx::PackIndex;
 use crate::oid::{HashKind, ObjectId};
 use crate::sync::plain::Arc;
 
@@ -220,7 +220,13 @@ impl Handle {
                             continue;
                         };
                         match own.idx.checked_offset_at(i) {
-                            Some(Ok(offset)) => emit(&id, Location::Packed { pack: own.id, offset })?,
+                            Some(Ok(offset)) => emit(
+                                &id,
+                                Location::Packed {
+                                    pack: own.id,
+                                    offset,
+                                },
+                            )?,
                             Some(Err(problem)) => push(id, corrupt_index(&own.idx, problem)),
                             None => {}
                         }

@@ -35,7 +35,8 @@ pub fn idx_with_entries_swapped(idx: &[u8], version: u32, hash_len: usize, k: us
 pub fn clear_chunk(bytes: &[u8], id: &[u8; 4]) -> Vec<u8> {
     let chunks = usize::from(bytes[6]);
     let row = |r: usize| 12 + 12 * r;
-    let offset = |r: usize| u64::from_be_bytes(bytes[row(r) + 4..row(r) + 12].try_into().expect("8 bytes"));
+    let offset =
+        |r: usize| u64::from_be_bytes(bytes[row(r) + 4..row(r) + 12].try_into().expect("8 bytes"));
     let r = (0..chunks)
         .find(|&r| &bytes[row(r)..row(r) + 4] == id)
         .unwrap_or_else(|| panic!("no chunk {id:?}"));

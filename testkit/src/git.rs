@@ -325,12 +325,21 @@ pub fn t5319_cleared_large_offsets() -> (tempfile::TempDir, String) {
     let input: String = (1..=63).map(|i| format!("blob{i}\n")).collect();
     let mut ids = String::new();
     for line in input.lines() {
-        ids.push_str(&git_stdin(r, &["hash-object", "-w", "--stdin"], format!("{line}\n").as_bytes()));
+        ids.push_str(&git_stdin(
+            r,
+            &["hash-object", "-w", "--stdin"],
+            format!("{line}\n").as_bytes(),
+        ));
     }
     let objects = objects_dir(r);
     let hash = git_stdin(
         r,
-        &["pack-objects", "-q", "--index-version=2,0x40", &format!("{}/pack/pack", objects.display())],
+        &[
+            "pack-objects",
+            "-q",
+            "--index-version=2,0x40",
+            &format!("{}/pack/pack", objects.display()),
+        ],
         ids.as_bytes(),
     );
     git(r, &["prune-packed"]);
@@ -367,7 +376,10 @@ pub fn t5313_bad_header_count(n: usize) -> (tempfile::TempDir, Vec<String>) {
     let repo = init_repo("sha1", true);
     fast_import_blobs(repo.path(), n, 5313, "b");
     let idx = idx_files(&objects_dir(repo.path())).remove(0);
-    let ids = show_index(&idx, "sha1").into_iter().map(|(id, _)| id).collect();
+    let ids = show_index(&idx, "sha1")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
     let pack = idx.with_extension("pack");
     let mut bytes = std::fs::read(&pack).expect("read pack");
     bytes[8..12].copy_from_slice(b"\xff\0\0\0");

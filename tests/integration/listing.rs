@@ -84,7 +84,11 @@ fn t5319_94_an_object_whose_entries_cannot_be_used_is_listed_with_the_lookup_err
                 .collect();
             assert_eq!(sorted, listed);
             let expected: Vec<&String> = git_ids.iter().filter(|id| **id != bad).collect();
-            assert_eq!(listed.iter().collect::<Vec<_>>(), expected, "midx {with_midx}");
+            assert_eq!(
+                listed.iter().collect::<Vec<_>>(),
+                expected,
+                "midx {with_midx}"
+            );
             let u = unlocatable(&store);
             assert_eq!(u.len(), 1, "midx {with_midx} {mode:?}: {u:?}");
             assert_eq!(u[0].0, bad);
@@ -101,7 +105,11 @@ fn t5313_3_the_objects_of_a_pack_whose_header_lies_are_listed_as_unlocatable() {
     let (repo, ids) = t5313_bad_header_count(10);
     let mut ids = ids;
     ids.sort();
-    let store = Store::open(repo.path(), Options::default().incomplete(IncompleteMode::Miss)).unwrap();
+    let store = Store::open(
+        repo.path(),
+        Options::default().incomplete(IncompleteMode::Miss),
+    )
+    .unwrap();
     let mut h = store.handle();
     for id in &ids {
         assert_eq!(h.locate(&oid(id)).unwrap(), None);
@@ -139,7 +147,8 @@ fn midx_entries_answered_from_the_packs_own_indices_are_listed_where_lookup_answ
     let mut pack_id_out_of_range = good.clone();
     pack_id_out_of_range[ooff + 8 * row..ooff + 8 * row + 4].copy_from_slice(&[0, 0, 0, 9]);
     let mut past_the_end = good.clone();
-    past_the_end[ooff + 8 * row + 4..ooff + 8 * row + 8].copy_from_slice(&1_000_000u32.to_be_bytes());
+    past_the_end[ooff + 8 * row + 4..ooff + 8 * row + 8]
+        .copy_from_slice(&1_000_000u32.to_be_bytes());
     for (what, mut v) in [
         ("pack id out of range", pack_id_out_of_range),
         ("offset past the end", past_the_end),
@@ -148,7 +157,11 @@ fn midx_entries_answered_from_the_packs_own_indices_are_listed_where_lookup_answ
         replace_by_rename(&midx, &v);
         let store = Store::open(repo.path(), Options::default()).unwrap();
         let t = tally(&store, &k);
-        assert_eq!((t.wrong, t.missing, t.errors.len()), (0, 0, 0), "{what}: {t:?}");
+        assert_eq!(
+            (t.wrong, t.missing, t.errors.len()),
+            (0, 0, 0),
+            "{what}: {t:?}"
+        );
         let located = store.handle().locate(&oid(&id)).unwrap().unwrap();
         let listed = listed_inside_packs(&store);
         assert_eq!(listed, k.ids, "{what}");

@@ -27,7 +27,10 @@ fn three_packs() -> tempfile::TempDir {
 
 /// A bare repository of three `fast-import` packs of `per_pack` blobs each (seeds `seed`, `seed + 1`, `seed + 2`)
 /// under a multi-pack-index git wrote: the repository, the file's path and its bytes.
-pub(crate) fn three_packs_under_a_midx(per_pack: usize, seed: u64) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+pub(crate) fn three_packs_under_a_midx(
+    per_pack: usize,
+    seed: u64,
+) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let repo = init_repo("sha1", true);
     for p in 0..3 {
         fast_import_blobs(repo.path(), per_pack, seed + p, &format!("b{p}"));

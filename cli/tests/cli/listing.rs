@@ -45,12 +45,23 @@ fn batch_all_objects_lists_an_object_whose_entries_cannot_be_used_t5319_94() {
     let (out, err, code) = odb_all(r, &names);
     assert_eq!((code, err.as_str()), (Some(0), ""));
     assert_eq!(out, git_out);
-    let (out, _, code) = odb_all(r, &["--batch-all-objects", "--unordered", "--batch-check=%(objectname)"]);
+    let (out, _, code) = odb_all(
+        r,
+        &[
+            "--batch-all-objects",
+            "--unordered",
+            "--batch-check=%(objectname)",
+        ],
+    );
     assert_eq!(code, Some(0));
     assert_eq!(sorted_lines(&out), sorted_lines(&git_out));
 
     // The default format: git dies at the 63rd; its answers for the other 62, asked one by one.
-    let others: String = git_out.lines().filter(|l| *l != bad).map(|l| format!("{l}\n")).collect();
+    let others: String = git_out
+        .lines()
+        .filter(|l| *l != bad)
+        .map(|l| format!("{l}\n"))
+        .collect();
     let (git_others, _, _) = git_run(r, &["--batch-check"], others.as_bytes());
     let git_others = String::from_utf8(git_others).unwrap();
     let midx = r.join("objects/pack/multi-pack-index");
@@ -61,7 +72,8 @@ fn batch_all_objects_lists_an_object_whose_entries_cannot_be_used_t5319_94() {
         }
         let (out, _, code) = odb_all(r, &args);
         assert_eq!(code, Some(0));
-        let (bad_lines, good): (Vec<&str>, Vec<&str>) = out.lines().partition(|l| l.starts_with(&bad));
+        let (bad_lines, good): (Vec<&str>, Vec<&str>) =
+            out.lines().partition(|l| l.starts_with(&bad));
         assert_eq!(bad_lines.len(), 1, "unordered {unordered}: {out}");
         assert!(
             bad_lines[0].starts_with(&format!("{bad} error {}: ", midx.display())),
@@ -99,7 +111,10 @@ fn batch_all_objects_answers_missing_for_a_pack_whose_header_lies_t5313_3() {
         assert_eq!(code, Some(0));
         assert_eq!(out, git_out, "{format}");
         if format == "--batch-check" {
-            assert!(git_err.contains("claims to have 4278190080 objects"), "{git_err}");
+            assert!(
+                git_err.contains("claims to have 4278190080 objects"),
+                "{git_err}"
+            );
             assert!(
                 err.contains("claims to have 4278190080 objects while index indicates")
                     && err.contains(".pack"),
@@ -107,7 +122,11 @@ fn batch_all_objects_answers_missing_for_a_pack_whose_header_lies_t5313_3() {
             );
         }
     }
-    let args = ["--batch-all-objects", "--unordered", "--batch-check=%(objectname)"];
+    let args = [
+        "--batch-all-objects",
+        "--unordered",
+        "--batch-check=%(objectname)",
+    ];
     let (git_out, _, _) = git_run(r, &args, b"");
     let git_out = String::from_utf8(git_out).unwrap();
     let (out, _, code) = odb_all(r, &args);
