@@ -111,6 +111,16 @@ impl Format {
         (info, contents)
     }
 
+    /// Whether an answer reads anything of the object (its type, size, place or contents): not for a format of
+    /// `%(objectname)` and `%(rest)` only, without `--batch`.
+    fn reads_object(&self) -> bool {
+        self.contents
+            || self
+                .parts
+                .iter()
+                .any(|p| matches!(p, Part::Atom(a) if !matches!(a, Atom::Name | Atom::Rest)))
+    }
+
     /// Answer each named object with its replacement's type, size and contents, as git does.
     pub fn with_replacements(mut self, replace: Replacements) -> Format {
         self.replace = replace;
@@ -421,20 +431,69 @@ pub fn all_objects(
                 emit(&mut buf)?;
             }
         }
-    } else {
-        let all = objects.handle().objects_sorted()?;
-        for (id, _) in all {
-            match objects.place(&id) {
-                Ok(Some(place)) => {
-                    write_object(objects, &id, &id, &place, b"", format, None, &mut buf)?
-                }
-                Ok(None) => status(id.to_string().as_bytes(), b"missing", &mut buf),
-                Err(e) => error(id.to_string().as_bytes(), &e, &mut buf)?,
+        // What the indices list that no lookup locates: answered as a lookup answers it (git lists these ids too).
+        let unlocatable = objects.handle().unlocatable_objects()?;
+        for (id, _) in unlocatable {
+            if seen.insert(id) {
+                answer_listed(objects, &id, format, &mut buf)?;
+                emit(&mut buf)?;
             }
+        }
+    } else {
+        let mut all: Vec<ObjectId> = objects
+            .handle()
+            .objects_sorted()?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        // With the ids the indices list that no lookup locates: git lists them, then cannot read them.
+        all.extend(
+            objects
+                .handle()
+                .unlocatable_objects()?
+                .into_iter()
+                .map(|(id, _)| id),
+        );
+        all.sort_unstable();
+        all.dedup();
+        for id in all {
+            answer_listed(objects, &id, format, &mut buf)?;
             emit(&mut buf)?;
         }
     }
     Ok(())
+}
+
+/// Append the answer for `id`, listed by `--batch-all-objects`: looked up again, as git does, unless the format
+/// reads nothing of the object (only `%(objectname)` and `%(rest)`, no contents), where git prints the line
+/// without a lookup (its `skip_object_info`): an object the indices list but no lookup can read is printed
+/// then too.
+fn answer_listed(
+    objects: &Objects,
+    id: &ObjectId,
+    format: &Format,
+    out: &mut Vec<u8>,
+) -> Result<(), Fatal> {
+    if !format.reads_object() {
+        let hex = id.to_string();
+        for part in &format.parts {
+            match part {
+                Part::Text(t) => out.extend_from_slice(t),
+                Part::Atom(Atom::Name) => out.extend_from_slice(hex.as_bytes()),
+                Part::Atom(_) => {}
+            }
+        }
+        out.push(b'\n');
+        return Ok(());
+    }
+    match objects.place(id) {
+        Ok(Some(place)) => write_object(objects, id, id, &place, b"", format, None, out),
+        Ok(None) => {
+            status(id.to_string().as_bytes(), b"missing", out);
+            Ok(())
+        }
+        Err(e) => error(id.to_string().as_bytes(), &e, out),
+    }
 }
 
 /// Why `--batch-all-objects` stopped.

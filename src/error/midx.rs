@@ -231,6 +231,15 @@ pub enum MidxProblem {
         /// The offset the pack's `.idx` gives.
         idx_offset: u64,
     },
+    /// (pack-index check) The own `.idx` of a pack the file covers lists an object the file does not list (found
+    /// under [`MidxCheck::PackIndex`](crate::MidxCheck::PackIndex), when a miss checks its fanout bucket against
+    /// the packs' own indices).
+    ObjectNotListed {
+        /// The object's id.
+        id: ObjectId,
+        /// The pack int id of the pack whose `.idx` lists it.
+        pack: u32,
+    },
     /// (verify) The trailer is not the checksum of the file's contents.
     ChecksumMismatch {
         /// The checksum stored in the trailer.
@@ -398,6 +407,12 @@ impl fmt::Display for MidxProblem {
                 write!(
                     f,
                     "checksum mismatch: trailer says {stored}, contents hash to {computed}"
+                )
+            }
+            P::ObjectNotListed { id, pack } => {
+                write!(
+                    f,
+                    "object {id} of pack {pack} (its .idx lists it) is not listed in the multi-pack-index"
                 )
             }
             P::IdsOutOfOrder { object } => {

@@ -559,6 +559,12 @@ impl PackIndex {
         self.fanout[b] >= self.fanout[b + 1]
     }
 
+    /// The positions of fan-out bucket `first` (the ids whose first byte is `first`, if the file is right).
+    pub(crate) fn bucket_range(&self, first: u8) -> std::ops::Range<u32> {
+        let b = usize::from(first);
+        self.fanout[b]..self.fanout[b + 1].max(self.fanout[b])
+    }
+
     /// [`find`](Self::find) in the shape of the hot path: the same checks, but a bad entry is only its position
     /// ([`checked_offset_at`](Self::checked_offset_at) says what is wrong with it), so nothing large is built
     /// or returned on a hit.

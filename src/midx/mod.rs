@@ -624,10 +624,10 @@ impl MultiPackIndex {
         match self.find_entry_in(id, pack_lens) {
             MidxFound::At(pack, offset) => Ok(Some((pack, offset))),
             MidxFound::Missing => Ok(None),
-            MidxFound::Bad(i) => match self.entry(i, pack_lens) {
-                Some(Err(problem)) => Err(problem),
-                // `find_entry_in` and `entry` make the same checks.
-                other => Ok(other.and_then(Result::ok)),
+            MidxFound::Bad(i) => match self.entry_problem(i, pack_lens) {
+                Some(problem) => Err(problem),
+                // `find_entry_in` and `entry_problem` make the same checks.
+                None => Ok(self.entry(i, pack_lens).and_then(Result::ok)),
             },
         }
     }
@@ -646,6 +646,9 @@ impl MultiPackIndex {
         let Some(i) = self.position(id) else {
             return MidxFound::Missing;
         };
+        if self.repeated_at(i, id) {
+            return MidxFound::Bad(i);
+        }
         match usable(i) {
             Some((pack, offset)) => MidxFound::At(pack, offset),
             None => MidxFound::Bad(i),
@@ -672,6 +675,17 @@ impl MultiPackIndex {
                 None => u64::MAX,
             })
             .collect()
+    }
+
+    /// The entry of position `i` if [`find_entry_within`](Self::find_entry_within) would answer it for the id
+    /// there (within `bounds`, and its id not repeated by a neighbour): for a caller that walks every position.
+    #[inline]
+    pub(crate) fn entry_within(&self, i: u32, bounds: &[u64]) -> Option<(u32, u64)> {
+        let id = self.id_at(i)?;
+        if self.repeated_at(i, id) {
+            return None;
+        }
+        self.usable_entry_within(i, bounds)
     }
 
     #[inline(always)]
@@ -710,9 +724,41 @@ impl MultiPackIndex {
     }
 
     /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
-    /// [`find_in`](Self::find_in) takes them), if anything.
+    /// [`find_in`](Self::find_in) takes them), if anything: its id repeated by a neighbour
+    /// ([`MidxProblem::IdsOutOfOrder`], naming the second of the two), or its entry.
     pub(crate) fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {
+        if let Some(id) = self.id_at(i)
+            && self.repeated_at(i, id)
+        {
+            let before = i.checked_sub(1).and_then(|j| self.id_at(j)) == Some(id);
+            return Some(MidxProblem::IdsOutOfOrder {
+                object: if before { i } else { i + 1 },
+            });
+        }
         self.entry(i, pack_lens)?.err()
+    }
+
+    /// The positions of fanout bucket `first` (the ids whose first byte is `first`, if the file is right).
+    pub(crate) fn bucket_range(&self, first: u8) -> std::ops::Range<u32> {
+        let b = usize::from(first);
+        let start = if b == 0 { 0 } else { self.fanout[b - 1] };
+        start..self.fanout[b].max(start)
+    }
+
+    /// Whether a neighbour of position `i` (where `id` was found) holds `id` too: the table repeats an id, which
+    /// a file in order never does (each object once), so neither entry can be trusted to be `id`'s. On a hit it
+    /// costs a compare of each neighbour's first 8 bytes (the rest only if those are equal).
+    #[inline(always)]
+    fn repeated_at(&self, i: u32, id: &[u8]) -> bool {
+        let h = self.kind.len();
+        let ids = self.ids();
+        let at = i as usize * h;
+        let key = prefix(id);
+        let same = |s: usize| {
+            ids.get(s..s + h)
+                .is_some_and(|c| prefix(c) == key && c == id)
+        };
+        (at >= h && same(at - h)) || same(at + h)
     }
 
     /// The offset an entry's offset field gives: the field itself, or the `LOFF` row it refers to (`None` if
@@ -789,7 +835,7 @@ impl MultiPackIndex {
     }
 
     /// Every object in file order (which is id order in a valid file): id, pack int id, offset. Entries that
-    /// [`find`](Self::find) would reject are skipped.
+    /// [`find`](Self::find) would reject are skipped (among them both copies of an id the table repeats).
     pub fn iter(&self) -> impl Iterator<Item = (ObjectId, u32, u64)> + '_ {
         let h = self.kind.len();
         self.ids()
@@ -797,6 +843,9 @@ impl MultiPackIndex {
             .zip(0..self.len())
             .filter_map(|(raw, i)| {
                 let id = ObjectId::from_bytes(raw)?;
+                if self.repeated_at(i, raw) {
+                    return None;
+                }
                 let (pack, off) = self.entry(i, &[]).and_then(Result::ok)?;
                 Some((id, pack, off))
             })

@@ -5,10 +5,50 @@
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use super::{Handle, Location};
-use crate::error::Error;
+use std::path::PathBuf;
+
+use super::{Handle, Location, MidxCheck};
+use crate::data::LoadMode;
+use crate::error::{Error, IdxProblem};
 use crate::ids::PackId;
-use crate::oid::ObjectId;
+use crate::idx::PackIndex;
+use crate::oid::{HashKind, ObjectId};
+use crate::sync::plain::Arc;
+
+/// Objects an index lists that iteration cannot locate, with why ([`Handle::unlocatable_objects`]).
+type Unusable = Vec<(ObjectId, Arc<Error>)>;
+
+/// An `.idx` entry whose offset cannot be right, as a lookup reports it.
+fn corrupt_index(idx: &PackIndex, problem: IdxProblem) -> Error {
+    Error::CorruptIndex {
+        path: idx.path().to_path_buf(),
+        problem,
+    }
+}
+
+/// The ids of each `.idx` of `failed` (indices that did not load) that can still be read, without its pack, with
+/// its load error: git lists them (it reads the pack only when an object is read). An index whose file or pack
+/// vanished since the listing is left out, as git leaves out an index without its pack.
+fn unusable_in_failed(
+    failed: &[(PathBuf, Arc<Error>)],
+    kind: HashKind,
+    mode: LoadMode,
+    out: &mut Unusable,
+) {
+    for (path, e) in failed {
+        if e.is_vanished() || path.extension().is_none_or(|x| x != "idx") {
+            continue;
+        }
+        let Ok(idx) = PackIndex::open_with(path, kind, mode) else {
+            continue;
+        };
+        out.extend(
+            (0..idx.len())
+                .filter_map(|i| idx.id_at(i).and_then(ObjectId::from_bytes))
+                .map(|id| (id, Arc::clone(e))),
+        );
+    }
+}
 
 /// How many entries each kind of source holds ([`Handle::count_objects`]); an object stored in several places
 /// counts in each.
@@ -53,7 +93,7 @@ impl Handle {
         self.load_all_relisted()?;
         self.check_complete()?;
         let mut seen = HashSet::new();
-        if self.packed_objects(&mut seen, &mut f).is_break() {
+        if self.packed_objects(&mut seen, &mut f, None).is_break() {
             return Ok(());
         }
         #[cfg(all(test, not(any(loom, shuttle))))]
@@ -70,55 +110,178 @@ impl Handle {
         // `locate`'s last step: a repack (and prune) while the loose objects were listed moved objects into
         // packs this listing does not know; the packs of the new listing not seen above are listed too.
         if self.load_all_relisted()? {
-            let _ = self.packed_objects(&mut seen, &mut f);
+            let _ = self.packed_objects(&mut seen, &mut f, None);
         }
         Ok(())
     }
 
-    /// The packed part of [`for_each_object`](Self::for_each_object): every entry of every loaded index whose
-    /// pack is not in `seen`, then those packs are added to `seen`.
+    /// The packed part of [`for_each_object`](Self::for_each_object): every object of every loaded index whose
+    /// pack is not in `seen`, where a lookup finds it, then those packs are added to `seen`. An entry that cannot
+    /// be right is listed where a lookup answers it: a multi-pack-index entry from the packs' own indices (as
+    /// `locate` does), and the objects of a fanout bucket whose misses `locate` sends to the own indices (out of
+    /// order; under [`MidxCheck::PackIndex`](super::MidxCheck::PackIndex), not the packs' ids) from those too.
+    /// What no index can locate is skipped here, and pushed to `unusable` with why when it is given, with the
+    /// ids of every `.idx` that did not load (read again, without its pack) for
+    /// [`unlocatable_objects`](Self::unlocatable_objects).
     fn packed_objects(
         &mut self,
         seen: &mut HashSet<PackId>,
         f: &mut impl FnMut(&ObjectId, Location) -> ControlFlow<()>,
+        mut unusable: Option<&mut Unusable>,
     ) -> ControlFlow<()> {
+        let (kind, mode) = (self.store().kind, self.store().options.load);
         let (snap, _) = self.load_all();
         let before = seen.clone();
+        if let Some(u) = unusable.as_deref_mut() {
+            unusable_in_failed(&snap.failed, kind, mode, u);
+        }
+        let mut push = |id: ObjectId, e: Error| {
+            if let Some(u) = unusable.as_deref_mut() {
+                u.push((id, Arc::new(e)));
+            }
+        };
         for p in &snap.packs {
             seen.insert(p.id);
             if before.contains(&p.id) {
                 continue;
             }
             for i in 0..p.idx.len() {
-                let (Some(id), Some(offset)) = (
-                    p.idx.id_at(i).and_then(ObjectId::from_bytes),
-                    p.idx.offset_at(i),
-                ) else {
+                let Some(id) = p.idx.id_at(i).and_then(ObjectId::from_bytes) else {
                     continue;
                 };
-                f(&id, Location::Packed { pack: p.id, offset })?;
+                match p.idx.checked_offset_at(i) {
+                    Some(Ok(offset)) => f(&id, Location::Packed { pack: p.id, offset })?,
+                    Some(Err(problem)) => push(id, corrupt_index(&p.idx, problem)),
+                    None => {}
+                }
             }
         }
         for m in &snap.midx {
-            for (id, pack, offset) in m.midx.iter() {
-                // Entries of packs that are not on disk are not answered by lookups either.
-                let Some(Some(pack)) = m.packs.get(pack as usize) else {
+            let mut emit = |id: &ObjectId, loc: Location| -> ControlFlow<()> {
+                if let Location::Packed { pack, .. } = loc {
+                    seen.insert(pack);
+                    if before.contains(&pack) {
+                        return ControlFlow::Continue(());
+                    }
+                }
+                f(id, loc)
+            };
+            for i in 0..m.midx.len() {
+                let Some(raw) = m.midx.id_at(i) else {
+                    break;
+                };
+                let Some(id) = ObjectId::from_bytes(raw) else {
                     continue;
                 };
-                seen.insert(*pack);
-                if before.contains(pack) {
+                let fast = match m.check {
+                    MidxCheck::Bounds => m.midx.entry_within(i, &m.bounds),
+                    MidxCheck::PackIndex => None,
+                };
+                let loc = match fast {
+                    // Entries of packs that are not on disk are not answered by lookups either.
+                    Some((pack, offset)) => match m.packs.get(pack as usize) {
+                        Some(&Some(pack)) => Some(Location::Packed { pack, offset }),
+                        _ => None,
+                    },
+                    // `locate`'s answer for it: checked, or from the packs' own indices.
+                    None => {
+                        let mut bad = None;
+                        let loc = m
+                            .lookup(raw, &mut bad)
+                            .or_else(|| m.confirm_miss(raw, &mut bad));
+                        if let (None, Some((_, e))) = (loc, bad) {
+                            push(id, e);
+                        }
+                        loc
+                    }
+                };
+                if let Some(loc) = loc {
+                    emit(&id, loc)?;
+                }
+            }
+            for first in 0..=u8::MAX {
+                if m.bucket_trusted(first) {
                     continue;
                 }
-                f(
-                    &id,
-                    Location::Packed {
-                        pack: *pack,
-                        offset,
-                    },
-                )?;
+                let listed: HashSet<&[u8]> = m
+                    .midx
+                    .bucket_range(first)
+                    .filter_map(|i| m.midx.id_at(i))
+                    .collect();
+                for pack in 0..m.pack_count() {
+                    let Some(Ok(own)) = m.own_index(pack) else {
+                        continue;
+                    };
+                    for i in own.idx.bucket_range(first) {
+                        let Some(raw) = own.idx.id_at(i).filter(|raw| !listed.contains(raw)) else {
+                            continue;
+                        };
+                        let Some(id) = ObjectId::from_bytes(raw) else {
+                            continue;
+                        };
+                        match own.idx.checked_offset_at(i) {
+                            Some(Ok(offset)) => emit(
+                                &id,
+                                Location::Packed {
+                                    pack: own.id,
+                                    offset,
+                                },
+                            )?,
+                            Some(Err(problem)) => push(id, corrupt_index(&own.idx, problem)),
+                            None => {}
+                        }
+                    }
+                }
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// The objects that index files list and that [`for_each_object`](Self::for_each_object) does not, because
+    /// no lookup locates them, each once, in id order, with why: what a lookup of it answers if that is an error
+    /// (an `.idx` entry whose offset cannot be right, a multi-pack-index entry that cannot be right and that no
+    /// pack's own index locates), else (a lookup answers `None`) why its index cannot be used (an `.idx` whose
+    /// pack does not match it, or whose pack's header gives another object count). git's
+    /// `cat-file --batch-all-objects` lists these ids too, and then cannot read them: `<id> missing` with the
+    /// error on stderr, or dies. Together with [`objects_sorted`](Self::objects_sorted), every id the index
+    /// files list (but those of an index whose file is unreadable or malformed, whose ids cannot be read). An
+    /// `.idx` whose file or pack vanished since the listing is not listed (git ignores it).
+    ///
+    /// Walks every index as `for_each_object` does (reading an `.idx` that did not load again, without its
+    /// pack), then looks each candidate up: O(objects) when nothing is wrong.
+    ///
+    /// ```
+    /// # let tmp = tempfile::tempdir()?;
+    /// # std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+    /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
+    /// use odb_index::{Options, Store};
+    ///
+    /// let store = Store::open(tmp.path(), Options::default())?;
+    /// assert!(store.handle().unlocatable_objects()?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// Errors: those of [`for_each_object`](Self::for_each_object) listing the packs (not
+    /// [`Error::Incomplete`]: an index that did not load is what this lists).
+    pub fn unlocatable_objects(&mut self) -> Result<Vec<(ObjectId, Arc<Error>)>, Error> {
+        self.load_all_relisted()?;
+        let mut unusable = Vec::new();
+        let _always_continues = self.packed_objects(
+            &mut HashSet::new(),
+            &mut |_, _| ControlFlow::Continue(()),
+            Some(&mut unusable),
+        );
+        unusable.sort_by_key(|e| e.0);
+        unusable.dedup_by(|b, a| a.0 == b.0);
+        let mut out = Vec::new();
+        for (id, why) in unusable {
+            match self.locate(&id) {
+                Ok(Some(_)) => {}
+                Ok(None) => out.push((id, why)),
+                Err(e) => out.push((id, Arc::new(e))),
+            }
+        }
+        Ok(out)
     }
 
     /// Every object once, in id order, with one place it is stored (the first in search order: packs newest

@@ -8,11 +8,11 @@ use super::listing::{Generation, SlotSpec};
 use super::options::{MidxCheck, Options};
 use crate::data::LoadMode;
 use crate::error::Error;
-use crate::fanout::BucketState;
+use crate::fanout::{BucketState, Confirmed};
 use crate::ids::PackId;
 use crate::idx::PackIndex;
-use crate::midx::MultiPackIndex;
-use crate::oid::HashKind;
+use crate::midx::{MidxProblem, MultiPackIndex};
+use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{SlotMap, SlotRef};
 use crate::sync::plain::atomic as plain_atomic;
 use crate::sync::plain::{Arc, Mutex, OnceLock, lock};
@@ -151,6 +151,70 @@ impl LoadedMidx {
         let text = e.to_string();
         if w.len() < WRONG_KEPT && !w.iter().any(|x| x.to_string() == text) {
             w.push(e);
+        }
+    }
+
+    /// Whether a miss in fanout bucket `first` is certain ([`check_bucket`](Self::check_bucket), once per bucket
+    /// and file; a bucket found wrong is reported). Otherwise lookups send its misses to the packs' own indices.
+    pub(super) fn bucket_trusted(&self, first: u8) -> bool {
+        match self.buckets.confirm(first, || self.check_bucket(first)) {
+            Confirmed::Certain => true,
+            Confirmed::OutOfOrder(problem) => {
+                if let Some(problem) = problem {
+                    self.record_wrong(Arc::new(Error::CorruptMultiPackIndex {
+                        path: self.midx.path().to_path_buf(),
+                        problem,
+                    }));
+                }
+                false
+            }
+        }
+    }
+
+    /// The check of fanout bucket `first` before a miss there is trusted: the file's order
+    /// ([`MultiPackIndex::check_bucket`]) and, under [`MidxCheck::PackIndex`], that the bucket lists exactly the
+    /// ids of that bucket of the covered packs' own indices. One bit flipped in an id (`OIDL`) can leave the ids
+    /// in order while the file no longer lists the object; this catches it, so misses in that bucket are looked
+    /// up in the own indices. If a covered pack's own index does not load, the file's ids are not checked
+    /// against the others (the missing pack's objects would look unknown). O(ids of the bucket in the file and
+    /// the covered packs), once per bucket and file.
+    pub(super) fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
+        self.midx.check_bucket(first)?;
+        if self.check != MidxCheck::PackIndex {
+            return Ok(());
+        }
+        let mut own: Vec<(&[u8], u32)> = Vec::new();
+        let mut all_loaded = true;
+        for pack in 0..self.pack_count() {
+            match self.own_index(pack) {
+                Some(Ok(p)) => own.extend(
+                    p.idx
+                        .bucket_range(first)
+                        .filter_map(|i| p.idx.id_at(i))
+                        .map(|id| (id, pack)),
+                ),
+                _ => all_loaded = false,
+            }
+        }
+        own.sort_unstable();
+        let m = &self.midx;
+        let oid = |id: &[u8]| ObjectId::from_bytes(id).unwrap_or(ObjectId::null(self.kind));
+        if all_loaded {
+            for object in m.bucket_range(first) {
+                let Some(id) = m.id_at(object) else { break };
+                if own.binary_search_by(|(x, _)| (*x).cmp(id)).is_err() {
+                    let pack = m.find(id).ok().flatten().map_or(u32::MAX, |(p, _)| p);
+                    return Err(MidxProblem::ObjectNotInPack {
+                        object,
+                        id: oid(id),
+                        pack,
+                    });
+                }
+            }
+        }
+        match own.iter().find(|(id, _)| m.position(id).is_none()) {
+            Some(&(id, pack)) => Err(MidxProblem::ObjectNotListed { id: oid(id), pack }),
+            None => Ok(()),
         }
     }
 }

@@ -378,10 +378,7 @@ impl LoadedMidx {
         if id.len() != self.midx.hash_kind().len() {
             return None;
         }
-        match self
-            .buckets
-            .confirm(first, || self.midx.check_bucket(first))
-        {
+        match self.buckets.confirm(first, || self.check_bucket(first)) {
             Confirmed::Certain => return None,
             Confirmed::OutOfOrder(Some(problem)) => {
                 self.record_wrong(Arc::new(Error::CorruptMultiPackIndex {

@@ -27,3 +27,26 @@ pub fn idx_with_entries_swapped(idx: &[u8], version: u32, hash_len: usize, k: us
     }
     b
 }
+
+/// A copy of the chunk file `bytes` (a multi-pack-index) with chunk `id` emptied: its bytes removed, every later
+/// chunk-table offset moved back by its length, the trailing checksum left as it was. What git's
+/// `corrupt_chunk_file <file> <chunk> clear` does (`t/lib-chunk/corrupt-chunk-file.pl`). Panics if there is no
+/// such chunk.
+pub fn clear_chunk(bytes: &[u8], id: &[u8; 4]) -> Vec<u8> {
+    let chunks = usize::from(bytes[6]);
+    let row = |r: usize| 12 + 12 * r;
+    let offset =
+        |r: usize| u64::from_be_bytes(bytes[row(r) + 4..row(r) + 12].try_into().expect("8 bytes"));
+    let r = (0..chunks)
+        .find(|&r| &bytes[row(r)..row(r) + 4] == id)
+        .unwrap_or_else(|| panic!("no chunk {id:?}"));
+    let (start, end) = (offset(r) as usize, offset(r + 1) as usize);
+    let len = (end - start) as u64;
+    let mut v = bytes[..start].to_vec();
+    v.extend_from_slice(&bytes[end..]);
+    for later in r + 1..=chunks {
+        let moved = offset(later) - len;
+        v[row(later) + 4..row(later) + 12].copy_from_slice(&moved.to_be_bytes());
+    }
+    v
+}

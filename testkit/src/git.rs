@@ -310,3 +310,80 @@ pub fn import_tree(
     git_stdin(repo, &["fast-import", "--quiet"], &s);
     files.len()
 }
+
+/// git's t5319.94 ("reader bounds-checks large offset table"), built the way t5319 builds it: a bare SHA-1
+/// repository of 63 loose-free blobs in one pack written with `--index-version=2,0x40` (every offset from 0x40 on
+/// in the 64-bit table), one 64-bit offset of that `.idx` given the byte `\x02` (t5319's `corrupt_data $idx64
+/// $(test_oid idxoff) "\02"`: the offset is then about 2^33, past the pack's end), a multi-pack-index written by
+/// `git multi-pack-index write` (which copies that offset into its `LOFF` chunk), then `LOFF` cleared
+/// ([`crate::clear_chunk`], checksum not recomputed, as t5319). Returns the repository and the id whose entries
+/// cannot be used (its `.idx` entry is past the pack's end, its multi-pack-index entry names a `LOFF` row that is
+/// not there).
+pub fn t5319_cleared_large_offsets() -> (tempfile::TempDir, String) {
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    let input: String = (1..=63).map(|i| format!("blob{i}\n")).collect();
+    let mut ids = String::new();
+    for line in input.lines() {
+        ids.push_str(&git_stdin(
+            r,
+            &["hash-object", "-w", "--stdin"],
+            format!("{line}\n").as_bytes(),
+        ));
+    }
+    let objects = objects_dir(r);
+    let hash = git_stdin(
+        r,
+        &[
+            "pack-objects",
+            "-q",
+            "--index-version=2,0x40",
+            &format!("{}/pack/pack", objects.display()),
+        ],
+        ids.as_bytes(),
+    );
+    git(r, &["prune-packed"]);
+    let idx = objects.join(format!("pack/pack-{}.idx", hash.trim()));
+    let mut bytes = std::fs::read(&idx).expect("read idx");
+    let n = 63;
+    // Byte 3 of the 64-bit table's row 25 (t5319's idxoff, 2999, for 63 SHA-1 objects).
+    let at = 8 + 1024 + n * (20 + 4 + 4) + 8 * 25 + 3;
+    assert_eq!(at, 2999);
+    bytes[at] = 2;
+    // Which entry uses row 25: the one whose 32-bit word is 0x8000_0019.
+    let words = 8 + 1024 + n * 24;
+    let entry = (0..n)
+        .find(|&i| bytes[words + 4 * i..words + 4 * i + 4] == 0x8000_0019u32.to_be_bytes())
+        .expect("an entry uses row 25");
+    let bad: String = bytes[8 + 1024 + 20 * entry..8 + 1024 + 20 * entry + 20]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    std::fs::remove_file(&idx).expect("remove idx (read-only)");
+    std::fs::write(&idx, &bytes).expect("write idx");
+    git(r, &["multi-pack-index", "write"]);
+    let midx = objects.join("pack/multi-pack-index");
+    let cleared = crate::clear_chunk(&std::fs::read(&midx).expect("read midx"), b"LOFF");
+    std::fs::remove_file(&midx).expect("remove midx");
+    std::fs::write(&midx, cleared).expect("write midx");
+    (repo, bad)
+}
+
+/// git's t5313.3 ("pack with bad object count" header): a bare SHA-1 repository of one `fast-import` pack of
+/// `n` blobs whose header's object count is set to 0xff000000. Returns the repository and the pack's ids (as
+/// `git show-index` lists them).
+pub fn t5313_bad_header_count(n: usize) -> (tempfile::TempDir, Vec<String>) {
+    let repo = init_repo("sha1", true);
+    fast_import_blobs(repo.path(), n, 5313, "b");
+    let idx = idx_files(&objects_dir(repo.path())).remove(0);
+    let ids = show_index(&idx, "sha1")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let pack = idx.with_extension("pack");
+    let mut bytes = std::fs::read(&pack).expect("read pack");
+    bytes[8..12].copy_from_slice(b"\xff\0\0\0");
+    std::fs::remove_file(&pack).expect("remove pack (read-only)");
+    std::fs::write(&pack, &bytes).expect("write pack");
+    (repo, ids)
+}

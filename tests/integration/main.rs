@@ -25,6 +25,7 @@ mod chain;
 mod hostile;
 mod idx_git;
 mod iter;
+mod listing;
 mod location;
 mod midx_git;
 mod never_wrong;

@@ -27,7 +27,10 @@ fn three_packs() -> tempfile::TempDir {
 
 /// A bare repository of three `fast-import` packs of `per_pack` blobs each (seeds `seed`, `seed + 1`, `seed + 2`)
 /// under a multi-pack-index git wrote: the repository, the file's path and its bytes.
-fn three_packs_under_a_midx(per_pack: usize, seed: u64) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+pub(crate) fn three_packs_under_a_midx(
+    per_pack: usize,
+    seed: u64,
+) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let repo = init_repo("sha1", true);
     for p in 0..3 {
         fast_import_blobs(repo.path(), per_pack, seed + p, &format!("b{p}"));
@@ -374,13 +377,13 @@ fn a_multi_pack_index_named_but_not_found_is_ignored_silently_as_git() {
 
 /// What git and the packs' own `.idx` files say of a repository, read while its files are intact: every object
 /// git lists (`git cat-file --batch-check` finds each), where `git show-index` puts it, and absent ids.
-struct Known {
-    truth: crate::api_common::Truth,
-    ids: Vec<String>,
-    absent: Vec<String>,
+pub(crate) struct Known {
+    pub(crate) truth: crate::api_common::Truth,
+    pub(crate) ids: Vec<String>,
+    pub(crate) absent: Vec<String>,
 }
 
-fn known(repo: &Path) -> Known {
+pub(crate) fn known(repo: &Path) -> Known {
     let ids = all_objects(repo);
     assert!(ids.len() >= 9, "{ids:?}");
     let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
@@ -418,16 +421,16 @@ fn answers(store: &std::sync::Arc<Store>, k: &Known) -> (usize, usize) {
 
 /// What a store answered for the known objects and absent ids.
 #[derive(Debug, Default)]
-struct Tally {
+pub(crate) struct Tally {
     /// A location no `.idx` gives for that id, or an absent id found.
-    wrong: usize,
+    pub(crate) wrong: usize,
     /// A known object answered `None`.
-    missing: usize,
+    pub(crate) missing: usize,
     /// Lookups that failed (the first few).
-    errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
 }
 
-fn tally(store: &std::sync::Arc<Store>, k: &Known) -> Tally {
+pub(crate) fn tally(store: &std::sync::Arc<Store>, k: &Known) -> Tally {
     let mut h = store.handle();
     let mut t = Tally::default();
     for id in &k.ids {

@@ -16,6 +16,7 @@ use odb_index_testkit::{
 
 mod as_git;
 mod git_identity;
+mod listing;
 mod maintenance;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
