@@ -75,12 +75,10 @@ impl Error {
     /// says where the object is now.
     pub fn is_gone(&self) -> bool {
         match self {
-            Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
-            // Not found by its path, and nothing at the path (a dangling symbolic link is a file that is not an
-            // object, as git has it).
-            Error::LooseUnreadable { path, source } => {
+            // (A dangling symbolic link is "not found" too: looked up again, it is found where it was, and its
+            // second read fails the same way: a file that is not an object, as git has it.)
+            Error::Io { source, .. } | Error::LooseUnreadable { source, .. } => {
                 source.kind() == std::io::ErrorKind::NotFound
-                    && std::fs::symlink_metadata(path).is_err()
             }
             Error::Lookup(odb_index::Error::StalePack { .. }) => true,
             _ => false,

@@ -395,8 +395,10 @@ impl Objects {
     /// [`Store::problems`] under [`IncompleteMode::Miss`].
     fn open_loose(&self, path: &Path, z: &mut gix_zlib::Decompress) -> Result<Loose, Error> {
         Loose::open(path, z).inspect_err(|e| {
-            // A file gone since the lookup is no problem of the repository: the object is looked for again.
-            if e.is_not_a_loose_object() && self.answers_missing() && !e.is_gone() {
+            // A file gone since the lookup (nothing at its path) is no problem of the repository: the object is
+            // looked for again. A dangling symbolic link is one.
+            let gone = e.is_gone() && std::fs::symlink_metadata(path).is_err();
+            if e.is_not_a_loose_object() && self.answers_missing() && !gone {
                 let reason = match e {
                     Error::LooseCorrupt { reason, .. } => reason.clone(),
                     Error::LooseUnreadable { source, .. } => source.to_string(),

@@ -121,6 +121,8 @@ impl Handle {
                     if self.refresh_on_miss && self.snap.vanished && relists < MAX_RELISTS {
                         self.refresh_after_miss()?;
                         relists += 1;
+                        #[cfg(all(test, not(any(loom, shuttle))))]
+                        super::relist_tests::after_relist();
                         continue;
                     }
                     break;
@@ -149,6 +151,8 @@ impl Handle {
             }
             self.refresh_after_miss()?;
             relists += 1;
+            #[cfg(all(test, not(any(loom, shuttle))))]
+            super::relist_tests::after_relist();
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
             stage = Stage::Packs;
         }
@@ -289,7 +293,7 @@ impl Handle {
     ) -> Result<Option<Location>, Error> {
         for _ in 0..MAX_RELISTS {
             let map = sync::Arc::clone(self.view.map());
-            self.store.refresh_from(&map, true)?;
+            self.store.refresh_from(&map, true, false)?;
             if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
                 self.move_to_current();
             }
@@ -621,10 +625,12 @@ impl Handle {
     /// Re-list the pack directories after a miss ([`should_refresh`](Self::should_refresh) said so) and move
     /// this handle to the new listing if it changed.
     pub(super) fn refresh_after_miss(&mut self) -> Result<(), Error> {
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::before_relist();
         let map = sync::Arc::clone(self.view.map());
-        self.store.refresh_from(&map, false)?;
-        // One refresh per vanished file: if the listing did not change, later misses do not list again.
-        self.snap.vanished = false;
+        // A file that vanished before it was loaded replaces the map whatever the listing says (its failure is
+        // not carried over), so this handle leaves the snapshot that recorded it.
+        self.store.refresh_from(&map, false, self.snap.vanished)?;
         if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
             self.move_to_current();
         }
@@ -684,7 +690,7 @@ impl Drop for Handle {
 }
 
 /// How many times [`Handle::load_all_relisted`] lists the pack directories again in one call.
-const MAX_RELISTS: usize = 8;
+pub(super) const MAX_RELISTS: usize = 8;
 
 /// Where the slow path of a lookup starts: what the steady path has done is not done again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -360,12 +360,19 @@ impl Store {
     /// Returns whether the pack listing changed. Loaded indices that are still present are kept, never reloaded.
     pub fn refresh(&self) -> Result<bool, Error> {
         let map = self.current.get();
-        self.refresh_from(&map, true)
+        self.refresh_from(&map, true, false)
     }
 
     /// Replace `seen` (if it is still current) with a fresh listing. Returns whether the map was replaced by
-    /// this call or by another since `seen`.
-    fn refresh_from(&self, seen: &sync::Arc<Map>, force: bool) -> Result<bool, Error> {
+    /// this call or by another since `seen`. `force`: an explicit refresh (timestamps not trusted, fresh loose
+    /// caches under `Cached`). `vanished`: a file of `seen` vanished before it was loaded: the map is replaced
+    /// even if the listing is the same (git put the file back), so that its slot is loaded again.
+    fn refresh_from(
+        &self,
+        seen: &sync::Arc<Map>,
+        force: bool,
+        vanished: bool,
+    ) -> Result<bool, Error> {
         let mut state = lock(&self.refresh);
         let current = self.current.get();
         if !sync::Arc::ptr_eq(&current, seen) {
@@ -395,7 +402,7 @@ impl Store {
         let same = same_listing(old, &generation);
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An
         // explicit refresh of cached loose objects always replaces it (fresh caches).
-        if !fresh_loose && old.fresh.confirm(&generation.fresh, same) {
+        if !fresh_loose && !vanished && old.fresh.confirm(&generation.fresh, same) {
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.

@@ -44,6 +44,9 @@ pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
     for (i, v) in old.ready() {
         match (&og.slots[i], v) {
             (_, Loaded::Covered) => {}
+            // A file that vanished since its listing is tried again if the new listing has it (git put it back,
+            // or replaced it under the same name): its failure is not carried.
+            (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}
             (SlotSpec::Pack { pack, .. }, v) => {
                 let p = &og.packs[*pack];
                 carried_packs.insert((p.idx_path.clone(), p.idx_stamp), v.clone());

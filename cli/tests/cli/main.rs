@@ -15,6 +15,7 @@ use odb_index_testkit::{
 };
 
 mod as_git;
+mod freshness;
 mod git_identity;
 mod listing;
 mod maintenance;

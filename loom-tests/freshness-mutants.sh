@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Mutation score of the freshness code (issue 28; docs/PROTOCOL.md section 8c): each mutant is one small edit of
+# src/store/freshness.rs, handle.rs, mod.rs, successor.rs or listing.rs, given as a literal `anchor ~~
+# replacement` pair (`\n` stands for a newline), with the check that must catch it: a loom model (`loom:NAME`,
+# the library's unit tests built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where
+# the deterministic relisting tests of src/store/relist_tests.rs live) or an integration test (`int:NAME`,
+# tests/integration). The script applies one mutant at a time to
+# a scratch copy of the crate, builds that suite into a shared target directory (only the crate recompiles), runs
+# the named test with `--exact`, and fails if the test passes with the mutant applied (or if an anchor does not
+# occur exactly once, so a mutant can never silently be a no-op). Each row names the survivor of issue 28 it
+# stands for.
+#
+# Usage: loom-tests/freshness-mutants.sh [--ci] [NAME...]
+#   --ci   the CI subset (CI_SUBSET below)
+set -euo pipefail
+ci=0
+if [ "${1:-}" = "--ci" ]; then
+  ci=1
+  shift
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# name ~~ file ~~ check ~~ anchor ~~ replacement
+MUTANTS=$(cat <<'LIST'
+listing-scans-before-its-detector ~~ src/store/freshness.rs ~~ loom:loom_models::freshness_events_pack_written_during_a_refresh_is_found ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
+switch-detector-after-scan ~~ src/store/freshness.rs ~~ loom:loom_models::freshness_switch_pack_written_during_a_refresh_is_found ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
+listing-drains-after-scan-std ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::a_pack_written_during_the_scan_is_not_vouched_for ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
+confirm-ignores-stamps ~~ src/store/freshness.rs ~~ loom:loom_models::freshness_stat_pack_written_during_a_refresh_is_found ~~ || (new.stamps == self.stamps && !self.untrusted && !new.untrusted)); ~~ || (!self.untrusted && !new.untrusted));
+unchanged-refresh-keeps-token ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::an_unchanged_relisting_raises_the_token ~~             self.token\n                .store(new.token.load(Ordering::Relaxed), Ordering::Relaxed); ~~ 
+tally-never-reset ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::deferred_count_reaches_its_target_exactly ~~ let n = self.misses.replace(0); ~~ let n = self.misses.get();
+tally-per-miss ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::deferred_count_reaches_its_target_exactly ~~ let n = self.misses.get() + dirs as u64; ~~ let n = self.misses.get() + 1 + 0 * dirs as u64;
+count-before-report ~~ src/store/watch.rs ~~ lib:store::freshness::tests::deferred_count_reaches_its_target_exactly ~~                     .saturating_add(n)\n ~~ \n
+relisted-baseline-late ~~ src/store/handle.rs ~~ lib:store::relist_tests::iteration_lists_objects_packed_while_loose_were_listed_under_a_trusted_listing_another_refresh_made ~~         let before = sync::Arc::clone(self.view.map());\n        self.load_all(); ~~         self.load_all();\n        let before = sync::Arc::clone(self.view.map());
+relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ while relists < MAX_RELISTS && self.should_refresh() { ~~ while relists <= MAX_RELISTS && self.should_refresh() {
+locate-relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists <= MAX_RELISTS {
+locate-relists-once ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists < 1 {
+vanished-makes-incomplete ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded ~~         self.refresh_on_miss && f.1.is_vanished() ~~         self.refresh_on_miss && f.1.is_vanished() && false
+vanished-relisting-confirms ~~ src/store/mod.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~ if !fresh_loose && !vanished && old.fresh.confirm ~~ if !fresh_loose && old.fresh.confirm
+vanished-failure-carried ~~ src/store/successor.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~             (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}\n ~~ 
+tmp-index-listed ~~ src/store/listing.rs ~~ int:freshness::temporary_packs_of_repack_are_not_listed ~~         if stem.starts_with(".tmp-") { ~~         if stem.starts_with(".tmp-") && false {
+cached-name-unconfirmed ~~ src/store/listing.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),
+LIST
+)
+
+CI_SUBSET="listing-scans-before-its-detector tally-per-miss relisted-baseline-late vanished-makes-incomplete cached-name-unconfirmed"
+
+apply() { # file anchor replacement [anchor replacement]...: literal edits, each anchor exactly once
+  perl -e '
+    my ($file, @pairs) = @ARGV;
+    local $/;
+    open my $in, "<", $file or die "$file: $!\n";
+    my $s = <$in>;
+    close $in;
+    while (my ($a, $b) = splice @pairs, 0, 2) {
+      s/\\n/\n/g for $a, $b;
+      my $n = () = $s =~ /\Q$a\E/g;
+      die "anchor occurs $n times (want 1): $a\n" unless $n == 1;
+      $s =~ s/\Q$a\E/$b/;
+    }
+    open my $out, ">", $file or die "$file: $!\n";
+    print $out $s;
+  ' "$@"
+}
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/odb-fresh-mutants.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
+target_base="${ODB_MUTANTS_TARGET:-$root/target}"
+
+wanted=" $* "
+[ "$ci" = 1 ] && [ $# -eq 0 ] && wanted=" $CI_SUBSET "
+
+build() { # KIND LOG: build the library's unit tests (std, or under --cfg loom) or its integration tests; prints the
+  # test binary
+  local kind=$1 log=$2 flags="" dir="$target_base/fresh-mutants-std" what="--lib"
+  if [ "$kind" = loom ]; then flags="--cfg loom"; dir="$target_base/loom-weaken"; fi
+  if [ "$kind" = int ]; then what="--test integration"; fi
+  # shellcheck disable=SC2086
+  (cd "$scratch" && RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" cargo test --release $what --no-run >"$log" 2>&1) || {
+    tail -20 "$log" >&2
+    return 1
+  }
+  local bin
+  bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
+  case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
+  echo "$bin"
+}
+
+uncaught=0
+ran=0
+printf '%-36s %s\n' "mutant" "result"
+while IFS= read -r line; do
+  [ -n "$line" ] || continue
+  fields=()
+  rest="$line"
+  while [[ $rest == *" ~~ "* ]]; do
+    fields+=("${rest%% ~~ *}")
+    rest=${rest#* ~~ }
+  done
+  if [[ $rest == *" ~~" ]]; then fields+=("${rest% ~~}" ""); else fields+=("$rest"); fi
+  name=${fields[0]} file=${fields[1]} check=${fields[2]}
+  if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then continue; fi
+  ran=$((ran + 1))
+  kind=${check%%:*} test=${check#*:}
+  cp "$root/$file" "$scratch/$file"
+  if ! apply "$scratch/$file" "${fields[@]:3}" 2>"$scratch/$name.apply"; then
+    echo "$name: $(cat "$scratch/$name.apply")" >&2
+    exit 1
+  fi
+  if cmp -s "$root/$file" "$scratch/$file"; then
+    echo "$name: the edit changed nothing" >&2
+    exit 1
+  fi
+  if ! bin=$(build "$kind" "$scratch/$name.log"); then
+    echo "$name: the $kind suite did not build" >&2
+    exit 1
+  fi
+  if ! "$bin" --list 2>/dev/null | grep -qx "$test: test"; then
+    echo "$name: no test $test in the $kind suite" >&2
+    exit 1
+  fi
+  if (cd "$scratch" && "$bin" --exact "$test" --test-threads=1 >"$scratch/$name.run" 2>&1); then
+    printf '%-36s %s\n' "$name" "NOT CAUGHT by $check"
+    uncaught=$((uncaught + 1))
+  else
+    printf '%-36s %s\n' "$name" "caught by $check"
+  fi
+  cp "$root/$file" "$scratch/$file"
+done <<<"$MUTANTS"
+if [ "$ran" -eq 0 ]; then
+  echo "no mutant matched: $*" >&2
+  exit 1
+fi
+if [ "$uncaught" -gt 0 ]; then
+  echo "$uncaught freshness mutant(s) not caught by their check" >&2
+  exit 1
+fi
+echo "every freshness mutant is caught by its check ($ran)"
