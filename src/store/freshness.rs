@@ -310,6 +310,11 @@ pub(super) struct Tally {
     misses: Cell<u64>,
 }
 
+/// How many times one lookup, iteration or prefix lookup lists the pack directories again while files of its
+/// listings vanish before they are loaded (git replacing packs meanwhile), and how many re-listings
+/// `Handle::locate_again` makes while the answer's file is still missing (F2).
+pub(super) const MAX_RELISTS: usize = 8;
+
 /// How many misses a handle counts before it reports them to a deferred detector.
 pub(super) const DEFERRED_BATCH: u64 = 64;
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::fanouts::FanoutLists;
 use super::filter::MissFilter;
-use super::freshness::{RealFs, Tally};
+use super::freshness::{MAX_RELISTS, RealFs, Tally};
 use super::listing::{Generation, LooseSource, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
 use super::metrics::Counters;
@@ -253,7 +253,7 @@ impl Handle {
     /// the refresh mode and the change detector say, and with fresh loose listings under
     /// [`LooseMode::Cached`]) and answers from what is there now, as git does when a read fails: a location
     /// whose file exists, or `None` if the object is gone. Lists again while the answer is still `gone` and its
-    /// file is still missing, [`MAX_RELISTS`] times at most.
+    /// file is still missing, 8 times at most.
     ///
     /// The one call a front end needs for "the file is gone": open what [`locate`](Self::locate) answered; if
     /// the open says "not found", call this once and open what it answers (`odb_index_gix::Objects` does exactly
@@ -688,9 +688,6 @@ impl Drop for Handle {
         self.view.map().meta().fresh.report(&self.tally);
     }
 }
-
-/// How many times [`Handle::load_all_relisted`] lists the pack directories again in one call.
-pub(super) const MAX_RELISTS: usize = 8;
 
 /// Where the slow path of a lookup starts: what the steady path has done is not done again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -52,6 +52,7 @@ mod prefix;
 mod problem;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod relist_tests;
+
 mod snapshot;
 mod successor;
 mod verify;

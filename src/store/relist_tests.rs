@@ -184,7 +184,10 @@ fn packed_and_relisted_by_another(
             );
             git(&repo, &["prune-packed"]);
             if backdate {
-                let dir = std::fs::File::open(repo.join("objects/pack")).unwrap();
+                let dir = std::fs::OpenOptions::new()
+                    .read(true)
+                    .open(repo.join("objects/pack"))
+                    .unwrap();
                 dir.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
                     .unwrap();
             }
@@ -354,6 +357,6 @@ fn relisting_while_packs_keep_vanishing_stops_at_its_bound() {
         AFTER_RELIST.with(|h| h.borrow_mut().take());
         // `count_objects` lists again before it counts and after the loose objects: twice the bound.
         let calls = if what == "locate" { 1 } else { 2 };
-        assert_eq!(count.get(), calls * super::handle::MAX_RELISTS, "{what}");
+        assert_eq!(count.get(), calls * super::freshness::MAX_RELISTS, "{what}");
     }
 }
