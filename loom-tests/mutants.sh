@@ -103,12 +103,12 @@ fanout-listing-accepts-upper-case ~~ src/loose.rs ~~ matches!(b, b'0'..=b'9' | b
 cache-refresh-keeps-listings ~~ src/loose.rs ~~ b.listing.take(); ~~ let _ = b.listing.get();
 watched-listing-version-ignored ~~ src/store/fanouts.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
 covered-by-not-remapped ~~ src/store/successor.rs ~~ covered_by: covered_by.map(|c| new_index[c]), ~~ covered_by,
-drain-release-relaxed ~~ src/store/watch.rs ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(DRAINING, Ordering::Relaxed);
-check-relaxed ~~ src/store/watch.rs ~~ let w = self.shared.state.load(Ordering::Acquire); ~~ let w = self.shared.state.load(Ordering::Relaxed);
-draining-never-set ~~ src/store/watch.rs ~~ s.state.fetch_add(DRAINING, Ordering::Relaxed); ~~ s.state.fetch_add(0, Ordering::Relaxed); ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(0, Ordering::Release);
-check-ignores-draining ~~ src/store/watch.rs ~~ if w == token { ~~ if w & !DRAINING == token {
-check-ignores-pack-count ~~ src/store/watch.rs ~~ if w == token { ~~ if w & (DRAINING | FALLBACK) == 0 {
-fanout-version-not-bumped ~~ src/store/watch.rs ~~ s.bump(dir, b); ~~ let _ = (dir, b);
+drain-release-relaxed ~~ src/store/watch/inotify.rs ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(DRAINING, Ordering::Relaxed);
+check-relaxed ~~ src/store/watch/inotify.rs ~~ let w = self.shared.state.load(Ordering::Acquire); ~~ let w = self.shared.state.load(Ordering::Relaxed);
+draining-never-set ~~ src/store/watch/inotify.rs ~~ s.state.fetch_add(DRAINING, Ordering::Relaxed); ~~ s.state.fetch_add(0, Ordering::Relaxed); ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(0, Ordering::Release);
+check-ignores-draining ~~ src/store/watch/inotify.rs ~~ if w == token { ~~ if w & !DRAINING == token {
+check-ignores-pack-count ~~ src/store/watch/inotify.rs ~~ if w == token { ~~ if w & (DRAINING | FALLBACK) == 0 {
+fanout-version-not-bumped ~~ src/store/watch/inotify.rs ~~ s.bump(dir, b); ~~ let _ = (dir, b);
 LIST
 )
 

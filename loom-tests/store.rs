@@ -191,7 +191,7 @@ fn default_miss_path_with(dir: &Path, events_after: u32) {
     );
     assert!(h.locate(&id(1)).unwrap().is_some());
     // With change events (the default on Linux), the miss also reads the change detector's state word (Acquire,
-    // pairing with the Release that ends a drain; `src/store/watch.rs`) and the token its listing saw (Relaxed):
+    // pairing with the Release that ends a drain; `src/store/watch/inotify.rs`) and the token its listing saw (Relaxed):
     // loads only, no read-modify-write, store, lock or wait. Where events are off (stat fallback) the detector is
     // not read: one Acquire load, as under `RefreshMode::Never`.
     let expected = if store.change_events() {

@@ -16,6 +16,7 @@ secs=${1:-300}
 work=${2:-$(mktemp -d)}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
 bin="$top/target/release/odb-index"
 [ -x "$bin" ] || (cd "$top" && cargo build --release -q -p odb-index-cli)
 
@@ -43,7 +44,7 @@ tree=""
 i=0
 while [ $i -lt 200 ]; do
   id=$(echo "loose $i" | g hash-object -w --stdin)
-  tree="$tree100644 blob $id	l$i
+  tree="${tree}100644 blob $id	l$i
 "
   i=$((i + 1))
 done
