@@ -523,6 +523,34 @@ mod tests {
         }
     }
 
+    /// Without events, a re-listing that finds the same packs but another stamp (a file that is no pack was
+    /// written in `pack/`) is not the same listing: the store keeps the new stamps, so the next check is quiet.
+    /// Kept as it was (the old stamps), every later miss would find the stamp changed and list again.
+    #[test]
+    fn a_relisting_with_other_stamps_replaces_the_listing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let fs = Fake {
+            stamp: std::sync::Mutex::new(stamp(0)),
+        };
+        let dirs = std::slice::from_ref(&dir);
+        let ((), old) = Freshness::listing(None, Detector::Stat, dirs, &fs, true, || {
+            scanned(&dir, stamp(0))
+        });
+        *fs.stamp.lock().unwrap() = stamp(1);
+        assert!(old.changed(&Tally::default(), 1, None, &fs));
+        let ((), new) = Freshness::listing(Some(&old), Detector::Stat, dirs, &fs, true, || {
+            scanned(&dir, stamp(1))
+        });
+        assert!(!old.confirm(&new, true), "the old stamps kept");
+        assert!(!new.changed(&Tally::default(), 1, None, &fs));
+        // The same stamps: the same listing.
+        let ((), again) = Freshness::listing(Some(&new), Detector::Stat, dirs, &fs, true, || {
+            scanned(&dir, stamp(1))
+        });
+        assert!(new.confirm(&again, true));
+    }
+
     /// `confirm` raises the old listing's token when the new one is the same (so the next miss is Quiet
     /// instead of listing again), and leaves it when a pack changed.
     #[cfg(any(target_os = "linux", target_os = "android"))]
