@@ -7,7 +7,7 @@ issue=$(cd "$(dirname "$0")/.." && pwd)/docs/upstream/1-f1/ISSUE.md
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 mkdir "$tmp/src"
-deps=$(tr '\n' ' ' < "$issue" | grep -o '`gix-[a-z]* = {[^`]*}`' | tr -d '`')
+deps=$(tr '\n' ' ' < "$issue" | grep -o '`gix-[a-z]* = [^`]*`' | tr -d '`')
 printf '[package]\nname = "f1"\nedition = "2021"\n[dependencies]\n%s\n' "$deps" > "$tmp/Cargo.toml"
 sed -n '/^```rust$/,/^```$/p' "$issue" | sed '1d;$d' > "$tmp/src/main.rs"
 sed -n '/^```sh$/,/^```$/p' "$issue" | sed '1d;$d' > "$tmp/run.sh"
