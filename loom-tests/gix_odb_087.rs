@@ -1,7 +1,7 @@
-//! gix-odb 0.87.0's lazy index loading, as it is and as patched by `docs/upstream/{1,2,3}-*.diff` (each prefix of
-//! the three patches is a [`Variant`]), modelled for loom from a reading of its source (no code copied). Line
-//! numbers are those of `gix-odb-0.87.0/src/store_impls/dynamic/load_index.rs` unless another file is named;
-//! `docs/UPSTREAM.md` has the verdicts and the interleavings.
+//! gix-odb 0.87.0's lazy index loading, as it is and as patched by the pull requests in `docs/upstream/[123]-*/`
+//! (each prefix of the three patches is a [`Variant`]), modelled for loom from a reading of its source (no code
+//! copied). Line numbers are those of `gix-odb-0.87.0/src/store_impls/dynamic/load_index.rs` unless another file
+//! is named; `docs/UPSTREAM.md` has the verdicts and the interleavings.
 //!
 //! What is modelled: the arc-swapped `SlotMapIndex` (a published id plus a `loom::cell::UnsafeCell` per
 //! publication, so loom checks that a reader sees what the publisher wrote); its `next_index_to_load` and
@@ -840,7 +840,7 @@ fn s4_refresh_adds_slot() -> Scenario {
     }
 }
 
-/// Patch 1 (`docs/upstream/1-*.diff`): fix 1 alone.
+/// Patch 1 (`docs/upstream/1-f1/`): fix 1 alone.
 const ONLY_FIX_1: Variant = Variant {
     marker_state: true,
     ..AS_IS
@@ -851,7 +851,7 @@ const FIXES_1_2: Variant = Variant {
     share_counter: true,
     ..AS_IS
 };
-/// Patches 1 and 2 (`docs/upstream/2-*.diff`): fixes 1-3, the `yield_now` loops and the counting kept.
+/// Patches 1 and 2 (`docs/upstream/2-f2-f3/`): fixes 1-3, the `yield_now` loops and the counting kept.
 const FIXES_1_2_3: Variant = Variant {
     marker_state: true,
     share_counter: true,

@@ -1,4 +1,4 @@
-//! gix-odb 0.87.0, the same with `docs/upstream/{1,2,3}-*.diff` applied (`gix-odb-patched`,
+//! gix-odb 0.87.0, the same with `docs/upstream/[123]-*/gix-odb-0.87.0.diff` applied (`gix-odb-patched`,
 //! built by `upstream/build-patched.sh`), and odb-index, side by side. See `docs/UPSTREAM.md`.
 //!
 //! ```text

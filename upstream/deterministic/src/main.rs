@@ -1,7 +1,8 @@
 //! F1 and F3 with the timing forced by `delay-hook.diff`: the thread named "slow" sleeps 1 s in the gap, another
 //! thread does what the interleaving needs meanwhile. Prints, per scenario, what the slow lookup answered on
 //! gix-odb 0.87.0 and on the patched copy; exits 1 unless 0.87.0 answered "missing" and the patched copy "found"
-//! (and, for F3's precondition, both "found" when the new pack is the larger one).
+//! (and, for F3's precondition, both "found" when the new pack is the larger one); and, for F1 through
+//! `load_all_indices()`, unless 0.87.0 counted fewer than the pack's 200 objects and the patched copy all of them.
 use std::{
     path::{Path, PathBuf},
     process::{Command, Stdio},
@@ -92,6 +93,29 @@ macro_rules! scenarios {
                 t.join().unwrap()
             }
 
+            /// F1 through `load_all_indices()` (always `RefreshMode::Never`): as `f1`, but "slow" asks
+            /// `packed_object_count()` twice on one handle (the second answer comes from the handle's cache), or
+            /// counts the objects `Store::iter()` yields; meanwhile another lookup loads the only index.
+            pub fn f1_all(objects: &Path, id: Id, iter: bool) -> (u64, u64) {
+                let h = open(objects, true);
+                h.store_ref().structure().unwrap();
+                let slow = h.clone();
+                let t = std::thread::Builder::new()
+                    .name("slow".into())
+                    .spawn(move || {
+                        if iter {
+                            let n = slow.store_ref().iter().unwrap().count() as u64;
+                            (n, n)
+                        } else {
+                            (slow.packed_object_count().unwrap(), slow.packed_object_count().unwrap())
+                        }
+                    })
+                    .unwrap();
+                sleep(Duration::from_millis(500));
+                assert!(h.clone().contains(&id), "the other lookup finds it");
+                t.join().unwrap()
+            }
+
             /// F3: every index loaded; "slow" misses an object not yet on disk and sleeps between line 147 and 175;
             /// meanwhile `new_pack` (holding it) arrives and another lookup's refresh publishes and loads it. F3
             /// needs the new pack to sort last (the smallest .idx); `main` also runs it with a bigger one.
@@ -174,6 +198,15 @@ fn main() {
             }
         },
     );
+    // F1's impact beyond lookups: `load_all_indices()` takes the same path (one pack of 200 objects).
+    for (name, iter) in [("F1 via packed_object_count(), asked twice", false), ("F1 via Store::iter()", true)] {
+        std::env::set_var("GIX_ODB_DELAY_F1", "slow");
+        let (a, p) = (as_is::f1_all(&objects, id, iter), patched::f1_all(&objects, id, iter));
+        std::env::remove_var("GIX_ODB_DELAY_F1");
+        let show = |(first, again): (u64, u64)| if iter { format!("{first}") } else { format!("{first}, then {again}") };
+        println!("{name}: 0.87.0: {} / patched: {}", show(a), show(p));
+        ok &= a.0 < 200 && a.1 < 200 && p == (200, 200);
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     std::process::exit(if ok { 0 } else { 1 });
 }
