@@ -34,7 +34,7 @@ relisted-baseline-late ~~ src/store/handle.rs ~~ lib:store::relist_tests::iterat
 relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ while relists < MAX_RELISTS && self.should_refresh() { ~~ while relists <= MAX_RELISTS && self.should_refresh() {
 locate-relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists <= MAX_RELISTS {
 locate-relists-once ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists < 1 {
-vanished-makes-incomplete ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded ~~         self.refresh_on_miss && f.1.is_vanished() ~~         self.refresh_on_miss && f.1.is_vanished() && false
+vanished-makes-incomplete ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~         self.refresh_on_miss && f.1.is_vanished() ~~         self.refresh_on_miss && f.1.is_vanished() && false
 vanished-relisting-confirms ~~ src/store/mod.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~ if !fresh_loose && !vanished && old.fresh.confirm ~~ if !fresh_loose && old.fresh.confirm
 vanished-failure-carried ~~ src/store/successor.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~             (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}\n ~~ 
 tmp-index-listed ~~ src/store/listing.rs ~~ int:freshness::temporary_packs_of_repack_are_not_listed ~~         if stem.starts_with(".tmp-") { ~~         if stem.starts_with(".tmp-") && false {
@@ -115,7 +115,10 @@ while IFS= read -r line; do
     echo "$name: the $kind suite did not build" >&2
     exit 1
   fi
-  if ! "$bin" --list 2>/dev/null | grep -qx "$test: test"; then
+  # The list is written out first: `grep -q` stops reading at its match, and under pipefail the lister's
+  # SIGPIPE would fail the test.
+  "$bin" --list >"$scratch/$name.list" 2>/dev/null || true
+  if ! grep -qx "$test: test" "$scratch/$name.list"; then
     echo "$name: no test $test in the $kind suite" >&2
     exit 1
   fi

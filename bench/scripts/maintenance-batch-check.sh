@@ -68,7 +68,8 @@ echo "$(wc -l <"$work/ids") objects, all reachable; $secs s of maintenance; load
 reader() { # NAME COMMAND...: the ids over and over into COMMAND, counted
   name=$1
   shift
-  (while :; do cat "$work/ids"; done) | timeout "$secs" "$@" 2>"$work/$name.err" |
+  # `cat` fails once the reader is gone (SIGPIPE), which ends the loop and the pipeline.
+  (while cat "$work/ids"; do :; done) | timeout "$secs" "$@" 2>"$work/$name.err" |
     awk -v name="$name" '{n++} / missing$/ {m++; if (m <= 5) print name ": " $0 > "/dev/stderr"}
       / error / {e++; if (e <= 5) print name ": " $0 > "/dev/stderr"}
       END {printf "%s: %d lines, %d missing, %d error\n", name, n, m, e}' >"$work/$name.count" || true
@@ -100,9 +101,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
   esac
   steps=$((steps + 1))
 done
+echo "maintenance: $steps steps; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 wait "$odb"
 [ -n "${gitpid:-}" ] && wait "$gitpid"
-echo "maintenance: $steps steps; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 cat "$work/odb-index.count"
 [ -f "$work/git.count" ] && cat "$work/git.count"
 [ -s "$work/odb-index.err" ] && { echo "odb-index stderr (first lines):"; head -5 "$work/odb-index.err"; }
