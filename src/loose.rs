@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::oid::{HashKind, ObjectId};
+// plain: the loose cache is outside the models (each bucket is listed once under its std mutex and published
+// by std's `OnceLock`; 256 modelled cells per cache would swamp the store models). Not yet modelled: issue 30.
 use crate::sync::plain::{Mutex, OnceLock, lock};
 
 /// Longest relative path of a loose object: `xx/` plus 62 hex digits (SHA-256), plus a NUL terminator.

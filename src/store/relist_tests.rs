@@ -17,6 +17,7 @@ use odb_index_testkit::{all_objects, fast_import_blobs, git, git_stdin, init_rep
 
 use super::*;
 use crate::prefix::Prefix;
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 thread_local! {

@@ -216,6 +216,7 @@ impl Watch {
         let Imp::Inotify(i) = &self.imp else {
             panic!("a detector with events");
         };
+        // plain: a model's read after its threads joined.
         *crate::sync::plain::lock(&i.targets)
             .iter()
             .find(|(_, t)| matches!(t, Target::PackDir))
@@ -341,6 +342,7 @@ pub(super) struct Inotify {
     fd: OwnedFd,
     shared: Shared,
     /// Watch descriptors; only touched under `shared.drain`.
+    // plain: only locked while holding `shared.drain` (the facade's), which orders every access.
     targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
     /// The loom models' stand-in for the kernel's event queue (`loom-tests/watch.rs`): events pushed by a
     /// model's writer, under a loom mutex standing for `notification_lock`. Checked and drained after the real
@@ -421,6 +423,7 @@ impl Inotify {
         Some(Inotify {
             fd,
             shared: Shared::new(dirs.len()),
+            // plain: see the field.
             targets: crate::sync::plain::Mutex::new(targets),
             #[cfg(all(test, loom))]
             model_queue: Default::default(),
@@ -475,6 +478,7 @@ impl Inotify {
         // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
         // compiler cannot move the increment across.
         s.state.fetch_add(DRAINING, Ordering::Relaxed);
+        // plain: `targets` is only locked under `shared.drain` (see the field).
         let mut targets = crate::sync::plain::lock(&self.targets);
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
         let mut reader = sys::Reader::new(&self.fd, &mut buf);
@@ -616,6 +620,7 @@ impl Inotify {
         if cur & WATCHED != 0 {
             return Some(cur);
         }
+        // plain: `targets` is only locked under `shared.drain` (see the field).
         let mut targets = crate::sync::plain::lock(&self.targets);
         if !targets
             .values()
