@@ -23,6 +23,7 @@ use loom::thread;
 
 use super::{Detector, Freshness, Fs, Scanned, Stamp, Tally};
 use crate::store::watch::{Check, Watch};
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// The model's pack directory: the packs it holds, its version (its `stat`), and the detectors with events

@@ -23,6 +23,8 @@ use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
+/// The bucket-order record of a file (`src/fanout.rs`'s `BucketState`).
+mod fanout;
 /// gix-odb 0.87.0 as published and as patched by `docs/upstream/` (see `docs/UPSTREAM.md`).
 mod gix_odb_087;
 /// The whole-store scenarios shared with the shuttle models (`loom-tests/shuttle.rs`), here at loom's sizes.

@@ -191,17 +191,22 @@ fn default_miss_path_with(dir: &Path, events_after: u32) {
     );
     assert!(h.locate(&id(1)).unwrap().is_some());
     // With change events (the default on Linux), the miss also reads the change detector's state word (Acquire,
-    // pairing with the Release that ends a drain; `src/store/watch/inotify.rs`) and the token its listing saw (Relaxed):
-    // loads only, no read-modify-write, store, lock or wait. Where events are off (stat fallback) the detector is
-    // not read: one Acquire load, as under `RefreshMode::Never`.
+    // pairing with the Release that ends a drain; `src/store/watch/inotify.rs`) and two Relaxed words. Events deferred (the
+    // default's first misses: `stat`), one Relaxed word. Since the token and the deferred count moved to the
+    // facade (`src/store/freshness.rs`, `watch.rs`), their Relaxed loads are counted here (the counts measured on
+    // this code; issue 30 put `BucketState` on the facade too, which adds nothing to this miss: the filter
+    // answers it). Loads only: no read-modify-write, store, lock or wait.
     let expected = if store.change_events() {
         OpCounts {
             acquire_loads: 2,
-            other_loads: 1,
+            other_loads: 2,
             ..OpCounts::ONE_ACQUIRE_LOAD
         }
     } else {
-        OpCounts::ONE_ACQUIRE_LOAD
+        OpCounts {
+            other_loads: 1,
+            ..OpCounts::ONE_ACQUIRE_LOAD
+        }
     };
     take_op_counts();
     assert_eq!(h.locate(&absent()).unwrap(), None);

@@ -7,7 +7,8 @@
 //! checked. Checking a bucket is O(ids in it) and happens once per bucket and file (on the first miss there,
 //! or while the store's miss filter reads every id, [`OrderPass`]).
 
-use crate::sync::plain::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+// The modelled facade: loom's atomics in the loom build, so `loom-tests/fanout.rs` checks the counting of `mark`.
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// What [`check_bucket`] found wrong, by position in the file's sorted list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,8 +240,9 @@ pub(crate) fn position_linear(ids: Ids<'_>, id: &[u8]) -> Option<u32> {
 /// Which fan-out buckets (by first byte) of one file were checked ([`check_bucket`]) and found in order or out
 /// of order. A fact about a file's immutable contents, so every access is `Relaxed`: a thread that does not see
 /// a bit yet checks the bucket again and reaches the same answer (a monotone cache; nothing else is published
-/// through these bits).
-#[derive(Debug, Default)]
+/// through these bits). Only the count needs care: each bucket is counted by the one call whose read-modify-write
+/// set its bit, so the count reaches 256 only when every bucket is in order (`loom-tests/fanout.rs`).
+#[derive(Debug)]
 pub(crate) struct BucketState {
     in_order: [AtomicU64; 4],
     out_of_order: [AtomicU64; 4],
@@ -256,6 +258,17 @@ pub(crate) enum Confirmed<P> {
     Certain,
     /// The bucket is out of order: search otherwise. `Some` for the one call that found it so (to report).
     OutOfOrder(Option<P>),
+}
+
+impl Default for BucketState {
+    fn default() -> Self {
+        BucketState {
+            in_order: std::array::from_fn(|_| AtomicU64::new(0)),
+            out_of_order: std::array::from_fn(|_| AtomicU64::new(0)),
+            in_order_count: AtomicU32::new(0),
+            all_in_order: AtomicBool::new(false),
+        }
+    }
 }
 
 impl BucketState {
@@ -287,16 +300,31 @@ impl BucketState {
 
     /// Record what checking bucket `first` found; true for the call that recorded it first.
     pub(crate) fn mark(&self, first: u8, in_order: bool) -> bool {
-        let bits = if in_order {
-            &self.in_order
-        } else {
-            &self.out_of_order
-        };
-        let bit = 1 << (first & 63);
-        // Relaxed: see the type. The RMW tells which thread set the bit first: that one counts it.
-        let prev = bits[usize::from(first >> 6)].fetch_or(bit, Ordering::Relaxed);
-        let new = prev & bit == 0;
-        if in_order && new && self.in_order_count.fetch_add(1, Ordering::Relaxed) + 1 == 256 {
+        let mut mask = [0u64; 4];
+        mask[usize::from(first >> 6)] = 1 << (first & 63);
+        if in_order {
+            return self.mark_in_order(mask) != 0;
+        }
+        // Relaxed: see the type. The RMW tells which thread set the bit first: that one reports it.
+        let prev = self.out_of_order[usize::from(first >> 6)]
+            .fetch_or(mask[usize::from(first >> 6)], Ordering::Relaxed);
+        prev & mask[usize::from(first >> 6)] == 0
+    }
+
+    /// Record the buckets of `mask` (bit `b & 63` of word `b >> 6` for bucket `b`) as in order: one
+    /// read-modify-write per word, and the count raised by the buckets this call set first (a bucket another
+    /// thread set first is that thread's to count). Returns that number.
+    pub(crate) fn mark_in_order(&self, mask: [u64; 4]) -> u32 {
+        let mut new = 0;
+        for (word, m) in self.in_order.iter().zip(mask) {
+            if m != 0 {
+                // Relaxed: see the type.
+                let prev = word.fetch_or(m, Ordering::Relaxed);
+                new += (m & !prev).count_ones();
+            }
+        }
+        // Relaxed: see the type. The sum of what each call set first counts every bucket once.
+        if new > 0 && self.in_order_count.fetch_add(new, Ordering::Relaxed) + new == 256 {
             self.all_in_order.store(true, Ordering::Relaxed);
         }
         new
@@ -385,9 +413,5 @@ pub(crate) fn for_each_checking_order(
     if !complete {
         return;
     }
-    for b in 0..=255u8 {
-        if faulty[usize::from(b >> 6)] & (1 << (b & 63)) == 0 && !state.in_order(b) {
-            state.mark(b, true);
-        }
-    }
+    state.mark_in_order(faulty.map(|f| !f));
 }

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::oid::{HashKind, ObjectId};
+// plain: the loose cache is outside the models (each bucket is listed once under its std mutex and published
+// by std's `OnceLock`; 256 modelled cells per cache would swamp the store models). Not yet modelled: issue 30.
 use crate::sync::plain::{Mutex, OnceLock, lock};
 
 /// Longest relative path of a loose object: `xx/` plus 62 hex digits (SHA-256), plus a NUL terminator.
@@ -486,6 +488,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "real files (Miri cannot open them: rustix's open flags)"
+    )]
     fn cache_skips_odd_entries_and_finds_real_ones() {
         let tmp = tempfile::tempdir().unwrap();
         let objects = tmp.path();
@@ -517,6 +523,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "real files (Miri cannot open them: rustix's open flags)"
+    )]
     fn fanout_that_is_a_file_is_empty() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("ab"), b"not a dir").unwrap();
@@ -527,6 +537,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "real files (Miri cannot open them: rustix's open flags)"
+    )]
     fn open_errors_name_the_path() {
         let tmp = tempfile::tempdir().unwrap();
         let missing = tmp.path().join("nope");
@@ -550,6 +564,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "real files (Miri cannot open them: rustix's open flags)"
+    )]
     fn threads_race_first_listings_and_see_refreshes() {
         let tmp = tempfile::tempdir().unwrap();
         let objects = tmp.path();
@@ -605,6 +623,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "real files (Miri cannot open them: rustix's open flags)"
+    )]
     fn failed_load_is_retried_and_wakes_nobody_forever() {
         // A fan-out "directory" that cannot be listed (a symlink loop): every lookup fails with an I/O error,
         // nothing is cached, and concurrent lookups all return (none waits on a bucket left LOADING).

@@ -245,7 +245,38 @@ mod imp {
         };
     }
     counted_atomic!(AtomicU8, u8);
+    counted_atomic!(AtomicU32, u32);
     counted_atomic!(AtomicU64, u64);
+
+    /// loom's `AtomicBool`, counting like [`counted_atomic`]'s.
+    #[derive(Debug)]
+    pub(crate) struct AtomicBool(loom::sync::atomic::AtomicBool);
+
+    #[allow(
+        dead_code,
+        reason = "the std surface the crate uses; each build uses part of it"
+    )]
+    impl AtomicBool {
+        pub(crate) fn new(v: bool) -> Self {
+            Self(loom::sync::atomic::AtomicBool::new(v))
+        }
+        pub(crate) fn load(&self, o: Ordering) -> bool {
+            let v = self.0.load(o);
+            count_load(o);
+            v
+        }
+        pub(crate) fn store(&self, v: bool, o: Ordering) {
+            self.0.store(v, o);
+            count(|c| c.stores += 1);
+        }
+        pub(crate) fn swap(&self, v: bool, o: Ordering) -> bool {
+            let r = self.0.swap(v, o);
+            count(|c| c.rmws += 1);
+            r
+        }
+    }
+
+    pub(crate) use super::once::OnceLock;
 }
 
 /// `std::cell::UnsafeCell` with loom's closure-based access API, so the protocol can be written once (std and
@@ -274,7 +305,8 @@ mod std_cell {
 
 #[cfg(all(test, shuttle))]
 mod imp {
-    pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+    pub(crate) use super::once::OnceLock;
+    pub(crate) use shuttle::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
     pub(crate) use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
 
     pub(crate) mod cell {
@@ -298,8 +330,8 @@ mod imp {
 
 #[cfg(not(all(test, any(loom, shuttle))))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-    pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+    pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
     pub(crate) mod cell {
         pub(crate) use super::super::std_cell::UnsafeCell;
@@ -325,15 +357,97 @@ mod imp {
 
 pub(crate) use imp::*;
 
+/// `std::sync::OnceLock` for the model-checked builds (neither loom nor shuttle has one), written over the
+/// checker's primitives so that its publication is modelled: the value is written once under `init`, then
+/// `ready` is set with Release; a reader that sees `ready` (Acquire) sees the value. Only the part of std's
+/// surface the crate uses.
+#[cfg(all(test, any(loom, shuttle)))]
+mod once {
+    use super::imp::cell::UnsafeCell;
+    use super::imp::{AtomicU8, Mutex, Ordering};
+
+    pub(crate) struct OnceLock<T> {
+        ready: AtomicU8,
+        init: Mutex<()>,
+        value: UnsafeCell<Option<T>>,
+    }
+
+    // SAFETY: as std's `OnceLock`: the value is written at most once, by the thread holding `init` while `ready`
+    // is 0 (no reader reads it then), and afterwards only shared as `&T`; so sharing needs `T: Sync` (readers)
+    // and `T: Send` (the writer may be any thread, and the drop happens on the owner's).
+    unsafe impl<T: Send + Sync> Sync for OnceLock<T> {}
+    // SAFETY: owning the cell is owning a `T`.
+    unsafe impl<T: Send> Send for OnceLock<T> {}
+
+    impl<T> OnceLock<T> {
+        pub(crate) fn new() -> Self {
+            OnceLock {
+                ready: AtomicU8::new(0),
+                init: Mutex::new(()),
+                value: UnsafeCell::new(None),
+            }
+        }
+
+        pub(crate) fn get(&self) -> Option<&T> {
+            // Acquire: pairs with the Release store of `get_or_init`, so the value written before it is seen.
+            if self.ready.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            // SAFETY: `ready` is 1, so the value was written (before the Release store seen above) and is never
+            // written again while `self` is borrowed.
+            self.value.with(|p| unsafe { (*p).as_ref() })
+        }
+
+        pub(crate) fn set(&self, value: T) -> Result<(), T> {
+            let mut value = Some(value);
+            self.get_or_init(|| value.take().expect("taken once"));
+            value.map_or(Ok(()), Err)
+        }
+
+        pub(crate) fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+            if let Some(v) = self.get() {
+                return v;
+            }
+            let g = super::lock(&self.init);
+            // Relaxed: `ready` is only stored while `init` is held, and the lock orders that store before us.
+            if self.ready.load(Ordering::Relaxed) == 0 {
+                let v = f();
+                // SAFETY: `ready` is 0 and `init` is held: no reader reads the value and no other writer writes it.
+                self.value.with_mut(|p| unsafe { *p = Some(v) });
+                // Release: pairs with the Acquire load of `get`, publishing the value written just above.
+                self.ready.store(1, Ordering::Release);
+            }
+            drop(g);
+            self.get().expect("initialized under the lock above")
+        }
+    }
+
+    impl<T> Default for OnceLock<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    impl<T: std::fmt::Debug> std::fmt::Debug for OnceLock<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_tuple("OnceLock").field(&self.get()).finish()
+        }
+    }
+}
+
 /// Types that are the same in loom builds: for values that live outside the model-checked protocol (the public
 /// `Arc<Store>`, shared errors, loaded indices, the loose cache). Only the protocol's own state uses the
 /// switchable types above.
+///
+/// Every use outside this file says why on its line or the line above it (`// plain: ...`): nothing another
+/// thread races on, or nothing an answer depends on. `.ci/facade.sh` fails on a use without one, and on a std
+/// atomic, mutex, spin hint or yield outside this file.
 pub(crate) mod plain {
     pub(crate) use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-    /// std atomics, for facts outside the protocol (which buckets of a mapped file were checked).
+    /// std atomics, for counters no answer depends on (the metrics).
     pub(crate) mod atomic {
-        pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+        pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
     }
 
     /// Lock a std mutex, ignoring poisoning (see [`super::lock`]).

@@ -8,7 +8,8 @@
 # reachable throughout, so any `missing` is false. With GIT=1, `git cat-file --batch-check` runs the same way
 # beside it (the control; it shares the machine's two cores).
 #
-# Usage: sh bench/scripts/maintenance-batch-check.sh [SECONDS] [WORK]   (defaults 300, a new temporary directory)
+# Usage: sh bench/scripts/maintenance-batch-check.sh [SECONDS] [WORK]   (defaults 300, a new temporary directory;
+# ODB_INDEX=path runs another build of the command, e.g. an older commit's, as a control)
 # Prints, per reader: lines answered, `missing` lines (the first five on stderr), other errors; and the
 # maintenance steps run. Exit status 1 if odb-index answered any line `missing` or `error`.
 set -eu
@@ -17,7 +18,7 @@ work=${2:-$(mktemp -d)}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
-bin="$top/target/release/odb-index"
+bin=${ODB_INDEX:-$top/target/release/odb-index}
 [ -x "$bin" ] || (cd "$top" && cargo build --release -q -p odb-index-cli)
 
 repo="$work/repo"

@@ -894,7 +894,7 @@ impl PackIndex {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 
 /// A `.idx` carries no hash id: one written for the other hash function just looks malformed. If it is a

@@ -1004,5 +1004,5 @@ pub fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;

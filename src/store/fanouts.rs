@@ -4,6 +4,7 @@
 use super::watch::Watch;
 use crate::error::Error;
 use crate::oid::ObjectId;
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// What a handle holds of one fan-out directory.

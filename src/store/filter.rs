@@ -26,9 +26,11 @@ use std::time::{Duration, Instant};
 
 use crate::ids::PackId;
 use crate::idx::PackIndex;
-// `OnceLock` from `sync::plain` (std in loom builds too): the filter is not part of the model-checked protocol (an
-// immutable value published once; a reader that does not see it yet searches the packs).
-use crate::sync::plain::{Arc, OnceLock};
+// The cell that publishes a filter is the facade's (modelled under loom and shuttle); the bits behind it are
+// immutable once published.
+use crate::sync::OnceLock;
+// plain: the `Arc` of immutable bits, shared after their publication (the cell above orders it).
+use crate::sync::plain::Arc;
 
 use super::bloom::SplitBlockBloom;
 

@@ -15,6 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use super::options::{LooseMode, Options, RefreshMode};
 use super::watch::{Check, FALLBACK, Watch};
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 use crate::sync::{AtomicU64, Ordering};
 
@@ -362,7 +363,8 @@ mod tests {
     /// A file system whose pack directory the test changes by hand (a stamp it sets), and whose detectors are
     /// real ones (so the tests below run the real inotify code on a real directory).
     struct Fake {
-        stamp: std::sync::Mutex<Option<Stamp>>,
+        // plain: a test's fake file system, set between the calls under test.
+        stamp: crate::sync::plain::Mutex<Option<Stamp>>,
     }
 
     impl Fs for Fake {
@@ -403,7 +405,8 @@ mod tests {
         let dir = tmp.path().to_path_buf();
         std::fs::create_dir(dir.join("pack")).unwrap();
         let fs = Fake {
-            stamp: std::sync::Mutex::new(stamp(0)),
+            // plain: see `Fake`.
+            stamp: crate::sync::plain::Mutex::new(stamp(0)),
         };
         let dirs = [dir.clone()];
         let ((), first) = Freshness::listing(None, Detector::Events, &dirs, &fs, true, || {
@@ -431,7 +434,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         let fs = Fake {
-            stamp: std::sync::Mutex::new(stamp(0)),
+            // plain: see `Fake`.
+            stamp: crate::sync::plain::Mutex::new(stamp(0)),
         };
         let ((), f) = Freshness::listing(
             None,
@@ -460,7 +464,8 @@ mod tests {
             dev: 1,
         });
         let fs = Fake {
-            stamp: std::sync::Mutex::new(now),
+            // plain: see `Fake`.
+            stamp: crate::sync::plain::Mutex::new(now),
         };
         let ((), f) = Freshness::listing(
             None,
@@ -494,7 +499,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         let fs = Fake {
-            stamp: std::sync::Mutex::new(stamp(0)),
+            // plain: see `Fake`.
+            stamp: crate::sync::plain::Mutex::new(stamp(0)),
         };
         for (dirs, after) in [(1usize, 128u32), (3, 198), (1, 64)] {
             let ((), f) = Freshness::listing(
@@ -531,7 +537,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         let fs = Fake {
-            stamp: std::sync::Mutex::new(stamp(0)),
+            // plain: see `Fake`.
+            stamp: crate::sync::plain::Mutex::new(stamp(0)),
         };
         let dirs = std::slice::from_ref(&dir);
         let ((), old) = Freshness::listing(None, Detector::Stat, dirs, &fs, true, || {
@@ -560,7 +567,8 @@ mod tests {
         let dir = tmp.path().to_path_buf();
         std::fs::create_dir(dir.join("pack")).unwrap();
         let fs = Fake {
-            stamp: std::sync::Mutex::new(stamp(0)),
+            // plain: see `Fake`.
+            stamp: crate::sync::plain::Mutex::new(stamp(0)),
         };
         let dirs = [dir.clone()];
         let ((), first) = Freshness::listing(None, Detector::Events, &dirs, &fs, true, || {

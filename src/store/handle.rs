@@ -19,6 +19,7 @@ use crate::ids::PackId;
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Settled, View};
 use crate::sync;
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 impl Store {

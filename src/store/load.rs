@@ -14,8 +14,12 @@ use crate::idx::PackIndex;
 use crate::midx::{MidxProblem, MultiPackIndex};
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{SlotMap, SlotRef};
+use crate::sync::OnceLock;
+// plain: the load counter is a metric (no answer depends on it).
 use crate::sync::plain::atomic as plain_atomic;
-use crate::sync::plain::{Arc, Mutex, OnceLock, lock};
+// plain: `Arc` of loaded values (immutable once published through a slot or the cell above); `wrong` is a report
+// list under one lock (`Store::problems`), which no lookup's answer reads.
+use crate::sync::plain::{Arc, Mutex, lock};
 
 /// A loaded pack index.
 #[derive(Debug)]

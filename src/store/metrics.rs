@@ -8,6 +8,7 @@
 //! miss filter answers are counted in the handle and added to the store's total when the handle lets go of its
 //! snapshot (a refresh, or the handle's drop).
 
+// plain: metrics, Relaxed counters no answer depends on.
 use crate::sync::plain::atomic::{AtomicU64, Ordering};
 
 /// A snapshot of a store's counters ([`Store::metrics`](super::Store::metrics)). Each counts from the store's

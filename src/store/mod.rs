@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::oid::HashKind;
 use crate::protocol::{Current, SlotMap};
+// plain: `Arc<Store>` and immutable values (a count); `lock_plain` locks the report lists (`Store::problems`).
 use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
@@ -117,6 +118,7 @@ pub struct Store {
     counters: Counters,
     /// Loose files a reader found not to be objects ([`Store::report_unreadable_loose`]), the first
     /// [`MAX_UNREADABLE_LOOSE`] of them, each path once.
+    // plain: a report list under one lock; no lookup's answer reads it.
     unreadable_loose: crate::sync::plain::Mutex<Vec<Problem>>,
 }
 

@@ -17,6 +17,7 @@ use odb_index_testkit::{all_objects, fast_import_blobs, git, git_stdin, init_rep
 
 use super::*;
 use crate::prefix::Prefix;
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 thread_local! {
@@ -365,4 +366,34 @@ fn relisting_while_packs_keep_vanishing_stops_at_its_bound() {
         let calls = if what == "locate" { 1 } else { 2 };
         assert_eq!(count.get(), calls * super::freshness::MAX_RELISTS, "{what}");
     }
+}
+
+/// A dropped handle reports the misses it counted and had not reported (fewer than a batch): a store whose
+/// handles each miss a few times still sets events up once they add up (`Handle`'s `Drop`, `Freshness::report`).
+/// Before the drop the count is the handle's alone (the detector still defers); after it, the detector has
+/// counted enough. What would go wrong: a `Drop` that does not report keeps a store of short-lived handles on
+/// `stat` for ever.
+#[cfg(unix)]
+#[test]
+fn a_dropped_handle_reports_its_uncounted_misses() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 3, 1, "a");
+    let store = Store::open(p, Options::default().change_events_after(3)).unwrap();
+    let deferring = || store.current.get().meta().fresh.keeps_deferring();
+    assert!(deferring(), "a new store defers its events");
+    let absent = "0123456789012345678901234567890123456789".parse().unwrap();
+    let mut h = store.handle();
+    for _ in 0..3 {
+        assert_eq!(h.locate(&absent).unwrap(), None);
+    }
+    assert!(
+        deferring(),
+        "three misses (fewer than a batch) are the handle's until it reports them"
+    );
+    drop(h);
+    assert!(
+        !deferring(),
+        "the dropped handle's misses reached the detector"
+    );
 }

@@ -8,6 +8,7 @@ use super::filter::FilterCell;
 use super::listing::{Generation, SlotSpec, Stamp};
 use super::load::{Loaded, Map};
 use crate::protocol::SlotMap;
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// Whether two listings name the same objects directories, packs (by id) and multi-pack-indices (by file

@@ -99,6 +99,7 @@ pub(super) struct Inotify {
     fd: OwnedFd,
     shared: Shared,
     /// Watch descriptors; only touched under `shared.drain`.
+    // plain: only locked while holding `shared.drain` (the facade's), which orders every access.
     targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
     /// The loom models' stand-in for the kernel's event queue (`loom-tests/watch.rs`): events pushed by a
     /// model's writer, under a loom mutex standing for `notification_lock`. Checked and drained after the real
@@ -174,6 +175,7 @@ impl Inotify {
         Some(Inotify {
             fd,
             shared: Shared::new(dirs.len()),
+            // plain: see the field.
             targets: crate::sync::plain::Mutex::new(targets),
             #[cfg(all(test, loom))]
             model_queue: Default::default(),
@@ -228,6 +230,7 @@ impl Inotify {
         // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
         // compiler cannot move the increment across.
         s.state.fetch_add(DRAINING, Ordering::Relaxed);
+        // plain: `targets` is only locked under `shared.drain` (see the field).
         let mut targets = crate::sync::plain::lock(&self.targets);
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
         let mut reader = sys::Reader::new(&self.fd, &mut buf);
@@ -349,6 +352,7 @@ impl Inotify {
     /// (std) targets lock across loom operations, and a loom thread blocking on a std lock hangs the model.
     #[cfg(all(test, loom))]
     pub(crate) fn model_pack_wd(&self) -> i32 {
+        // plain: a model's read before its threads start.
         *crate::sync::plain::lock(&self.targets)
             .iter()
             .find(|(_, t)| matches!(t, Target::PackDir))
@@ -386,6 +390,7 @@ impl Inotify {
         if cur & WATCHED != 0 {
             return Some(cur);
         }
+        // plain: `targets` is only locked under `shared.drain` (see the field).
         let mut targets = crate::sync::plain::lock(&self.targets);
         if !targets
             .values()
