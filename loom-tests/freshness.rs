@@ -51,6 +51,29 @@ impl ModelFs {
         }
     }
 
+    /// Remove pack `n` (as `repack` removes an old pack), then put the same file back (a pack re-created under
+    /// its name, or a `.pack` linked back): two changes of the directory, each with its event.
+    fn remove_and_put_back(&self, n: u32) {
+        for step in 0..2 {
+            let mut d = self.dir.lock().unwrap();
+            if step == 0 {
+                d.packs.retain(|&p| p != n);
+            } else {
+                d.packs.push(n);
+            }
+            d.version += 1;
+            let name = format!("pack-{n}.idx");
+            for (w, wd) in d.watchers.clone() {
+                w.model_pack_event(wd, name.as_bytes(), || {});
+            }
+        }
+    }
+
+    /// Whether pack `n` is there now (a load of its files).
+    fn load(&self, n: u32) -> bool {
+        self.dir.lock().unwrap().packs.contains(&n)
+    }
+
     /// Rename pack `n`'s `.idx` into `pack/`.
     fn write_pack(&self, n: u32) {
         let mut d = self.dir.lock().unwrap();
@@ -133,6 +156,11 @@ impl Store {
 
     /// `Store::refresh_from`'s steps: list after the current listing; keep it if still true, else replace it.
     fn refresh(&self) {
+        self.refresh_after(false);
+    }
+
+    /// [`refresh`](Self::refresh) after a load of the current listing found a file vanished (`vanished`).
+    fn refresh_after(&self, vanished: bool) {
         let mut cur = self.current.lock().unwrap();
         let dirs = [self.fs.objects.clone()];
         // As `Detector::for_options` with `Freshness::keeps_deferring`: a deferred detector whose count is
@@ -146,7 +174,7 @@ impl Store {
                 self.fs.scan()
             });
         let same = packs == cur.packs;
-        if !cur.fresh.confirm(&fresh, same) {
+        if !cur.fresh.confirm(&fresh, same, vanished) {
             *cur = std::sync::Arc::new(Listing { packs, fresh });
         }
     }
@@ -211,4 +239,31 @@ pub fn events_pack_written_during_a_refresh_is_found(objects: &Path) {
 /// F1 across the deferred switch: the concurrent refresh is the one that sets events up.
 pub fn switch_pack_written_during_a_refresh_is_found(objects: &Path) {
     pack_written_during_a_refresh_is_found(objects, Detector::Deferred(1), true);
+}
+
+/// One execution of F2's step that a model can see: a store listed pack 0 (with events); a writer removes pack 0
+/// and puts the same file back (git re-creating a pack under its name), while a lookup loads pack 0 from the
+/// listing. A load that found the file gone makes the lookup refresh with `vanished`; after the writer is done
+/// (the pack exists again), the listing then current must be a new one, whose slot for pack 0 loads again.
+/// What would go wrong: the refresh lists the same packs, with the same detector and a token that vouches for
+/// them, `confirm` keeps the listing, and with it the recorded failure: the pack's objects are missed for as long
+/// as that listing lives (the bug found this round, with a `.pack` linked back).
+pub fn vanished_pack_back_is_loaded_again(objects: &Path) {
+    let fs = ModelFs::new(objects, &[0]);
+    let store = std::sync::Arc::new(Store::open(fs, Detector::Events));
+    let s1 = std::sync::Arc::clone(&store);
+    let writer = thread::spawn(move || s1.fs.remove_and_put_back(0));
+    let l = store.current();
+    let loaded = store.fs.load(0);
+    writer.join().unwrap();
+    if !loaded {
+        // The load failed: the file vanished since the listing. The miss refreshes, saying so.
+        store.refresh_after(true);
+        let now = store.current();
+        assert!(
+            !std::sync::Arc::ptr_eq(&l, &now),
+            "the listing whose load of pack 0 failed was kept (its failure with it)"
+        );
+        assert!(now.packs.contains(&0) && store.fs.load(0));
+    }
 }

@@ -1062,3 +1062,15 @@ fn freshness_switch_pack_written_during_a_refresh_is_found() {
         crate::store::freshness_model::switch_pack_written_during_a_refresh_is_found(&objects)
     });
 }
+
+/// F2 (docs/PROTOCOL.md, section 8c): a pack removed and put back while a lookup loads it; a refresh after the
+/// failed load must not keep the listing (and its recorded failure).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn freshness_vanished_pack_back_is_loaded_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder()
+        .check(move || crate::store::freshness_model::vanished_pack_back_is_loaded_again(&objects));
+}

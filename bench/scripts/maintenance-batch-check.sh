@@ -4,7 +4,8 @@
 # over and over, while git maintains the repository underneath: loose copies of packed objects put back and
 # pruned (`repack -d`, `prune-packed`: a loose file found by a lookup and pruned before it is read), `repack
 # -adf` (every pack replaced), `gc --prune=now`, `multi-pack-index write`, `repack -d --write-midx`, pushes
-# (fast-import packs on temporary branches) and their deletion with `prune --expire=now`. Every id asked is
+# (fast-import packs on temporary branches) and their deletion with `prune --expire=now`, and new loose objects
+# (reachable) asked for from the moment they exist, then packed and pruned by the next step. Every id asked is
 # reachable throughout, so any `missing` is false. With GIT=1, `git cat-file --batch-check` runs the same way
 # beside it (the control; it shares the machine's two cores).
 #
@@ -82,23 +83,53 @@ if [ "${GIT:-0}" = 1 ]; then
   gitpid=$!
 fi
 
+# New loose objects, reachable: 40 blobs, their tree and a commit on `grow` (fast-import writes fewer objects
+# than its unpackLimit, 100, loose), their ids appended to the ids the readers ask (each round of `cat` reads the
+# file again). The packing step after each such step moves them into a pack and prunes the loose files while the
+# readers ask for them: the window where a lookup finds a loose file that is gone when it is read.
+grow() {
+  n=$((n + 1))
+  prev=$(g rev-parse -q --verify refs/heads/grow || true)
+  {
+    echo "commit refs/heads/grow"
+    echo "committer t <t@t> $n +0000"
+    echo "data 4"
+    echo "grow"
+    if [ -n "$prev" ]; then echo "from $prev"; fi
+    j=0
+    while [ $j -lt 40 ]; do
+      echo "M 100644 inline g$j"
+      echo "data <<EOF"
+      echo "grown $n $j"
+      echo "EOF"
+      j=$((j + 1))
+    done
+  } | g fast-import --quiet
+  { g rev-parse grow grow^{tree}; g ls-tree grow | cut -f1 | cut -d' ' -f3; } >"$work/new-ids"
+  # Replaced whole (a reader's `cat` reads the old file or the new one, never half a line).
+  cat "$work/ids" "$work/new-ids" >"$work/ids.tmp" && mv "$work/ids.tmp" "$work/ids"
+}
+
 end=$(($(date +%s) + secs))
 steps=0
 n=0
 while [ "$(date +%s)" -lt "$end" ]; do
-  case $((steps % 8)) in
-    0) restore; g repack -dq ;;
-    1) g repack -adfq ;;
-    2) restore; g prune-packed ;;
-    3) g multi-pack-index write ;;
-    4) restore; g gc --prune=now -q ;;
-    5)
-      n=$((n + 1))
+  case $((steps % 12)) in
+    0) grow ;;
+    1) restore; g repack -dq ;;
+    2) grow ;;
+    3) g repack -adfq ;;
+    4) grow; restore ;;
+    5) g prune-packed; g multi-pack-index write ;;
+    6) grow; restore ;;
+    7) g gc --prune=now -q ;;
+    8)
       printf 'commit refs/heads/tmp%s\ncommitter t <t@t> 0 +0000\ndata 4\npush\nM 100644 inline p\ndata <<EOF\npushed %s\nEOF\n' "$n" "$n" |
         g fast-import --quiet
       ;;
-    6) restore; g repack -dq --write-midx ;;
-    7) g update-ref -d "refs/heads/tmp$n"; g prune --expire=now ;;
+    9) grow ;;
+    10) restore; g repack -dq --write-midx ;;
+    11) g update-ref -d "refs/heads/tmp$n"; g prune --expire=now ;;
   esac
   steps=$((steps + 1))
 done

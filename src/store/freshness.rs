@@ -266,9 +266,12 @@ impl Freshness {
     /// A refresh made listing `new` after this one: whether this one is still true (the same packs, the same
     /// detector, and the detector's token or the stamps say nothing changed in between); if so, this listing's
     /// token is raised to the new one's, so later misses compare against the newer drain. Under the refresh
-    /// lock (the token then only grows). `same_packs`: the two listings list the same files.
-    pub(super) fn confirm(&self, new: &Freshness, same_packs: bool) -> bool {
-        let unchanged = same_packs
+    /// lock (the token then only grows). `same_packs`: the two listings list the same files. `vanished`: a file
+    /// of this listing vanished before it was loaded: never confirmed (F2), so the slot of a file that came
+    /// back is loaded again in the new listing's map instead of keeping its failure.
+    pub(super) fn confirm(&self, new: &Freshness, same_packs: bool, vanished: bool) -> bool {
+        let unchanged = !vanished
+            && same_packs
             && Arc::ptr_eq(&new.watch, &self.watch)
             && (new.watch.trusted()
                 || (new.stamps == self.stamps && !self.untrusted && !new.untrusted));
@@ -549,13 +552,13 @@ mod tests {
         let ((), new) = Freshness::listing(Some(&old), Detector::Stat, dirs, &fs, true, || {
             scanned(&dir, stamp(1))
         });
-        assert!(!old.confirm(&new, true), "the old stamps kept");
+        assert!(!old.confirm(&new, true, false), "the old stamps kept");
         assert!(!new.changed(&Tally::default(), 1, None, &fs));
         // The same stamps: the same listing.
         let ((), again) = Freshness::listing(Some(&new), Detector::Stat, dirs, &fs, true, || {
             scanned(&dir, stamp(1))
         });
-        assert!(new.confirm(&again, true));
+        assert!(new.confirm(&again, true, false));
     }
 
     /// `confirm` raises the old listing's token when the new one is the same (so the next miss is Quiet
@@ -581,14 +584,14 @@ mod tests {
             Freshness::listing(Some(&first), Detector::Events, &dirs, &fs, true, || {
                 scanned(&dir, stamp(1))
             });
-        assert!(first.confirm(&second, true));
+        assert!(first.confirm(&second, true, false));
         assert_eq!(first.steady(), Check::Quiet, "the token was not raised");
         std::fs::write(dir.join("pack/other2"), b"").unwrap();
         let ((), third) =
             Freshness::listing(Some(&first), Detector::Events, &dirs, &fs, true, || {
                 scanned(&dir, stamp(2))
             });
-        assert!(!first.confirm(&third, false));
+        assert!(!first.confirm(&third, false, false));
         assert_ne!(
             first.token.load(Ordering::Relaxed),
             third.token.load(Ordering::Relaxed)

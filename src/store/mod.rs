@@ -405,7 +405,7 @@ impl Store {
         let same = same_listing(old, &generation);
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An
         // explicit refresh of cached loose objects always replaces it (fresh caches).
-        if !fresh_loose && !vanished && old.fresh.confirm(&generation.fresh, same) {
+        if !fresh_loose && old.fresh.confirm(&generation.fresh, same, vanished) {
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.
