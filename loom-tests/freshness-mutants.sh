@@ -45,28 +45,11 @@ LIST
 
 CI_SUBSET="listing-scans-before-its-detector tally-per-miss relisted-baseline-late vanished-makes-incomplete cached-name-unconfirmed"
 
-apply() { # file anchor replacement [anchor replacement]...: literal edits, each anchor exactly once
-  perl -e '
-    my ($file, @pairs) = @ARGV;
-    local $/;
-    open my $in, "<", $file or die "$file: $!\n";
-    my $s = <$in>;
-    close $in;
-    while (my ($a, $b) = splice @pairs, 0, 2) {
-      s/\\n/\n/g for $a, $b;
-      my $n = () = $s =~ /\Q$a\E/g;
-      die "anchor occurs $n times (want 1): $a\n" unless $n == 1;
-      $s =~ s/\Q$a\E/$b/;
-    }
-    open my $out, ">", $file or die "$file: $!\n";
-    print $out $s;
-  ' "$@"
-}
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/odb-fresh-mutants.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
-target_base="${ODB_MUTANTS_TARGET:-$root/target}"
+scratch_name=odb-fresh-mutants
+target="${ODB_MUTANTS_TARGET:-$root/target}"
+# shellcheck source=loom-tests/scratch.sh
+. "$root/loom-tests/scratch.sh"
+target_base=$target
 
 wanted=" $* "
 [ "$ci" = 1 ] && [ $# -eq 0 ] && wanted=" $CI_SUBSET "

@@ -128,24 +128,6 @@ declare -A ARGUED=(
 # by a quick model, so that `--ci` fits in about five minutes on two loaded cores (docs/PROTOCOL.md, section 10).
 CI_SUBSET="split-claim-announce claim-clears-waiters abandon-not-waking hole-swap-skip miss-path-rmw settle-ignores-retired hole-hit-saves-word covered-pack-peeks drain-release-relaxed"
 
-apply() { # file anchor replacement [anchor replacement]...: literal edits, each anchor exactly once
-  perl -e '
-    my ($file, @pairs) = @ARGV;
-    local $/;
-    open my $in, "<", $file or die "$file: $!\n";
-    my $s = <$in>;
-    close $in;
-    while (my ($a, $b) = splice @pairs, 0, 2) {
-      s/\\n/\n/g for $a, $b;
-      my $n = () = $s =~ /\Q$a\E/g;
-      die "anchor occurs $n times (want 1): $a\n" unless $n == 1;
-      $s =~ s/\Q$a\E/$b/;
-    }
-    open my $out, ">", $file or die "$file: $!\n";
-    print $out $s;
-  ' "$@"
-}
-
 scratch_name=odb-mutants
 target="${ODB_MUTANTS_TARGET:-$root/target/$checker-weaken}"
 # shellcheck source=loom-tests/scratch.sh

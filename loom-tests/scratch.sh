@@ -2,7 +2,8 @@
 # checker's suite in it, and running each model in its own process.
 #
 # Set before sourcing: `root` (the crate), `scratch_name` (mktemp prefix), `target` (a target directory reused
-# across edits: only the crate recompiles). Defines `scratch` (removed on exit).
+# across edits: only the crate recompiles). Defines `scratch` (removed on exit) and `apply` (the mutants' literal
+# edits, shared by mutants.sh and freshness-mutants.sh).
 
 # Models in the order they are tried: the three-thread ones (tens of seconds each) last.
 slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
@@ -46,4 +47,22 @@ run_models() {
     fi
   done
   return 0
+}
+
+apply() { # file anchor replacement [anchor replacement]...: literal edits, each anchor exactly once
+  perl -e '
+    my ($file, @pairs) = @ARGV;
+    local $/;
+    open my $in, "<", $file or die "$file: $!\n";
+    my $s = <$in>;
+    close $in;
+    while (my ($a, $b) = splice @pairs, 0, 2) {
+      s/\\n/\n/g for $a, $b;
+      my $n = () = $s =~ /\Q$a\E/g;
+      die "anchor occurs $n times (want 1): $a\n" unless $n == 1;
+      $s =~ s/\Q$a\E/$b/;
+    }
+    open my $out, ">", $file or die "$file: $!\n";
+    print $out $s;
+  ' "$@"
 }

@@ -370,6 +370,16 @@ mod tests {
         stamp: crate::sync::plain::Mutex<Option<Stamp>>,
     }
 
+    impl Fake {
+        /// A file system whose pack directory's stamp is `st`.
+        fn at(st: Option<Stamp>) -> Fake {
+            Fake {
+                // plain: see `Fake`.
+                stamp: crate::sync::plain::Mutex::new(st),
+            }
+        }
+    }
+
     impl Fs for Fake {
         fn stamp(&self, _: &Path) -> Option<Stamp> {
             *self.stamp.lock().unwrap()
@@ -407,10 +417,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         std::fs::create_dir(dir.join("pack")).unwrap();
-        let fs = Fake {
-            // plain: see `Fake`.
-            stamp: crate::sync::plain::Mutex::new(stamp(0)),
-        };
+        let fs = Fake::at(stamp(0));
         let dirs = [dir.clone()];
         let ((), first) = Freshness::listing(None, Detector::Events, &dirs, &fs, true, || {
             scanned(&dir, stamp(0))
@@ -436,10 +443,7 @@ mod tests {
     fn stat_check_compares_the_stamps() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
-        let fs = Fake {
-            // plain: see `Fake`.
-            stamp: crate::sync::plain::Mutex::new(stamp(0)),
-        };
+        let fs = Fake::at(stamp(0));
         let ((), f) = Freshness::listing(
             None,
             Detector::Stat,
@@ -466,10 +470,7 @@ mod tests {
             ino: 1,
             dev: 1,
         });
-        let fs = Fake {
-            // plain: see `Fake`.
-            stamp: crate::sync::plain::Mutex::new(now),
-        };
+        let fs = Fake::at(now);
         let ((), f) = Freshness::listing(
             None,
             Detector::Stat,
@@ -501,10 +502,7 @@ mod tests {
     fn deferred_count_reaches_its_target_exactly() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
-        let fs = Fake {
-            // plain: see `Fake`.
-            stamp: crate::sync::plain::Mutex::new(stamp(0)),
-        };
+        let fs = Fake::at(stamp(0));
         for (dirs, after) in [(1usize, 128u32), (3, 198), (1, 64)] {
             let ((), f) = Freshness::listing(
                 None,
@@ -539,10 +537,7 @@ mod tests {
     fn a_relisting_with_other_stamps_replaces_the_listing() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
-        let fs = Fake {
-            // plain: see `Fake`.
-            stamp: crate::sync::plain::Mutex::new(stamp(0)),
-        };
+        let fs = Fake::at(stamp(0));
         let dirs = std::slice::from_ref(&dir);
         let ((), old) = Freshness::listing(None, Detector::Stat, dirs, &fs, true, || {
             scanned(&dir, stamp(0))
@@ -569,10 +564,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         std::fs::create_dir(dir.join("pack")).unwrap();
-        let fs = Fake {
-            // plain: see `Fake`.
-            stamp: crate::sync::plain::Mutex::new(stamp(0)),
-        };
+        let fs = Fake::at(stamp(0));
         let dirs = [dir.clone()];
         let ((), first) = Freshness::listing(None, Detector::Events, &dirs, &fs, true, || {
             scanned(&dir, stamp(0))
