@@ -75,13 +75,7 @@ ran=0
 printf '%-36s %s\n' "mutant" "result"
 while IFS= read -r line; do
   [ -n "$line" ] || continue
-  fields=()
-  rest="$line"
-  while [[ $rest == *" ~~ "* ]]; do
-    fields+=("${rest%% ~~ *}")
-    rest=${rest#* ~~ }
-  done
-  if [[ $rest == *" ~~" ]]; then fields+=("${rest% ~~}" ""); else fields+=("$rest"); fi
+  split_fields "$line"
   name=${fields[0]} file=${fields[1]} check=${fields[2]}
   if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then continue; fi
   ran=$((ran + 1))

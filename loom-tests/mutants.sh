@@ -141,18 +141,7 @@ ran=0
 printf '%-34s %s\n' "mutant" "caught by"
 while IFS= read -r line; do
   [ -n "$line" ] || continue
-  fields=()
-  rest="$line"
-  while [[ $rest == *" ~~ "* ]]; do
-    fields+=("${rest%% ~~ *}")
-    rest=${rest#* ~~ }
-  done
-  # An empty replacement leaves the line ending in " ~~" (or " ~~ ").
-  if [[ $rest == *" ~~" ]]; then
-    fields+=("${rest% ~~}" "")
-  else
-    fields+=("$rest")
-  fi
+  split_fields "$line"
   name=${fields[0]}
   file=${fields[1]}
   if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then continue; fi

@@ -66,3 +66,15 @@ apply() { # file anchor replacement [anchor replacement]...: literal edits, each
     print $out $s;
   ' "$@"
 }
+
+# split_fields LINE: a mutant line's ` ~~ `-separated fields into the array `fields` (an empty last replacement
+# leaves the line ending in " ~~").
+split_fields() {
+  local rest=$1
+  fields=()
+  while [[ $rest == *" ~~ "* ]]; do
+    fields+=("${rest%% ~~ *}")
+    rest=${rest#* ~~ }
+  done
+  if [[ $rest == *" ~~" ]]; then fields+=("${rest% ~~}" ""); else fields+=("$rest"); fi
+}
