@@ -28,22 +28,8 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-/// How index files are brought into memory.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LoadMode {
-    /// Map the file read-only and close the descriptor at once (the default).
-    ///
-    /// This relies on git's discipline of never modifying an index file in place (it writes a temporary file and
-    /// renames it): a mapped file that is truncated underneath raises `SIGBUS` on access, which no check can
-    /// prevent.
-    #[default]
-    Mmap,
-    /// Read the whole file into memory. Slower to load and uses heap memory, but immune to files truncated or
-    /// rewritten in place (for filesystems or tools that do that). A sparse file (one that allocates less than
-    /// half of its length on disk, above 1 MiB) is refused with [`FileProblem::Sparse`] instead of being read:
-    /// git never writes one, and reading it would take as much memory as it claims.
-    Read,
-}
+// The load mode is the store's option (`Options::load`); its one public path is the crate root.
+pub(crate) use crate::store::LoadMode;
 
 /// What a file's type is, when it is not a regular file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

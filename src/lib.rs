@@ -11,14 +11,16 @@ mod error;
 mod fanout;
 mod ids;
 pub mod idx;
-pub mod loose;
+mod loose;
 pub mod midx;
 mod oid;
-pub mod prefix;
+mod prefix;
 pub(crate) mod protocol;
 pub mod repo;
-pub mod store;
+mod store;
 pub(crate) mod sync;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 /// The loom models of the protocol (`loom-tests/`), compiled into this crate's unit tests only when they are built
 /// with `RUSTFLAGS="--cfg loom"`: `RUSTFLAGS="--cfg loom" cargo test --release` runs them. The primitives swap
@@ -42,14 +44,14 @@ extern crate self as odb_index;
 #[path = "../loom-tests/shuttle.rs"]
 mod shuttle_models;
 
-pub use data::LoadMode;
 pub use error::Error;
 pub use ids::PackId;
 pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};
 pub use prefix::{Prefix, PrefixError};
 pub use store::{
-    Handle, IncompleteMode, Location, LooseMode, Metrics, MidxCheck, MissFilterMode, ObjectCounts,
-    Options, PackInfo, PrefixLookup, Problem, RefreshMode, Store,
+    Handle, IncompleteMode, LoadMode, Location, LooseMode, Metrics, MidxCheck, MissFilterMode,
+    MissFilterStats, ObjectCounts, Options, PackInfo, PrefixLookup, Problem, RefreshMode, Store,
+    Verified,
 };
 
 /// The examples of `docs/API.md`, run as doctests.

@@ -66,7 +66,7 @@ const HEX_PAIRS: [[u8; 2]; 256] = {
 ///
 /// ```
 /// use std::process::Command;
-/// use odb_index::loose::LooseDb;
+/// use odb_index::testing::LooseDb;
 /// use odb_index::{HashKind, ObjectId};
 ///
 /// let tmp = tempfile::tempdir()?;
@@ -170,6 +170,7 @@ impl LooseDb {
     }
 
     /// The hash kind of the ids this database is asked about.
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
     pub fn hash_kind(&self) -> HashKind {
         self.kind
     }
@@ -375,7 +376,7 @@ struct Bucket {
 /// handle uses it. So memory never grows with refreshes.
 ///
 /// ```
-/// use odb_index::loose::{LooseCache, LooseDb};
+/// use odb_index::testing::{LooseCache, LooseDb};
 /// use odb_index::{HashKind, ObjectId};
 ///
 /// let tmp = tempfile::tempdir()?;
@@ -462,6 +463,7 @@ impl LooseCache {
     /// Forget every listing: the next lookup in each fan-out directory reads it again, so every object written
     /// before `refresh` was called is seen by lookups after it. Takes `&mut self` (no lookup can be running);
     /// a cache shared between threads is refreshed by replacing it with a new one (see the type's docs).
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
     pub fn refresh(&mut self) {
         for b in self.buckets.iter_mut() {
             b.listing.take();

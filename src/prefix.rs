@@ -8,7 +8,7 @@ use crate::oid::{HashKind, ObjectId};
 /// The fewest hex digits a [`Prefix`] may have: git's `MINIMUM_ABBREV`.
 pub const MIN_HEX_LEN: usize = 4;
 
-/// The first `hex_len` hex digits of an object id (at least [`MIN_HEX_LEN`], at most the kind's full length).
+/// The first `hex_len` hex digits of an object id (at least 4 (git's minimum), at most the kind's full length).
 ///
 /// ```
 /// use odb_index::{HashKind, Prefix};
@@ -32,7 +32,7 @@ pub struct Prefix {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PrefixError {
-    /// Fewer than [`MIN_HEX_LEN`] or more than the kind's hex length digits.
+    /// Fewer than 4 or more than the kind's hex length digits.
     #[error("a prefix of {kind} ids has {MIN_HEX_LEN} to {max} hex digits, not {len}", max = kind.hex_len())]
     BadLength {
         /// Digits given.

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use odb_index::idx::PackIndex;
+use odb_index::testing::PackIndexExt;
 use odb_index::{
     Handle, HashKind, Location, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store,
 };

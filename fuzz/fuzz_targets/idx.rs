@@ -8,7 +8,8 @@
 use libfuzzer_sys::fuzz_target;
 use odb_index::HashKind;
 use odb_index::data::Data;
-use odb_index::idx::{PackIndex, offset_in_pack};
+use odb_index::idx::PackIndex;
+use odb_index::testing::{PackIndexExt, offset_in_pack};
 
 /// Entries looked at per input (keeps each execution fast on huge claimed counts).
 const MAX_ENTRIES: u32 = 4096;

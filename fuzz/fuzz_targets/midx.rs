@@ -6,6 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use odb_index::HashKind;
 use odb_index::data::Data;
 use odb_index::midx::MultiPackIndex;
+use odb_index::testing::MultiPackIndexExt;
 
 /// Entries looked at per input (keeps each execution fast on huge claimed counts).
 const MAX_ENTRIES: usize = 4096;

@@ -1,5 +1,5 @@
 //! What is wrong with an incremental multi-pack-index chain (re-exported as
-//! `odb_index::midx::chain::ChainProblem`).
+//! `odb_index::midx::ChainProblem`).
 
 use crate::oid::{HashKind, ObjectId};
 

@@ -7,7 +7,7 @@
 //!
 //! What a lookup uses is checked when it is used: [`PackIndex::find`] answers a typed [`IdxProblem`] for an
 //! entry whose 64-bit offset reference lies outside the file's 64-bit offset table, or whose offset lies inside
-//! the 12-byte pack header or (once the pack's length is known, [`PackIndex::with_pack_len`]) at or past the
+//! the 12-byte pack header or (once the pack's length is known, `PackIndex::with_pack_len`) at or past the
 //! pack's trailing checksum, as git's `use_pack` does; it never answers such an offset.
 //! [`PackIndex::check_pack`] reads only the last hash-length bytes of the `.pack` and compares them with the
 //! pack checksum the index records, as git does when it opens a pack. [`PackIndex::verify`] checks the whole
@@ -16,33 +16,36 @@
 //!
 //! Lookups find the id's fan-out bucket, then predict its position inside the bucket from its next bytes
 //! (object ids are uniformly distributed), correct the prediction once from the id found there, and confirm
-//! with a short gallop and binary search. [`PackIndex::lookup_binary`] and [`PackIndex::position_binary`] are
+//! with a short gallop and binary search. `PackIndex::lookup_binary` and `PackIndex::position_binary` are
 //! the plain binary search that git uses: the reference the fast search is tested against (property tests,
-//! the fuzz target, git's own indexes), public so a user can cross-check it too.
+//! the fuzz target, git's own indexes).
 //!
 //! ```
-//! use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
-//! use odb_index::HashKind;
+//! use odb_index::idx::PackIndex;
+//! use odb_index::{HashKind, ObjectId};
+//! use std::process::Command;
 //!
-//! let kind = HashKind::Sha1;
-//! let entries: Vec<Entry> = (0u64..100)
-//!     .map(|i| Entry { id: kind.digest(&i.to_le_bytes()), offset: 12 + 100 * i, crc32: 0 })
-//!     .collect();
-//! let bytes = write_idx(2, kind, &entries, &kind.digest(b"pack")).unwrap();
-//! let idx = PackIndex::from_data(bytes.into(), "pack-x.idx".into(), kind).unwrap();
-//! assert_eq!(idx.len(), 100);
-//! assert_eq!(idx.lookup_id(&entries[7].id), Some(712));
-//! assert_eq!(idx.lookup(kind.digest(b"absent").as_bytes()), None);
-//! idx.verify().unwrap();
+//! // A pack of one blob, written by git.
+//! let repo = tempfile::tempdir()?;
+//! let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+//! git(&["init", "-q"])?;
+//! std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+//! git(&["add", "hello.txt"])?;
+//! git(&["repack", "-adq"])?;
+//! let pack_dir = repo.path().join(".git/objects/pack");
+//! let idx_path = std::fs::read_dir(&pack_dir)?
+//!     .map(|e| e.map(|e| e.path()))
+//!     .find(|p| p.as_ref().is_ok_and(|p| p.extension().is_some_and(|x| x == "idx")))
+//!     .expect("git wrote a pack")?;
 //!
-//! // Knowing the pack's length, offsets at or past its trailing checksum are errors, never answers.
-//! let idx = idx.with_pack_len(500);
-//! assert_eq!(idx.find(entries[4].id.as_bytes()), Ok(Some(412)));
-//! assert!(matches!(
-//!     idx.find(entries[7].id.as_bytes()),
-//!     Err(odb_index::idx::IdxProblem::OffsetPastPackEnd { offset: 712, pack_len: 500, .. })
-//! ));
-//! assert!(idx.verify().is_err());
+//! let idx = PackIndex::open(&idx_path, HashKind::Sha1)?;
+//! assert_eq!(idx.len(), 1);
+//! let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+//! assert_eq!(idx.find(hello.as_bytes())?, Some(12)); // the first entry follows the 12-byte pack header
+//! assert_eq!(idx.find(HashKind::Sha1.digest(b"absent").as_bytes())?, None);
+//! idx.check_pack(&idx_path.with_extension("pack"))?;
+//! idx.verify()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! (Why one file of this size: the parser, the checks at open and at use, and the search whose unchecked reads
@@ -51,6 +54,7 @@
 
 mod order;
 mod prefix;
+#[cfg(any(test, feature = "test-support"))]
 pub mod write;
 
 use std::cmp::Ordering;
@@ -67,18 +71,19 @@ const SIGNATURE: [u8; 4] = *b"\xfftOc";
 /// Bytes in the fan-out table.
 const FANOUT_LEN: u64 = 256 * 4;
 /// Bytes in a pack's header (`PACK`, version, object count): no object starts before them.
-pub const PACK_HEADER_LEN: u64 = 12;
+pub(crate) const PACK_HEADER_LEN: u64 = 12;
 
 /// Whether `offset` can be where an object starts in a pack of `pack_len` bytes whose trailing checksum is
 /// `hash_len` bytes: `12 <= offset < pack_len - hash_len` (git's `use_pack` bounds).
 #[inline]
-pub fn offset_in_pack(offset: u64, pack_len: u64, hash_len: usize) -> bool {
+#[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
+pub(crate) fn offset_in_pack(offset: u64, pack_len: u64, hash_len: usize) -> bool {
     offset >= PACK_HEADER_LEN && offset < pack_len.saturating_sub(hash_len as u64)
 }
 
 /// What [`PackIndex::find_entry`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// The index does not list the id.
     Missing,
     /// The object starts at this offset of the pack (checked as [`PackIndex::find`] checks it).
@@ -149,7 +154,11 @@ impl PackIndex {
     }
 
     /// Load (as `mode` says) and validate the index at `path`, whose ids are of `kind`.
-    pub fn open_with(path: &Path, kind: HashKind, mode: LoadMode) -> Result<PackIndex, Error> {
+    pub(crate) fn open_with(
+        path: &Path,
+        kind: HashKind,
+        mode: LoadMode,
+    ) -> Result<PackIndex, Error> {
         let data = Data::open(path, mode).map_err(|e| Error::io(path, e))?;
         Self::from_data(data, path.to_owned(), kind)
     }
@@ -162,7 +171,7 @@ impl PackIndex {
     ///
     /// Errors: those of [`open_with`](Self::open_with) and [`check_pack`](Self::check_pack); a valid index of
     /// the other hash function is [`Error::WrongHashKind`] rather than "corrupt".
-    pub fn open_for_pack(
+    pub(crate) fn open_for_pack(
         idx_path: &Path,
         kind: HashKind,
         mode: LoadMode,
@@ -174,7 +183,7 @@ impl PackIndex {
     }
 
     /// Validate `data` as an index of `kind`; `path` names it in errors.
-    pub fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<PackIndex, Error> {
+    pub(crate) fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<PackIndex, Error> {
         match Self::parse(&data, kind) {
             Ok(layout) => Ok(PackIndex {
                 data,
@@ -360,7 +369,7 @@ impl PackIndex {
 
     /// The pack offset of entry `i`, checked as a lookup uses it: the 64-bit offset reference is inside the
     /// file's table, and the offset is past the 12-byte pack header and (once
-    /// [`with_pack_len`](Self::with_pack_len) gave the pack's length) before the pack's trailing checksum.
+    /// `with_pack_len` gave the pack's length) before the pack's trailing checksum.
     /// `None` if `i >= len()`.
     #[inline]
     pub fn checked_offset_at(&self, i: u32) -> Option<Result<u64, IdxProblem>> {
@@ -423,13 +432,13 @@ impl PackIndex {
     /// checksum (`pack_len - hash length`) is [`IdxProblem::OffsetPastPackEnd`] in [`find`](Self::find),
     /// [`checked_offset_at`](Self::checked_offset_at) and [`verify`](Self::verify), and is never answered by
     /// [`lookup`](Self::lookup).
-    pub fn with_pack_len(mut self, pack_len: u64) -> Self {
+    pub(crate) fn with_pack_len(mut self, pack_len: u64) -> Self {
         self.pack_len = Some(pack_len);
         self.offset_end = pack_len.saturating_sub(self.kind.len() as u64);
         self
     }
 
-    /// The pack's length, if [`with_pack_len`](Self::with_pack_len) gave it.
+    /// The pack's length, if `with_pack_len` gave it.
     pub fn pack_len(&self) -> Option<u64> {
         self.pack_len
     }
@@ -437,7 +446,7 @@ impl PackIndex {
     /// Check that the `.pack` at `pack` is the one this index describes, as git does when it opens a pack: read
     /// only its last hash-length bytes (one positioned read; the pack is never hashed) and compare them with
     /// [`pack_checksum`](Self::pack_checksum). Returns the pack's length (give it to
-    /// [`with_pack_len`](Self::with_pack_len)).
+    /// `with_pack_len`).
     ///
     /// The pack is opened without blocking and must be a regular file. Errors: [`Error::Io`] naming the pack
     /// (not found: the pack was removed; not a regular file: carries a [`FileProblem`]);
@@ -569,7 +578,7 @@ impl PackIndex {
     /// ([`checked_offset_at`](Self::checked_offset_at) says what is wrong with it), so nothing large is built
     /// or returned on a hit.
     #[inline]
-    pub fn find_entry(&self, id: &[u8]) -> Found {
+    pub(crate) fn find_entry(&self, id: &[u8]) -> Found {
         let Some(i) = self.position(id) else {
             return Found::Missing;
         };
@@ -613,19 +622,21 @@ impl PackIndex {
     /// list it, `id` has the wrong length, or its entry's offset cannot be right ([`find`](Self::find) says
     /// why).
     #[inline]
-    pub fn lookup(&self, id: &[u8]) -> Option<u64> {
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
+    pub(crate) fn lookup(&self, id: &[u8]) -> Option<u64> {
         self.find(id).ok().flatten()
     }
 
     /// [`lookup`](Self::lookup) for an [`ObjectId`]; `None` if it is of another hash kind.
     #[inline]
-    pub fn lookup_id(&self, id: &ObjectId) -> Option<u64> {
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
+    pub(crate) fn lookup_id(&self, id: &ObjectId) -> Option<u64> {
         self.lookup(id.as_bytes())
     }
 
     /// The position of `id` in sorted order, or `None` if the index does not list it.
     #[inline]
-    pub fn position(&self, id: &[u8]) -> Option<u32> {
+    pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
         match self.kind {
             HashKind::Sha1 => self.find_interpolated::<20>(id.try_into().ok()?),
             HashKind::Sha256 => self.find_interpolated::<32>(id.try_into().ok()?),
@@ -640,6 +651,7 @@ impl PackIndex {
     ///
     /// ```
     /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
+    /// use odb_index::testing::PackIndexExt;
     /// use odb_index::HashKind;
     ///
     /// let kind = HashKind::Sha1;
@@ -655,7 +667,8 @@ impl PackIndex {
     /// assert_eq!(idx.lookup_binary(kind.digest(b"absent").as_bytes()), None);
     /// assert_eq!(idx.lookup_binary(b"too short"), None);
     /// ```
-    pub fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
+    pub(crate) fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
         self.checked_offset_at(self.position_binary(id)?)?.ok()
     }
 
@@ -664,6 +677,7 @@ impl PackIndex {
     ///
     /// ```
     /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
+    /// use odb_index::testing::PackIndexExt;
     /// use odb_index::HashKind;
     ///
     /// let kind = HashKind::Sha256;
@@ -679,7 +693,8 @@ impl PackIndex {
     /// }
     /// assert_eq!(idx.position_binary(kind.digest(b"absent").as_bytes()), None);
     /// ```
-    pub fn position_binary(&self, id: &[u8]) -> Option<u32> {
+    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
+    pub(crate) fn position_binary(&self, id: &[u8]) -> Option<u32> {
         if id.len() != self.kind.len() {
             return None;
         }

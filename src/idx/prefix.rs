@@ -12,6 +12,7 @@ impl PackIndex {
     ///
     /// ```
     /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
+    /// use odb_index::testing::PackIndexExt;
     /// use odb_index::{HashKind, Prefix};
     ///
     /// let kind = HashKind::Sha1;
@@ -26,7 +27,7 @@ impl PackIndex {
     /// assert!(idx.prefix_range(&Prefix::from_hex("abcf", kind)?).is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
+    pub(crate) fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
         if prefix.kind() != self.kind {
             return 0..0;
         }

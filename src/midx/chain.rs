@@ -12,7 +12,7 @@
 //! multi-pack-index; the packs of a layer that cannot be used are searched through their own `.idx` files.
 //!
 //! ```
-//! use odb_index::midx::chain::{read_chain, CHAIN_DIR};
+//! use odb_index::testing::{read_chain, CHAIN_DIR};
 //! use odb_index::HashKind;
 //!
 //! let tmp = tempfile::tempdir()?;

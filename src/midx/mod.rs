@@ -5,7 +5,7 @@
 //!
 //! - a 12-byte header: `MIDX`, the file version (1 or 2), the object id version (1 = SHA-1, 2 = SHA-256), the
 //!   number of chunks, the number of base multi-pack-index files (0: git writes 0 even in the layers of an
-//!   incremental chain, which [`chain`] reads; another value is [`MidxProblem::IncrementalNotSupported`]) and the
+//!   incremental chain, which `chain` reads; another value is [`MidxProblem::IncrementalNotSupported`]) and the
 //!   number of packs;
 //! - a table of contents of `chunks + 1` rows of a 4-byte chunk id and an 8-byte offset, ending with id 0, whose
 //!   offset is where the last chunk ends;
@@ -25,32 +25,39 @@
 //! in O(packs) whatever the number of objects: after it succeeds, no lookup reads outside the file. What one
 //! object's entry holds is checked when it is used: [`MultiPackIndex::find`] answers a typed [`MidxProblem`] for
 //! a pack int id that names no pack, a large-offset reference past the `LOFF` chunk, an offset inside the pack
-//! header, or ([`MultiPackIndex::find_in`], given the packs' lengths) an offset at or past its pack's trailing
+//! header, or (`MultiPackIndex::find_in`, given the packs' lengths) an offset at or past its pack's trailing
 //! checksum; it never answers such a location. The order of the ids, the trailer checksum and every entry are
 //! checked by [`MultiPackIndex::verify`]; [`MultiPackIndex::verify_with_packs`] also checks every entry against
 //! the `.idx` of its pack, as `git multi-pack-index verify` does. On a file whose ids are out of order, a lookup
 //! may miss an object, but it never reports a location for an id that is not the one asked for.
 //!
 //! ```
-//! use odb_index::midx::write::{write_midx, PackEntries};
 //! use odb_index::midx::MultiPackIndex;
 //! use odb_index::{HashKind, ObjectId};
+//! use std::process::Command;
 //!
-//! let a: ObjectId = "1111111111111111111111111111111111111111".parse().unwrap();
-//! let b: ObjectId = "2222222222222222222222222222222222222222".parse().unwrap();
-//! let packs = [
-//!     PackEntries { name: "pack-bb.idx".into(), entries: vec![(b, 12)] },
-//!     PackEntries { name: "pack-aa.idx".into(), entries: vec![(a, 5_000_000_000), (b, 99)] },
-//! ];
-//! let bytes = write_midx(1, HashKind::Sha1, &packs).unwrap();
-//! let midx = MultiPackIndex::from_data(bytes.into(), "multi-pack-index".into(), HashKind::Sha1).unwrap();
-//! assert_eq!(midx.pack_names(), ["pack-aa.idx", "pack-bb.idx"]);
+//! // Two packs and their multi-pack-index, written by git.
+//! let repo = tempfile::tempdir()?;
+//! let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+//! git(&["init", "-q"])?;
+//! for (file, text) in [("a.txt", "a\n"), ("hello.txt", "hello\n")] {
+//!     std::fs::write(repo.path().join(file), text)?;
+//!     git(&["add", file])?;
+//!     git(&["repack", "-q"])?; // one more pack
+//! }
+//! git(&["multi-pack-index", "write"])?;
+//!
+//! let path = repo.path().join(".git/objects/pack/multi-pack-index");
+//! let midx = MultiPackIndex::open(&path, HashKind::Sha1)?;
+//! assert_eq!(midx.pack_names().len(), 2);
 //! assert_eq!(midx.len(), 2);
-//! assert_eq!(midx.lookup(a.as_bytes()), Some((0, 5_000_000_000)));
-//! // `b` is in both packs; the writer keeps the copy in the pack with the lowest pack int id.
-//! assert_eq!(midx.lookup(b.as_bytes()), Some((0, 99)));
-//! assert_eq!(midx.lookup(&[0x33; 20]), None);
-//! midx.verify().unwrap();
+//! let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+//! let (pack, offset) = midx.find(hello.as_bytes())?.expect("listed");
+//! assert!(midx.pack_names()[pack as usize].starts_with("pack-"));
+//! assert_eq!(offset, 12);
+//! assert_eq!(midx.find(HashKind::Sha1.digest(b"absent").as_bytes())?, None);
+//! midx.verify()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! (Why one file of this size: the chunk-table parser, the checks at open and at use, and the lookups that rely
@@ -67,8 +74,10 @@ pub use crate::ids::ChunkId;
 use crate::idx::{PACK_HEADER_LEN, PackIndex};
 use crate::oid::{HashKind, ObjectId};
 
-pub mod chain;
+pub(crate) mod chain;
+pub use chain::ChainProblem;
 mod prefix;
+#[cfg(any(test, feature = "test-support"))]
 pub mod write;
 
 /// Signature at the start of every multi-pack-index.
@@ -384,13 +393,13 @@ struct RawEntry {
 }
 
 impl MultiPackIndex {
-    /// Map `path` and check it (see [`MultiPackIndex::from_data`]).
+    /// Map `path` and check it (see `MultiPackIndex::from_data`).
     pub fn open(path: &Path, kind: HashKind) -> Result<Self, Error> {
         Self::open_with(path, kind, LoadMode::Mmap)
     }
 
     /// Bring `path` into memory as `mode` says and check it (see [`MultiPackIndex::from_data`]).
-    pub fn open_with(path: &Path, kind: HashKind, mode: LoadMode) -> Result<Self, Error> {
+    pub(crate) fn open_with(path: &Path, kind: HashKind, mode: LoadMode) -> Result<Self, Error> {
         let data = Data::open(path, mode).map_err(|e| Error::io(path, e))?;
         Self::from_data(data, path.to_owned(), kind)
     }
@@ -401,7 +410,7 @@ impl MultiPackIndex {
     /// Checks the header, the chunk table, the chunk sizes, the fanout and the pack names: O(packs), whatever
     /// the number of objects. Not checked here: each object's pack int id and offset (checked when used, see
     /// [`MultiPackIndex::find`]), the order of the ids and the checksum (see [`MultiPackIndex::verify`]).
-    pub fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<Self, Error> {
+    pub(crate) fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<Self, Error> {
         match Self::check(&data, kind) {
             Ok(c) => Ok(MultiPackIndex {
                 data,
@@ -608,7 +617,7 @@ impl MultiPackIndex {
     /// Find `id` (its raw bytes, [`HashKind::len`] of them): the pack int id (an index into
     /// [`pack_names`](Self::pack_names)) and the offset of the object in that pack; `Ok(None)` if the file does
     /// not list it; `Err` if it lists it with a pack int id or an offset that cannot be right (never a wrong
-    /// location). Like [`find_in`](Self::find_in) without the packs' lengths.
+    /// location). Like `find_in` without the packs' lengths.
     #[inline]
     pub fn find(&self, id: &[u8]) -> Result<Option<(u32, u64)>, MidxProblem> {
         self.find_in(id, &[])
@@ -620,7 +629,11 @@ impl MultiPackIndex {
     ///
     /// Ids of another length are never found. Does not allocate.
     #[inline]
-    pub fn find_in(&self, id: &[u8], pack_lens: &[u64]) -> Result<Option<(u32, u64)>, MidxProblem> {
+    pub(crate) fn find_in(
+        &self,
+        id: &[u8],
+        pack_lens: &[u64],
+    ) -> Result<Option<(u32, u64)>, MidxProblem> {
         match self.find_entry_in(id, pack_lens) {
             MidxFound::At(pack, offset) => Ok(Some((pack, offset))),
             MidxFound::Missing => Ok(None),
@@ -797,13 +810,13 @@ impl MultiPackIndex {
 
     /// [`find`](Self::find), with `None` for an entry that cannot be right.
     #[inline]
-    pub fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
+    pub(crate) fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
         self.find(id).ok().flatten()
     }
 
     /// The position of `id` in the file, if it lists it.
     #[inline]
-    pub fn position(&self, id: &[u8]) -> Option<u32> {
+    pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
         let h = self.kind.len();
         if id.len() != h {
             return None;
@@ -892,26 +905,30 @@ impl MultiPackIndex {
     /// packs: every pack the file names is present (`packs[i]` is the loaded `.idx` of pack int id `i`, `None`
     /// if the pack is missing or its index could not be loaded), and every object is listed by the `.idx` of
     /// its pack at the same offset, which lies before the pack's trailing checksum when the index knows the
-    /// pack's length ([`PackIndex::with_pack_len`]). Reports the first problem found.
+    /// pack's length (`PackIndex::with_pack_len`). Reports the first problem found.
     ///
     /// ```
-    /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
-    /// use odb_index::midx::{MultiPackIndex, MidxProblem, write::{write_midx, PackEntries}};
+    /// use odb_index::idx::PackIndex;
+    /// use odb_index::midx::{MidxProblem, MultiPackIndex};
     /// use odb_index::{Error, HashKind};
+    /// use std::process::Command;
     ///
-    /// let kind = HashKind::Sha1;
-    /// let (a, b) = (kind.digest(b"a"), kind.digest(b"b"));
-    /// let idx_bytes = write_idx(2, kind, &[Entry { id: a, offset: 12, crc32: 0 }], &kind.digest(b"pack")).unwrap();
-    /// let idx = PackIndex::from_data(idx_bytes.into(), "pack-x.idx".into(), kind).unwrap();
-    /// // The multi-pack-index says `a` is at 13, and lists `b`, which the pack's index does not.
-    /// let packs = [PackEntries { name: "pack-x.idx".into(), entries: vec![(a, 13), (b, 40)] }];
-    /// let bytes = write_midx(1, kind, &packs).unwrap();
-    /// let midx = MultiPackIndex::from_data(bytes.into(), "multi-pack-index".into(), kind).unwrap();
-    /// midx.verify().unwrap(); // consistent in itself
-    /// let e = midx.verify_with_packs(&[Some(&idx)]).unwrap_err();
-    /// assert!(e.to_string().contains("incorrect offset"), "{e}");
-    /// let e = midx.verify_with_packs(&[None]).unwrap_err();
+    /// // One pack and its multi-pack-index, written by git.
+    /// let repo = tempfile::tempdir()?;
+    /// let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    /// git(&["init", "-q"])?;
+    /// std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+    /// git(&["add", "hello.txt"])?;
+    /// git(&["repack", "-adq"])?;
+    /// git(&["multi-pack-index", "write"])?;
+    /// let pack_dir = repo.path().join(".git/objects/pack");
+    /// let midx = MultiPackIndex::open(&pack_dir.join("multi-pack-index"), HashKind::Sha1)?;
+    /// let idx = PackIndex::open(&pack_dir.join(&midx.pack_names()[0]), HashKind::Sha1)?;
+    ///
+    /// midx.verify_with_packs(&[Some(&idx)])?; // every entry agrees with the pack's index
+    /// let e = midx.verify_with_packs(&[None]).unwrap_err(); // the pack's index is not there
     /// assert!(matches!(e, Error::CorruptMultiPackIndex { problem: MidxProblem::PackMissing { pack: 0, .. }, .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn verify_with_packs(&self, packs: &[Option<&PackIndex>]) -> Result<(), Error> {
         self.verify()?;
@@ -993,7 +1010,7 @@ fn prefix(id: &[u8]) -> u64 {
 
 /// Read only the header, the chunk table and the pack names of the multi-pack-index at `path` (mapped, so only
 /// those pages are read): the `.idx` names of the packs it covers, in pack int id order.
-pub fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
+pub(crate) fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
     let data = Data::open(path, LoadMode::Mmap).map_err(|e| Error::io(path, e))?;
     let l = parse_layout(&data, kind).map_err(|e| e.into_error(path, kind))?;
     parse_pack_names(&data[l.pnam.0..l.pnam.1], l.num_packs, l.version).map_err(|problem| {

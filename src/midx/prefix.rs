@@ -16,7 +16,7 @@ impl MultiPackIndex {
     }
 
     /// The positions of the objects whose ids start with `prefix` (see [`id_at`](Self::id_at)): empty if none or if `prefix` is of another hash kind. No allocation.
-    pub fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
+    pub(crate) fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
         if prefix.kind() != self.kind {
             return 0..0;
         }

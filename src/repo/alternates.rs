@@ -9,7 +9,7 @@ use crate::error::Error;
 
 /// git's limit on alternate nesting: an alternate added at depth 5 (the sixth in a chain, counting the ones
 /// listed by the repository itself as depth 0) has its own alternates ignored with an error.
-pub const MAX_ALTERNATE_DEPTH: usize = 5;
+pub(crate) const MAX_ALTERNATE_DEPTH: usize = 5;
 
 /// The alternates of an objects directory, in git's search order, and what was wrong on the way.
 #[derive(Debug, Default)]
@@ -48,7 +48,7 @@ pub enum AlternateProblem {
         /// The directory it resolves to (canonicalized).
         path: PathBuf,
     },
-    /// The alternates of an alternate at depth [`MAX_ALTERNATE_DEPTH`] were ignored (git: "ignoring alternate
+    /// The alternates of an alternate at depth `MAX_ALTERNATE_DEPTH` were ignored (git: "ignoring alternate
     /// object stores, nesting too deep").
     TooDeep {
         /// The `info/alternates` file whose entries were ignored.
@@ -107,19 +107,19 @@ impl fmt::Display for AlternateProblem {
 ///   quoting is broken, the entry is taken literally, as git does.
 /// - Relative entries are relative to the (canonicalized) objects directory that lists them, at every depth.
 /// - An alternate listed by `objects_dir` is at depth 0; the alternates of an alternate at depth `d` are at
-///   `d + 1`. An alternate at depth [`MAX_ALTERNATE_DEPTH`] (5) that lists alternates has them ignored and a
+///   `d + 1`. An alternate at depth `MAX_ALTERNATE_DEPTH` (5) that lists alternates has them ignored and a
 ///   [`AlternateProblem::TooDeep`] recorded: a chain reaches at most six alternates deep, as with git.
 /// - Entries resolving to `objects_dir` itself or to a directory already found are skipped (compared after
 ///   canonicalization; git compares `realpath`s too), recorded as [`AlternateProblem::Cycle`] or
 ///   [`AlternateProblem::Duplicate`].
 /// - An entry that names no directory is [`AlternateProblem::Missing`]; an `info/alternates` file that
 ///   exists but cannot be read (or is not a regular file, or is longer than
-///   [`MAX_ALTERNATES_LEN`](super::MAX_ALTERNATES_LEN)) is [`AlternateProblem::Unreadable`]. Neither is fatal.
+///   16 MiB) is [`AlternateProblem::Unreadable`]. Neither is fatal.
 ///
 /// - Before those, the entries of the environment variable `GIT_ALTERNATE_OBJECT_DIRECTORIES` (as git's
 ///   `prepare_alt_odb` does): separated by `:` (`;` on Windows), each possibly C-quoted like an alternates
 ///   line, relative ones taken relative to the current directory; they are at depth 0 and their own alternates
-///   are followed. Problems with them name [`ENV_ALTERNATES`] as the file that lists them.
+///   are followed. Problems with them name `ENV_ALTERNATES` as the file that lists them.
 ///
 /// Deviations: git compares paths case-insensitively when `core.ignoreCase` is set; this compares
 /// canonicalized paths exactly.
@@ -130,7 +130,7 @@ pub fn alternates(objects_dir: &Path) -> Result<Alternates, Error> {
 }
 
 /// The environment variable git reads extra alternates from.
-pub const ENV_ALTERNATES: &str = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
+pub(crate) const ENV_ALTERNATES: &str = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
 
 /// [`alternates`] with `env` as the value of `GIT_ALTERNATE_OBJECT_DIRECTORIES` (`None`: unset).
 pub fn alternates_with_env(objects_dir: &Path, env: Option<&OsStr>) -> Result<Alternates, Error> {

@@ -11,7 +11,7 @@ use crate::oid::HashKind;
 /// quotes; a key may follow the section header on the same line; the last assignment wins, as in git. A
 /// missing `config` or a missing key means SHA-1. An unknown value is [`Error::UnknownObjectFormat`] naming the
 /// config file; a `config` that is not a regular file (a FIFO, `/dev/zero`) or is longer than
-/// [`MAX_CONFIG_LEN`](super::MAX_CONFIG_LEN) is [`Error::Io`] naming it.
+/// 16 MiB is [`Error::Io`] naming it.
 ///
 /// Deviations from git: `core.repositoryFormatVersion` is not checked (git refuses `objectFormat` in a
 /// version-0 repository; this reads it anyway), includes are not followed, and lines this parser cannot

@@ -23,20 +23,17 @@ use crate::oid::HashKind;
 
 /// The most bytes read from a `.git` file or a `commondir` file (git refuses `.git` files longer than
 /// `4 * PATH_MAX`).
-pub const MAX_PATH_FILE_LEN: u64 = 4 * 4096;
+pub(crate) const MAX_PATH_FILE_LEN: u64 = 4 * 4096;
 /// The most bytes read from a `config` file.
-pub const MAX_CONFIG_LEN: u64 = 16 << 20;
+pub(crate) const MAX_CONFIG_LEN: u64 = 16 << 20;
 /// The most bytes read from an `info/alternates` file.
-pub const MAX_ALTERNATES_LEN: u64 = 16 << 20;
+pub(crate) const MAX_ALTERNATES_LEN: u64 = 16 << 20;
 
 mod alternates;
 mod config;
 
 pub(crate) use alternates::alternates_of_canonical_env;
-pub use alternates::{
-    AlternateProblem, Alternates, ENV_ALTERNATES, MAX_ALTERNATE_DEPTH, alternates,
-    alternates_with_env,
-};
+pub use alternates::{AlternateProblem, Alternates, alternates, alternates_with_env};
 pub use config::object_format;
 
 /// Where a repository keeps its objects, and how they are named.

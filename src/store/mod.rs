@@ -67,7 +67,9 @@ pub use filter::MissFilterStats;
 pub use handle::Handle;
 pub use iter::ObjectCounts;
 pub use metrics::Metrics;
-pub use options::{IncompleteMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode};
+pub use options::{
+    IncompleteMode, LoadMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode,
+};
 pub use pack::PackInfo;
 pub use prefix::PrefixLookup;
 pub use problem::Problem;
@@ -123,6 +125,7 @@ pub struct Store {
 }
 
 /// How many unreadable loose files [`Store::problems`] keeps (each is reported when a reader meets it).
+#[cfg(feature = "reader-hooks")]
 const MAX_UNREADABLE_LOOSE: usize = 64;
 
 impl std::fmt::Debug for Store {
@@ -233,7 +236,7 @@ impl Store {
     }
 
     /// The options the store was opened with (a reader answering for it follows its
-    /// [`IncompleteMode`], as [`Store::report_unreadable_loose`] says).
+    /// [`IncompleteMode`], as `Store::report_unreadable_loose` says).
     pub fn options(&self) -> &Options {
         &self.options
     }
@@ -330,6 +333,10 @@ impl Store {
     /// assert_eq!(problems[0].path(), path);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// Only with the `reader-hooks` feature: it is for a crate that reads the objects the store locates
+    /// (odb-index-gix enables it), not for a caller of lookups.
+    #[cfg(feature = "reader-hooks")]
     pub fn report_unreadable_loose(&self, path: PathBuf, reason: String) {
         let mut seen = lock_plain(&self.unreadable_loose);
         if seen.len() < MAX_UNREADABLE_LOOSE && !seen.iter().any(|p| p.path() == path) {

@@ -1,7 +1,23 @@
 //! How a [`Store`](super::Store) is opened: [`Options`] and the modes it is made of.
 
-use crate::data::LoadMode;
 use crate::oid::HashKind;
+
+/// How index files are brought into memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoadMode {
+    /// Map the file read-only and close the descriptor at once (the default).
+    ///
+    /// This relies on git's discipline of never modifying an index file in place (it writes a temporary file and
+    /// renames it): a mapped file that is truncated underneath raises `SIGBUS` on access, which no check can
+    /// prevent.
+    #[default]
+    Mmap,
+    /// Read the whole file into memory. Slower to load and uses heap memory, but immune to files truncated or
+    /// rewritten in place (for filesystems or tools that do that). A sparse file (one that allocates less than
+    /// half of its length on disk, above 1 MiB) is refused with [`FileProblem::Sparse`](crate::data::FileProblem::Sparse) instead of being read:
+    /// git never writes one, and reading it would take as much memory as it claims.
+    Read,
+}
 
 /// How a store consults loose objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -16,10 +32,10 @@ pub enum LooseMode {
     #[default]
     Watched,
     /// Probe the file system on every lookup that reaches the loose objects
-    /// ([`LooseDb::contains`](crate::loose::LooseDb::contains)): one `fstatat`, no allocation, always current.
+    /// (`LooseDb::contains`): one `fstatat`, no allocation, always current.
     Probe,
     /// Answer from a per-fan-out-directory listing read once and kept until refreshed
-    /// ([`LooseCache`](crate::loose::LooseCache)): no system call per lookup after warm-up, but stale for objects
+    /// (`LooseCache`): no system call per lookup after warm-up, but stale for objects
     /// written or deleted after the listing.
     Cached,
     /// Do not look at loose objects at all (for callers that know everything is packed).

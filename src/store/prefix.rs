@@ -152,8 +152,7 @@ impl Handle {
     /// # };
     /// # git(&["init", "-q", "--bare", "."], "");
     /// # let hello = git(&["hash-object", "-w", "--stdin"], "hello\n"); // ce013625030ba8dba906f756967f9e9ca394464a
-    /// use odb_index::store::PrefixLookup;
-    /// use odb_index::{HashKind, Options, Prefix, Store};
+    /// use odb_index::{HashKind, Options, Prefix, PrefixLookup, Store};
     ///
     /// let store = Store::open(tmp.path(), Options::default())?;
     /// let mut handle = store.handle();

@@ -115,7 +115,7 @@ pub enum Problem {
     },
     /// A file named like a loose object is not one (empty, not a zlib stream of `<type> <size>\0...`, a
     /// directory, a dangling symbolic link), as found by the reader that opened it
-    /// ([`Store::report_unreadable_loose`](super::Store::report_unreadable_loose)): the object was answered
+    /// (`Store::report_unreadable_loose`): the object was answered
     /// missing, as git answers it (git warns on stderr).
     #[error("{}: not a loose object, answered missing: {reason}", path.display())]
     LooseObjectUnreadable {

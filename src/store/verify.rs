@@ -29,7 +29,7 @@ impl Store {
     ///
     /// - every `*.idx` (as the listing reads them): its own checks ([`PackIndex::verify`]: trailer checksum,
     ///   sorted ids, buckets, offsets), and, when its `.pack` is there, against it
-    ///   ([`PackIndex::open_for_pack`]: trailer, header object count, offsets within the pack);
+    ///   (`PackIndex::open_for_pack`: trailer, header object count, offsets within the pack);
     /// - the `multi-pack-index`, and each layer of an incremental chain (`multi-pack-index.d/`: the chain file,
     ///   then each layer, which must end with the checksum it is named after), as `git multi-pack-index verify`:
     ///   [`MultiPackIndex::verify_with_packs`] against the `.idx` of each pack it names.

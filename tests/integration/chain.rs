@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use odb_index::midx::chain::{CHAIN_DIR, read_chain};
+use odb_index::testing::{CHAIN_DIR, read_chain};
 use odb_index::{Location, Options, Problem, Store};
 use odb_index_testkit::*;
 
@@ -217,7 +217,7 @@ fn chain_file_that_is_a_device_a_fifo_or_huge_is_refused_at_once() {
             "fifo" => crate::hostile::fifo_over(&chain_file),
             _ => {
                 let f = std::fs::File::create(&chain_file).unwrap();
-                f.set_len(odb_index::midx::chain::MAX_CHAIN_FILE_LEN + 1)
+                f.set_len(odb_index::testing::MAX_CHAIN_FILE_LEN + 1)
                     .unwrap();
             }
         }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use odb_index::data::{FileKind, FileProblem, file_problem};
 use odb_index::idx::{IdxProblem, PackIndex};
 use odb_index::midx::{MidxProblem, MultiPackIndex};
+use odb_index::testing::PackIndexExt;
 use odb_index::{
     Error, HashKind, IncompleteMode, LoadMode, Location, MidxCheck, ObjectId, Options, Problem,
     RefreshMode, Store,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use odb_index::idx::PackIndex;
 use odb_index::idx::write::{Entry, write_idx};
+use odb_index::testing::PackIndexExt;
 use odb_index::{HashKind, LoadMode, ObjectId};
 use odb_index_testkit::*;
 

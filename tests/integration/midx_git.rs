@@ -2,8 +2,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use odb_index::midx::MultiPackIndex;
 use odb_index::midx::write::{PackEntries, write_midx};
-use odb_index::midx::{MultiPackIndex, read_pack_names};
+use odb_index::testing::{MultiPackIndexExt, read_pack_names};
 use odb_index::{HashKind, LoadMode, ObjectId};
 use odb_index_testkit::*;
 

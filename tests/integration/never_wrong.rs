@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use odb_index::store::PrefixLookup;
+use odb_index::PrefixLookup;
 use odb_index::{
     Error, HashKind, IncompleteMode, Location, LooseMode, Options, Prefix, Problem, Store,
 };

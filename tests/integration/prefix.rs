@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use odb_index::store::PrefixLookup;
+use odb_index::PrefixLookup;
 use odb_index::{HashKind, Options, Prefix, Store};
 use odb_index_testkit::*;
 

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use odb_index::store::PrefixLookup;
+use odb_index::PrefixLookup;
 use odb_index::{HashKind, ObjectId, Options, Prefix, Store};
 use odb_index_testkit::*;
 
