@@ -90,10 +90,34 @@ def main(path):
             return "(" + ", ".join(ty(x) for x in p["inputs"]) + ")" + (" -> " + ty(p["output"]) if p.get("output") else "")
         return ""
 
+    def crate_of(iid):
+        """`<crate>::` for an item of another crate, "" for this crate's (or unknown)."""
+        p = paths.get(str(iid)) if iid is not None else None
+        if not p or p.get("crate_id", 0) == 0:
+            return ""
+        c = doc.get("external_crates", {}).get(str(p["crate_id"]))
+        return c["name"] + "::" if c and c["name"] not in ("std", "alloc", "core") else ""
+
+    def trait_args(a):
+        """A trait's generic arguments, each type named with its crate (`From<gix_error::Error>`):
+        two impls of one trait for types of the same name in different crates stay two lines."""
+        parts = []
+        for g in ((a or {}).get("angle_bracketed") or {}).get("args", []):
+            gk, gv = next(iter(g.items())) if isinstance(g, dict) else (g, None)
+            if gk == "type" and "resolved_path" in gv:
+                rp = gv["resolved_path"]
+                parts.append(crate_of(rp.get("id")) + rp["path"].split("::")[-1] + generic_args(rp.get("args")))
+            elif gk == "type":
+                parts.append(ty(gv))
+            else:
+                return generic_args(a)
+        return "<" + ", ".join(parts) + ">" if parts else generic_args(a)
+
     def bound(b):
         if "trait_bound" in b:
             t = b["trait_bound"]["trait"]
-            return t["path"].split("::")[-1] + generic_args(t.get("args"))
+            maybe = "?" if b["trait_bound"].get("modifier") == "maybe" else ""
+            return maybe + t["path"].split("::")[-1] + generic_args(t.get("args"))
         if "outlives" in b:
             return b["outlives"]
         return "?"
@@ -136,7 +160,7 @@ def main(path):
             if i.get("trait"):
                 if hidden(imp):
                     continue  # an impl of a hidden trait: the compiler's derive markers (TrivialClone), not ours
-                emit("impl " + i["trait"]["path"].split("::")[-1] + generic_args(i["trait"].get("args")) + " for " + owner, imp)
+                emit("impl " + i["trait"]["path"].split("::")[-1] + trait_args(i["trait"].get("args")) + " for " + owner, imp)
                 continue
             for mid in i["items"]:
                 m = index.get(str(mid)) or index.get(mid)
@@ -171,8 +195,9 @@ def main(path):
                 return
             t = index.get(str(target)) or index.get(target)
             if t is None:
-                p = paths.get(str(target))
-                emit("pub use " + prefix + "::" + u["name"] + " (" + "::".join(p["path"]) + ")" if p else u["source"], item)
+                # An item of another crate: named as the `use` names it (its public path there), not by where it
+                # is defined (which moves with that crate's private layout).
+                emit("pub use " + prefix + "::" + u["name"] + " (" + u["source"] + ")", item)
                 return
             t = dict(t)
             t["name"] = u["name"]

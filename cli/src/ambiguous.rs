@@ -3,7 +3,7 @@
 //! commits, trees and blobs, each kind by id (git's `get_short_oid`, `show_ambiguous_object`,
 //! `sort_ambiguous`).
 
-use odb_index::{ObjectId, Prefix};
+use odb_index::ObjectId;
 use odb_index_gix::Objects;
 use odb_index_gix::gix_object::Kind;
 
@@ -15,10 +15,11 @@ pub fn report(objects: &Objects, prefix: &str) -> String {
     let hex = prefix.to_ascii_lowercase();
     let mut out = format!("error: short object ID {hex} is ambiguous\nhint: The candidates are:\n");
     let mut handle = objects.handle();
-    let candidates = Prefix::from_hex(&hex, objects.hash_kind())
-        .ok()
-        .and_then(|p| handle.prefix_candidates(&p).ok())
-        .unwrap_or_default();
+    // The candidates by the adapter's name rules (`Objects::lookup_name`), the ones `batch-check` answered by.
+    let candidates = match objects.lookup_name(&hex) {
+        Err(odb_index_gix::Error::AmbiguousName { candidates, .. }) => candidates,
+        _ => Vec::new(),
+    };
     // git's `core.abbrev=auto`: about half the bits of the packed object count, at least 7 digits; counted once
     // per process (the command reads one repository), as git caches its approximate count.
     static MIN_LEN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();

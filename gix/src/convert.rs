@@ -1,7 +1,8 @@
 //! Conversions between odb-index's ids and hash kinds and gix-hash's.
 //!
 //! Both crates store an id as its raw bytes, so a conversion is a copy; the orphan rule forbids `From` impls
-//! between two foreign types, hence these functions.
+//! between two foreign types, hence these functions, and [`AnyId`], which lets [`Objects`](crate::Objects) take
+//! either crate's id.
 //!
 //! ```
 //! use odb_index_gix::convert::{kind_from_gix, kind_to_gix, oid_from_gix, oid_to_gix};
@@ -43,5 +44,43 @@ pub fn kind_from_gix(kind: Kind) -> Option<HashKind> {
         Kind::Sha1 => Some(HashKind::Sha1),
         Kind::Sha256 => Some(HashKind::Sha256),
         _ => None,
+    }
+}
+
+/// An object id of either crate: odb-index's [`ObjectId`] or gix-hash's [`gix_hash::ObjectId`](https://docs.rs/gix-hash/0.28/gix_hash/enum.ObjectId.html) /
+/// [`gix_hash::oid`](https://docs.rs/gix-hash/0.28/gix_hash/struct.oid.html). [`Objects`](crate::Objects)'s lookups take `&impl AnyId`, so a client passes whichever it
+/// has.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use odb_index_gix::{convert::AnyId, gix_hash};
+///
+/// let ours: odb_index::ObjectId = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse()?;
+/// let theirs = gix_hash::ObjectId::from_hex(b"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")?;
+/// assert_eq!(theirs.to_object_id(), ours);
+/// assert_eq!(theirs.as_ref().to_object_id(), ours.to_object_id()); // `&gix_hash::oid` too
+/// # Ok(())
+/// # }
+/// ```
+pub trait AnyId {
+    /// The odb-index id with the same bytes.
+    fn to_object_id(&self) -> ObjectId;
+}
+
+impl AnyId for ObjectId {
+    fn to_object_id(&self) -> ObjectId {
+        *self
+    }
+}
+
+impl AnyId for gix_hash::oid {
+    fn to_object_id(&self) -> ObjectId {
+        oid_from_gix(self)
+    }
+}
+
+impl AnyId for gix_hash::ObjectId {
+    fn to_object_id(&self) -> ObjectId {
+        oid_from_gix(self)
     }
 }

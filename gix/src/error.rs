@@ -1,6 +1,30 @@
 use std::path::PathBuf;
 
-/// Why an object could not be read. Every variant names the file it is about.
+/// Why an object could not be read or named: the one error type of this crate. It converts (`From`, so `?`
+/// works) from odb-index's [`odb_index::Error`] and [`odb_index::HexError`] (an id that does not parse) and from
+/// gix's [`gix_error::Error`](https://docs.rs/gix-error/0.5/gix_error/struct.Error.html) (what gix-object's traits on [`Objects`](crate::Objects) and gix-hash's parsing
+/// return). A variant about a file names it.
+///
+/// ```
+/// use odb_index_gix::{Error, ObjectId, Objects, gix_hash};
+///
+/// // One function, three sources of errors, one `?`.
+/// fn same_answer(objects: &Objects, hex: &str) -> Result<bool, Error> {
+///     let ours: ObjectId = hex.parse()?; // odb_index::HexError
+///     let theirs = gix_hash::ObjectId::from_hex(hex.as_bytes())?; // gix_error::Error
+///     Ok(objects.info(&ours)? == objects.info(&theirs)?) // odb_index_gix::Error
+/// }
+///
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let repo = tempfile::tempdir()?;
+///     std::process::Command::new("git").arg("init").arg("-q").arg(repo.path()).status()?;
+///     let objects = Objects::open(repo.path())?;
+///     assert!(same_answer(&objects, "0123456789012345678901234567890123456789")?);
+///     assert!(matches!(same_answer(&objects, "not hex"), Err(Error::Lookup(_))));
+///     assert!(matches!(objects.lookup_name("abc"), Err(Error::BadName { .. }))); // too short
+///     Ok(())
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -58,6 +82,32 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// An object name (hex digits, full or abbreviated) that names no object by git's rules: fewer than 4
+    /// digits, more than the hash's length, or not hex (git's `cat-file`: `<name> missing`). See
+    /// [`crate::Objects::lookup_name`].
+    #[error("{name:?} is not an object name: {reason}")]
+    BadName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An abbreviated object name that more than one object's id starts with (git: `error: short object ID <name>
+    /// is ambiguous`, then the candidates; `cat-file`: `<name> ambiguous`).
+    #[error(
+        "short object ID {name} is ambiguous; the candidates are: {}",
+        list(candidates)
+    )]
+    AmbiguousName {
+        /// The name as given.
+        name: String,
+        /// Every object whose id starts with it, in id order.
+        candidates: Vec<odb_index::ObjectId>,
+    },
+    /// An error from a gix API (gix-object's `Find`/`FindExt` on [`crate::Objects`], gix-hash's parsing, ...),
+    /// so that one error type serves a client of both.
+    #[error(transparent)]
+    Gix(#[from] gix_error::Error),
     /// A loose object file whose header names a type git does not know (`git hash-object --literally -t <type>`;
     /// git: `fatal: invalid object type`).
     #[error("{path}: loose object of unknown type {kind:?}")]
@@ -67,6 +117,20 @@ pub enum Error {
         /// The type its header names.
         kind: String,
     },
+}
+
+fn list(ids: &[odb_index::ObjectId]) -> String {
+    ids.iter()
+        .map(|id| id.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl From<odb_index::HexError> for Error {
+    /// An odb-index id that did not parse: [`odb_index::Error::InvalidId`] in [`Error::Lookup`].
+    fn from(e: odb_index::HexError) -> Error {
+        Error::Lookup(e.into())
+    }
 }
 
 impl Error {

@@ -1,45 +1,53 @@
 //! # odb-index-gix
 //!
-//! gix interop for [odb-index](odb_index): conversions to and from gix-hash's ids and kinds ([`convert`]), and
-//! gix-object's [`Find`](gix_object::Find), [`FindHeader`](gix_object::FindHeader) and
-//! [`Exists`](gix_object::Exists) implemented on an odb-index [`Handle`] ([`Objects`]), with
+//! Objects read from a git repository through [odb-index](odb_index)'s lookups: an odb-index [`Handle`] with
 //! gix-pack decoding pack entries (both delta kinds; a REF_DELTA's base is looked up in the same pack, as git's
-//! `find_pack_entry_one`) and loose objects inflated with gix-zlib. gix's algorithms that take a `Find` run on
-//! odb-index through it.
-//!
-//! Open with [`Objects::open`] (default [`Options`]: [`IncompleteMode::Error`]) or [`Objects::open_with`] (a batch
-//! front end answering as git passes `Options::default().incomplete(IncompleteMode::Miss)`). One object by id:
-//! [`Objects::read`] (one lookup, one read; the buffer is cleared first) or, headers only, [`Objects::info`]. The
-//! store's types and the gix crates this implements are re-exported ([`ObjectId`], [`Store`], [`gix_object`],
-//! [`gix_hash`], ...), so a client needs no second dependency; errors are this crate's [`Error`].
-//!
-//! From a lookup to bytes: [`Objects::place`] turns the store's [`Location`] into a
-//! [`Place`] (the `.pack` path and offset, or the loose file's path), [`Objects::header_at`] and
-//! [`Objects::read_at`] read what is there.
-//!
-//! Abbreviated ids, iteration and counts are the store's own ([`Handle::lookup_prefix`],
-//! [`Handle::objects_sorted`], ...), through [`Objects::handle`] (a new handle,
-//! the caller's own);
-//! [`Objects::resolve`] reads a hex object name as `git cat-file` does.
+//! `find_pack_entry_one`) and loose objects inflated with gix-zlib ([`Objects`]). [`Objects`] implements
+//! gix-object's [`Find`](https://docs.rs/gix-object/0.66/gix_object/trait.Find.html), [`FindHeader`](https://docs.rs/gix-object/0.66/gix_object/trait.FindHeader.html) and
+//! [`Exists`](https://docs.rs/gix-object/0.66/gix_object/trait.Exists.html), so gix's algorithms that take a `Find` run on odb-index.
 //!
 //! ```
-//! # let repo = odb_index_testkit::init_repo("sha256", false);
-//! # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
-//! # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main:f0/0"]);
-//! use odb_index_gix::{Objects, PrefixLookup};
+//! use odb_index_gix::{Objects, gix_hash, gix_object::Kind};
+//! use std::process::Command;
 //!
-//! let objects = Objects::open(repo.path())?;
-//! let id: odb_index::ObjectId = id.trim().parse()?;
-//! let info = objects.info(&id)?.expect("present");
-//! assert_eq!((info.kind, info.size), (gix_object::Kind::Blob, 9));
-//! let mut data = Vec::new();
-//! assert_eq!(objects.read_at(&info.place, &mut data)?, gix_object::Kind::Blob);
-//! assert_eq!(data, b"blob 1 0\n");
-//! assert!(info.place.pack_name().unwrap().starts_with("pack-"));
-//! assert_eq!(objects.resolve(&id.to_string()[..8])?, PrefixLookup::Unique(id));
-//! assert_eq!(objects.handle().objects_sorted()?.len(), odb_index_testkit::all_objects(repo.path()).len());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // A repository with one object, written by git.
+//!     let repo = tempfile::tempdir()?;
+//!     let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+//!     git(&["init", "-q"])?;
+//!     std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+//!     git(&["hash-object", "-w", "hello.txt"])?;
+//!
+//!     let objects = Objects::open(repo.path())?;
+//!     let mut data = Vec::new();
+//!     // By name, as `git cat-file` reads one: a full id, or 4 or more of its first hex digits.
+//!     let info = objects.read_by_name("ce01362", &mut data)?.expect("git wrote it");
+//!     assert_eq!(info.id.to_string(), "ce013625030ba8dba906f756967f9e9ca394464a");
+//!     assert_eq!((info.kind, info.size), (Kind::Blob, 6));
+//!     assert_eq!(data, b"hello\n");
+//!     // By id, odb-index's or gix's.
+//!     let gix_id = gix_hash::ObjectId::from_hex(b"ce013625030ba8dba906f756967f9e9ca394464a")?;
+//!     assert_eq!(objects.read(&gix_id, &mut data)?, Some(info));
+//!     Ok(())
+//! }
 //! ```
+//!
+//! - Open with [`Objects::open`] (default [`Options`]: [`IncompleteMode::Error`]) or [`Objects::open_with`] (a
+//!   batch front end answering as git passes `Options::default().incomplete(IncompleteMode::Miss)`). An
+//!   [`Objects`] is one thread's; [`Clone`] it for another thread (the clones share the store and its opened
+//!   packs).
+//! - One object: [`Objects::read_by_name`] (hex, full or abbreviated, by git's rules: [`Objects::lookup_name`]),
+//!   [`Objects::read`] by id (odb-index's [`ObjectId`] or gix's: [`convert::AnyId`]), or, headers only,
+//!   [`Objects::info`]. The buffer is cleared first and holds exactly the object.
+//! - Errors are this crate's one [`Error`], with `From` for odb-index's and gix's, so `?` serves both.
+//! - From a lookup to bytes: [`Objects::place`] turns the store's [`Location`] into a [`Place`] (the `.pack`
+//!   path and offset, or the loose file's path); [`Objects::header_at`] and [`Objects::read_at`] read what is
+//!   there.
+//! - Iteration, counts and the rest of the store's API: [`Objects::handle`] (a new handle, the caller's own).
+//!
+//! The store's types a client needs are re-exported ([`ObjectId`], [`Store`], [`Options`], ...), and so are
+//! the gix crates whose traits [`Objects`] implements ([`gix_object`](https://docs.rs/gix-object/0.66/gix_object/), [`gix_hash`](https://docs.rs/gix-hash/0.28/gix_hash/)), so a client needs no
+//! second dependency.
 #![warn(missing_docs)]
 
 pub mod convert;

@@ -17,11 +17,39 @@ use odb_index::{
 };
 
 use crate::Error;
-use crate::convert::{kind_to_gix, oid_from_gix};
+use crate::convert::{AnyId, kind_to_gix, oid_from_gix};
 use crate::loose::Loose;
 use crate::rev::RevIndex;
 
 /// Where an object's bytes are: what [`Objects::place`] turns a [`Location`] into.
+///
+/// ```
+/// use odb_index_gix::{Objects, Place};
+/// use std::process::Command;
+///
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let repo = tempfile::tempdir()?;
+///     let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+///     git(&["init", "-q"])?;
+///     std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+///     git(&["hash-object", "-w", "hello.txt"])?; // a loose object
+///
+///     let objects = Objects::open(repo.path())?;
+///     let place = objects.place(&"ce013625030ba8dba906f756967f9e9ca394464a".parse::<odb_index_gix::ObjectId>()?)?;
+///     let Some(Place::Loose { path, .. }) = place else { panic!("git wrote it loose") };
+///     assert!(path.ends_with("ce/013625030ba8dba906f756967f9e9ca394464a"));
+///
+///     git(&["add", "hello.txt"])?;
+///     git(&["repack", "-adq"])?; // now packed
+///     let place = objects.place(&"ce013625030ba8dba906f756967f9e9ca394464a".parse::<odb_index_gix::ObjectId>()?)?;
+///     let Some(place @ Place::Packed { offset: 12, .. }) = place else { panic!("the first entry of a pack") };
+///     assert!(place.pack_name().is_some_and(|n| n.starts_with("pack-")));
+///     let mut data = Vec::new();
+///     objects.read_at(&place, &mut data)?;
+///     assert_eq!(data, b"hello\n");
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Place {
     /// An entry of a pack.
@@ -63,9 +91,32 @@ impl Place {
     }
 }
 
-/// An object's type and size, read from headers only, and where it is.
+/// An object's id, type and size, and where it is: what [`Objects::info`], [`Objects::read`] and
+/// [`Objects::read_by_name`] answer.
+///
+/// ```
+/// use odb_index_gix::{Info, Objects, gix_object::Kind};
+///
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let repo = tempfile::tempdir()?;
+///     let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+///     git(&["init", "-q"])?;
+///     std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+///     git(&["hash-object", "-w", "hello.txt"])?;
+///
+///     let objects = Objects::open(repo.path())?;
+///     let mut data = Vec::new();
+///     let info: Info = objects.read_by_name("ce0136", &mut data)?.expect("git wrote it");
+///     assert_eq!(info.id.to_string(), "ce013625030ba8dba906f756967f9e9ca394464a");
+///     assert_eq!((info.kind, info.size), (Kind::Blob, 6));
+///     assert_eq!(objects.info(&info.id)?, Some(info));
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Info {
+    /// The object's id (the full id, also when it was read by an abbreviated name).
+    pub id: ObjectId,
     /// The object's type (the type at the end of a delta chain for a deltified entry).
     pub kind: Kind,
     /// The object's size in bytes, inflated and with deltas applied.
@@ -126,11 +177,12 @@ impl Pack {
     }
 }
 
-/// gix-object's [`Find`](gix_object::Find) and [`FindHeader`](gix_object::FindHeader) on an odb-index [`Handle`].
+/// gix-object's [`Find`](https://docs.rs/gix-object/0.66/gix_object/trait.Find.html) and [`FindHeader`](https://docs.rs/gix-object/0.66/gix_object/trait.FindHeader.html) on an odb-index [`Handle`].
 ///
 /// Lookups go through the handle; packed data is decoded by gix-pack (each `.pack` opened on first use and kept
 /// until the store no longer lists it; pack ids are never reused, so a cached pack is never mistaken for another),
-/// loose objects are inflated with gix-zlib. Not `Sync` (the handle is one thread's); make one per thread from
+/// loose objects are inflated with gix-zlib. Not `Sync` (the handle is one thread's); `Clone` gives another for
+/// another thread (see its `clone`), or make one per thread from
 /// [`Store::handle`].
 ///
 /// ```
@@ -173,6 +225,22 @@ impl std::fmt::Debug for Objects {
     }
 }
 
+/// git's `MINIMUM_ABBREV`: an object name shorter than this is not an abbreviation.
+const MIN_NAME_LEN: usize = 4;
+
+impl Clone for Objects {
+    /// Another reader of the same store, as gix-odb's `Handle` clones: it shares the store (an `Arc`) and the
+    /// packs this one has opened (their maps are immutable, shared by `Arc`), and has its own store
+    /// [`Handle`], decompressors and [`Objects::take_problems`] list, so that each clone can move to its own
+    /// thread.
+    fn clone(&self) -> Objects {
+        let clone = Objects::new(self.store.handle());
+        clone.packs.replace(self.packs.borrow().clone());
+        clone.listing_seen.set(self.listing_seen.get());
+        clone
+    }
+}
+
 impl Objects {
     /// Read objects through `handle`.
     pub fn new(handle: Handle) -> Objects {
@@ -204,12 +272,12 @@ impl Objects {
     /// ```
     /// # let repo = odb_index_testkit::init_repo("sha1", false);
     /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 7, "main");
-    /// use odb_index_gix::{IncompleteMode, Objects, Options};
+    /// use odb_index_gix::{IncompleteMode, ObjectId, Objects, Options};
     ///
     /// let pack_dir = repo.path().join(".git/objects/pack");
     /// std::fs::write(pack_dir.join("pack-1234.idx"), b"not an index")?;
     /// std::fs::write(pack_dir.join("pack-1234.pack"), b"PACK")?;
-    /// let absent = "0123456789012345678901234567890123456789".parse()?;
+    /// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
     /// let strict = Objects::open(repo.path())?;
     /// assert!(strict.info(&absent).is_err()); // cannot claim absence
     /// let lenient = Objects::open_with(repo.path(), Options::default().incomplete(IncompleteMode::Miss))?;
@@ -247,10 +315,9 @@ impl Objects {
         self.kind
     }
 
-    /// What an object name given as hex means, as `git cat-file` reads it: a full-length id names itself if the
-    /// repository has it; 4 or more digits (any case) are a prefix ([`Handle::lookup_prefix`]: the one object
-    /// whose id starts with them, or [`PrefixLookup::Ambiguous`]); anything else (fewer digits, not hex, an id
-    /// of the other length) is [`PrefixLookup::NotFound`] (git's `missing`).
+    /// What an object name given as hex means, as `git cat-file` reads it: [`Objects::lookup_name`] in the
+    /// shape of the store's [`PrefixLookup`], with a name that is not one ([`Error::BadName`]) answered
+    /// [`PrefixLookup::NotFound`] (git's `missing`).
     ///
     /// ```
     /// # let repo = odb_index_testkit::init_repo("sha1", false);
@@ -267,22 +334,123 @@ impl Objects {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn resolve(&self, hex: &str) -> Result<PrefixLookup, Error> {
-        if hex.len() == self.kind.hex_len() {
-            return Ok(match ObjectId::from_hex_kind(hex.as_bytes(), self.kind) {
-                Ok(id) if self.handle.borrow_mut().contains(&id)? => PrefixLookup::Unique(id),
-                _ => PrefixLookup::NotFound,
-            });
+        match self.lookup_name(hex) {
+            Ok(Some(id)) => Ok(PrefixLookup::Unique(id)),
+            Ok(None) | Err(Error::BadName { .. }) => Ok(PrefixLookup::NotFound),
+            Err(Error::AmbiguousName { .. }) => Ok(PrefixLookup::Ambiguous),
+            Err(e) => Err(e),
         }
-        match Prefix::from_hex(hex, self.kind) {
-            Ok(prefix) => Ok(self.handle.borrow_mut().lookup_prefix(&prefix)?),
-            Err(_) => Ok(PrefixLookup::NotFound),
+    }
+
+    /// The object an object name names, by git's rules for a hex name (`get_oid` on hex digits, any case): a
+    /// full-length id names itself if the repository has it; 4 or more digits are an abbreviation, naming the
+    /// one object whose id starts with them. `Ok(None)`: no such object (git's `missing`). Errors:
+    /// [`Error::AmbiguousName`] (several objects start so; it lists them, as git does) and [`Error::BadName`]
+    /// (fewer than 4 digits, more than the hash's length, not hex). This is the one place these rules live:
+    /// [`Objects::read_by_name`], [`Objects::resolve`] and the `odb-index` command use it.
+    ///
+    /// ```
+    /// use odb_index_gix::{Error, Objects};
+    ///
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let repo = tempfile::tempdir()?;
+    ///     let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    ///     git(&["init", "-q"])?;
+    ///     // Two blobs whose ids both start with 6bb2: 6bb2f98f... ("195") and 6bb2f4ee... ("389").
+    ///     for text in ["195\n", "389\n"] {
+    ///         std::fs::write(repo.path().join("f"), text)?;
+    ///         git(&["hash-object", "-w", "f"])?;
+    ///     }
+    ///     let objects = Objects::open(repo.path())?;
+    ///     let id = objects.lookup_name("6BB2F9")?.expect("one object starts with 6bb2f9");
+    ///     assert_eq!(id.to_string(), "6bb2f98fb0227744dff2c9023c2a8d53cc721588");
+    ///     assert_eq!(objects.lookup_name(&id.to_string())?, Some(id));
+    ///     assert_eq!(objects.lookup_name("0000")?, None);
+    ///     match objects.lookup_name("6bb2") {
+    ///         Err(Error::AmbiguousName { candidates, .. }) => assert_eq!(candidates.len(), 2),
+    ///         other => panic!("{other:?}"),
+    ///     }
+    ///     match objects.lookup_name("6bb") {
+    ///         Err(Error::BadName { .. }) => {} // fewer than 4 digits
+    ///         other => panic!("{other:?}"),
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn lookup_name(&self, name: &str) -> Result<Option<ObjectId>, Error> {
+        let bad = |reason| {
+            Err(Error::BadName {
+                name: name.to_owned(),
+                reason,
+            })
+        };
+        if !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return bad("not hex digits");
+        }
+        if name.len() == self.kind.hex_len() {
+            let id = ObjectId::from_hex_kind(name.as_bytes(), self.kind)?;
+            return Ok(self.handle.borrow_mut().contains(&id)?.then_some(id));
+        }
+        let prefix = match Prefix::from_hex(name, self.kind) {
+            Ok(prefix) => prefix,
+            Err(_) if name.len() < MIN_NAME_LEN => return bad("fewer than 4 hex digits"),
+            Err(_) => return bad("longer than an object id"),
+        };
+        // The borrow ends before anything below.
+        let found = self.handle.borrow_mut().lookup_prefix(&prefix)?;
+        match found {
+            PrefixLookup::Unique(id) => Ok(Some(id)),
+            PrefixLookup::NotFound => Ok(None),
+            PrefixLookup::Ambiguous => {
+                let candidates = self.handle.borrow_mut().prefix_candidates(&prefix)?;
+                Err(Error::AmbiguousName {
+                    name: name.to_owned(),
+                    candidates,
+                })
+            }
+        }
+    }
+
+    /// Read the object named `name` (hex, full or abbreviated: [`Objects::lookup_name`]'s rules) into `out`, as
+    /// [`Objects::read`] does; [`Info::id`] is its full id. A full id costs one lookup, an abbreviation two (the
+    /// prefix, then the object). `Ok(None)`: no such object (git's `missing`); [`Error::AmbiguousName`] and
+    /// [`Error::BadName`] as [`Objects::lookup_name`].
+    ///
+    /// ```
+    /// use odb_index_gix::{Objects, gix_object::Kind};
+    ///
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let repo = tempfile::tempdir()?;
+    ///     let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    ///     git(&["init", "-q"])?;
+    ///     std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+    ///     git(&["hash-object", "-w", "hello.txt"])?;
+    ///
+    ///     let objects = Objects::open(repo.path())?;
+    ///     let mut data = Vec::new();
+    ///     let info = objects.read_by_name("ce01362", &mut data)?.expect("present");
+    ///     assert_eq!((info.kind, &data[..]), (Kind::Blob, &b"hello\n"[..]));
+    ///     assert_eq!(objects.read_by_name(&info.id.to_string(), &mut data)?, Some(info));
+    ///     assert_eq!(objects.read_by_name("0123456", &mut data)?, None);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn read_by_name(&self, name: &str, out: &mut Vec<u8>) -> Result<Option<Info>, Error> {
+        if name.len() == self.kind.hex_len() && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            // A full id: read it at once (one lookup).
+            return self.read(&ObjectId::from_hex_kind(name.as_bytes(), self.kind)?, out);
+        }
+        match self.lookup_name(name)? {
+            Some(id) => self.read(&id, out),
+            None => Ok(None),
         }
     }
 
     /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
     /// hash kind is not there either). The `.pack` file of a packed object is opened now: a pack that
     /// disappeared between the lookup and its opening (a repack) is looked for again ([`Objects::place_again`]).
-    pub fn place(&self, id: &ObjectId) -> Result<Option<Place>, Error> {
+    pub fn place(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Place>, Error> {
+        let id = &id.to_object_id();
         if id.kind() != self.kind {
             return Ok(None);
         }
@@ -304,7 +472,12 @@ impl Objects {
     /// object is gone. [`Objects::info`], [`Objects::read`] and the `gix_object` traits call it themselves;
     /// a caller reading a [`Place`] with [`Objects::header_at`] or [`Objects::read_at`] calls it once when
     /// [`Error::is_gone`] says so, and reads what it answers.
-    pub fn place_again(&self, id: &ObjectId, gone: &Place) -> Result<Option<Place>, Error> {
+    pub fn place_again(
+        &self,
+        id: &(impl AnyId + ?Sized),
+        gone: &Place,
+    ) -> Result<Option<Place>, Error> {
+        let id = &id.to_object_id();
         let loc = self.handle.borrow_mut().locate_again(id, gone.location())?;
         self.forget_dead_packs();
         let Some(loc) = loc else { return Ok(None) };
@@ -344,7 +517,8 @@ impl Objects {
     /// The [`Place`] of a [`Location`] the store gave for `id` (from [`Handle::locate`] or the iteration of
     /// [`Handle::for_each_object`]): the `.pack` file's path ([`Handle::pack`]) or the loose file's
     /// ([`Handle::loose_path`]). Nothing is opened; [`odb_index::Error::StalePack`] if the pack is gone.
-    pub fn place_at(&self, id: &ObjectId, loc: Location) -> Result<Place, Error> {
+    pub fn place_at(&self, id: &(impl AnyId + ?Sized), loc: Location) -> Result<Place, Error> {
+        let id = &id.to_object_id();
         match loc {
             Location::Packed { pack, offset } => Ok(Place::Packed {
                 pack,
@@ -379,10 +553,17 @@ impl Objects {
 
     /// Type and size of `id` from headers only (a deltified entry's type from the end of its chain, its size
     /// from the delta's header), and where it is; `None` if absent.
-    pub fn info(&self, id: &ObjectId) -> Result<Option<Info>, Error> {
+    pub fn info(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Info>, Error> {
+        let id = id.to_object_id();
+        let id = &id;
         match self.at_place(id, |place| self.header_at(place)) {
             Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
-            found => Ok(found?.map(|(place, (kind, size))| Info { kind, size, place })),
+            found => Ok(found?.map(|(place, (kind, size))| Info {
+                id: *id,
+                kind,
+                size,
+                place,
+            })),
         }
     }
 
@@ -502,14 +683,21 @@ impl Objects {
     /// let mut buf = b"left over from before".to_vec();
     /// let info = objects.read(&id, &mut buf)?.expect("present");
     /// assert_eq!((info.kind, info.size, &buf[..]), (Kind::Blob, 9, &b"blob 1 0\n"[..]));
-    /// let absent = "0123456789012345678901234567890123456789".parse()?;
+    /// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
     /// assert_eq!(objects.read(&absent, &mut buf)?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn read(&self, id: &ObjectId, out: &mut Vec<u8>) -> Result<Option<Info>, Error> {
+    pub fn read(
+        &self,
+        id: &(impl AnyId + ?Sized),
+        out: &mut Vec<u8>,
+    ) -> Result<Option<Info>, Error> {
+        let id = id.to_object_id();
+        let id = &id;
         match self.at_place(id, |place| self.read_at(place, out)) {
             Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
             found => Ok(found?.map(|(place, kind)| Info {
+                id: *id,
                 kind,
                 size: out.len() as u64,
                 place,
