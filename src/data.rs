@@ -32,6 +32,15 @@ use std::path::Path;
 pub(crate) use crate::store::LoadMode;
 
 /// What a file's type is, when it is not a regular file.
+///
+/// ```
+/// use odb_index::data::{FileKind, FileProblem, file_problem, read_bounded};
+///
+/// let dir = tempfile::tempdir()?;
+/// let e = read_bounded(dir.path(), 1024).unwrap_err();
+/// assert!(matches!(file_problem(&e), Some(FileProblem::NotRegular { kind: FileKind::Directory })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileKind {
@@ -64,6 +73,17 @@ impl fmt::Display for FileKind {
 
 /// Why a file that should be read cannot be: carried inside the [`io::Error`] that [`open_regular`],
 /// [`read_bounded`], [`Data::open`] and the store's pack checks return (see [`file_problem`]).
+///
+/// ```
+/// use odb_index::data::{FileProblem, file_problem, read_bounded};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("big");
+/// std::fs::write(&path, vec![0u8; 100])?;
+/// let e = read_bounded(&path, 10).unwrap_err();
+/// assert!(matches!(file_problem(&e), Some(FileProblem::TooLarge { len: 100, limit: 10 })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileProblem {
@@ -314,6 +334,20 @@ fn check_not_sparse(md: &std::fs::Metadata) -> io::Result<()> {
 }
 
 /// The bytes of one index file.
+///
+/// ```
+/// use odb_index::LoadMode;
+/// use odb_index::data::Data;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("file");
+/// std::fs::write(&path, b"bytes")?;
+/// for mode in [LoadMode::Mmap, LoadMode::Read] {
+///     assert_eq!(&Data::open(&path, mode)?[..], b"bytes");
+/// }
+/// assert_eq!(&Data::from(b"in memory".to_vec())[..], b"in memory");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub enum Data {
     /// A read-only mapping.

@@ -9,6 +9,24 @@ use std::fmt;
 /// the same file (same path, size, modification time and inode).
 /// [`Store::pack_path`](crate::Store::pack_path) turns an id into the pack's path, or reports
 /// [`Error::StalePack`](crate::Error::StalePack) once the pack is gone, never another pack's path.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{Location, ObjectId, Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default())?;
+/// let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+/// let Some(Location::Packed { pack, .. }) = store.handle().locate(&hello)? else { panic!("packed") };
+/// assert!(store.is_pack_live(pack));
+/// assert_eq!(store.pack(pack)?.id, pack);
+/// assert_eq!(store.pack_path(pack)?, store.pack(pack)?.pack_path);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PackId(pub(crate) u64);
 
@@ -20,6 +38,12 @@ impl PackId {
 }
 
 /// A 4-byte chunk id, shown as text when it is printable ASCII and as hex otherwise.
+///
+/// ```
+/// use odb_index::midx::ChunkId;
+///
+/// assert_eq!(ChunkId(*b"OIDF").to_string(), "OIDF");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ChunkId(pub [u8; 4]);
 

@@ -94,6 +94,13 @@ impl std::str::FromStr for HashKind {
 }
 
 /// A hash name that is neither `sha1` nor `sha256`.
+///
+/// ```
+/// use odb_index::{HashKind, UnknownHashKind};
+///
+/// assert_eq!("sha256".parse::<HashKind>(), Ok(HashKind::Sha256));
+/// assert_eq!("sha3".parse::<HashKind>(), Err(UnknownHashKind("sha3".into())));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownHashKind(pub String);
 
@@ -109,6 +116,14 @@ impl fmt::Display for UnknownHashKind {
 impl std::error::Error for UnknownHashKind {}
 
 /// Why a string is not an object id.
+///
+/// ```
+/// use odb_index::{HexError, ObjectId};
+///
+/// assert!(matches!("abc".parse::<ObjectId>(), Err(HexError::WrongLength { len: 3, .. })));
+/// let bad = format!("g{}", "0".repeat(39));
+/// assert_eq!(bad.parse::<ObjectId>(), Err(HexError::BadDigit { pos: 0, byte: b'g' }));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HexError {

@@ -29,6 +29,13 @@ pub struct Prefix {
 }
 
 /// Why text is not a [`Prefix`].
+///
+/// ```
+/// use odb_index::{HashKind, Prefix, PrefixError};
+///
+/// assert!(matches!(Prefix::from_hex("abc", HashKind::Sha1), Err(PrefixError::BadLength { len: 3, .. })));
+/// assert!(matches!(Prefix::from_hex("abcg", HashKind::Sha1), Err(PrefixError::BadDigit { pos: 3, .. })));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PrefixError {

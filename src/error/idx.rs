@@ -9,6 +9,20 @@ use std::path::PathBuf;
 use crate::oid::ObjectId;
 
 /// What is wrong with a malformed `.idx` file.
+///
+/// ```
+/// use odb_index::idx::{IdxProblem, PackIndex};
+/// use odb_index::{Error, HashKind};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("pack-1.idx");
+/// std::fs::write(&path, b"too short")?;
+/// match PackIndex::open(&path, HashKind::Sha1) {
+///     Err(Error::CorruptIndex { path: named, problem: IdxProblem::TooSmall { .. } }) => assert_eq!(named, path),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum IdxProblem {

@@ -12,6 +12,22 @@ use crate::oid::ObjectId;
 const SIGNATURE: [u8; 4] = *b"MIDX";
 
 /// What is wrong with a malformed `multi-pack-index` file.
+///
+/// ```
+/// use odb_index::midx::{MidxProblem, MultiPackIndex};
+/// use odb_index::{Error, HashKind};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("multi-pack-index");
+/// std::fs::write(&path, [b'X'; 200])?;
+/// match MultiPackIndex::open(&path, HashKind::Sha1) {
+///     Err(Error::CorruptMultiPackIndex { problem: MidxProblem::BadSignature { found }, .. }) => {
+///         assert_eq!(&found, b"XXXX")
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MidxProblem {

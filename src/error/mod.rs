@@ -22,6 +22,19 @@ pub use midx::MidxProblem;
 /// [`source`](std::error::Error::source).
 ///
 /// `Error` is `Send + Sync`; load failures recorded by the store are shared as `Arc<Error>`.
+///
+/// ```
+/// use odb_index::{Error, Options, Store};
+///
+/// let not_a_repository = tempfile::tempdir()?;
+/// match Store::open(not_a_repository.path(), Options::default()) {
+///     Err(e @ Error::NotARepository { .. }) => {
+///         assert!(e.to_string().contains(&not_a_repository.path().display().to_string()))
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -96,6 +96,25 @@ pub(crate) enum Found {
 /// A validated pack index file, mapped or read into memory.
 ///
 /// Every accessor is bounds-checked against what was validated at open; none panics, whatever the file holds.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::idx::PackIndex;
+/// use odb_index::{HashKind, ObjectId, Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default())?;
+/// let idx = PackIndex::open(&store.pack_infos()[0].idx_path, HashKind::Sha1)?;
+/// let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+/// assert_eq!(idx.find(hello.as_bytes())?, Some(12));
+/// assert_eq!(idx.len(), 1);
+/// assert_eq!(idx.iter().next(), Some((hello, 12)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct PackIndex {
     data: Data,

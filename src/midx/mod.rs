@@ -338,6 +338,25 @@ fn parse_pack_names(chunk: &[u8], num_packs: u32, version: u8) -> Result<Vec<Str
 /// A checked multi-pack-index, mapped or in memory.
 ///
 /// All the checks a lookup relies on are made when it is opened; see the [module documentation](self).
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::midx::MultiPackIndex;
+/// use odb_index::{HashKind, ObjectId};
+///
+/// git(&["multi-pack-index", "write"])?;
+/// let path = repo.path().join(".git/objects/pack/multi-pack-index");
+/// let midx = MultiPackIndex::open(&path, HashKind::Sha1)?;
+/// let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+/// assert_eq!(midx.find(hello.as_bytes())?, Some((0, 12))); // pack 0 of midx.pack_names(), offset 12
+/// assert_eq!(midx.pack_names().len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct MultiPackIndex {
     data: Data,

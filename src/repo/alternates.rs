@@ -12,6 +12,25 @@ use crate::error::Error;
 pub(crate) const MAX_ALTERNATE_DEPTH: usize = 5;
 
 /// The alternates of an objects directory, in git's search order, and what was wrong on the way.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::repo;
+///
+/// let other = tempfile::tempdir()?;
+/// std::fs::create_dir(other.path().join("objects"))?;
+/// let objects = repo.path().join(".git/objects");
+/// std::fs::write(objects.join("info/alternates"), format!("{}\n", other.path().join("objects").display()))?;
+/// let alternates = repo::alternates(&objects)?;
+/// assert_eq!(alternates.dirs.len(), 1);
+/// assert!(alternates.problems.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct Alternates {
     /// Alternate objects directories (canonicalized), in search order: depth-first, in file order, as git adds
@@ -22,6 +41,23 @@ pub struct Alternates {
 }
 
 /// An alternates entry that was not followed.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::repo::{self, AlternateProblem};
+///
+/// let objects = repo.path().join(".git/objects");
+/// std::fs::write(objects.join("info/alternates"), "/no/such/directory\n")?;
+/// let alternates = repo::alternates(&objects)?;
+/// assert!(alternates.dirs.is_empty());
+/// assert!(matches!(&alternates.problems[..], [AlternateProblem::Missing { .. }]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum AlternateProblem {

@@ -37,6 +37,21 @@ pub use alternates::{AlternateProblem, Alternates, alternates, alternates_with_e
 pub use config::object_format;
 
 /// Where a repository keeps its objects, and how they are named.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{HashKind, repo};
+///
+/// let found = repo::discover(repo.path())?; // a work tree, a .git directory or an objects directory
+/// assert_eq!(found.objects_dir, repo.path().canonicalize()?.join(".git/objects"));
+/// assert_eq!(found.hash_kind, HashKind::Sha1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Repository {
     /// The objects directory (canonicalized: absolute, symbolic links resolved).

@@ -122,6 +122,26 @@ impl MissFilter {
 }
 
 /// What [`Store::miss_filter`](super::Store::miss_filter) reports about the current map's miss filter.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{MissFilterMode, ObjectId, Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default().miss_filter(MissFilterMode::Eager))?;
+/// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
+/// let mut handle = store.handle();
+/// for _ in 0..2 {
+///     assert!(!handle.contains(&absent)?);
+/// }
+/// let stats = store.miss_filter().expect("built by the miss");
+/// assert_eq!((stats.packs, stats.live_ids), (1, 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MissFilterStats {
     /// Ids inserted into the filter's bits (stale ones of removed packs included).

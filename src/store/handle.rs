@@ -50,6 +50,28 @@ impl Store {
 /// configuration on Linux, one `ioctl` on the store's inotify descriptor and two more loads (the token and the
 /// detector's state) plus one per fan-out version used; elsewhere the
 /// loose probe and, under [`RefreshMode::OnMiss`], one `stat` per pack directory).
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{Location, ObjectId, Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default())?;
+/// let mut handle = store.handle();
+/// let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+/// let Some(Location::Packed { pack, offset }) = handle.locate(&hello)? else { panic!("packed") };
+/// assert_eq!(offset, 12); // the first entry, after the pack header
+/// assert!(handle.pack(pack)?.pack_path.is_file());
+/// // Another thread makes its own handle of the same store.
+/// let store2 = store.clone();
+/// let counts = std::thread::spawn(move || store2.handle().count_objects()).join().unwrap()?;
+/// assert_eq!(counts.packed, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Handle {
     store: Arc<Store>,
     view: View<Loaded, Generation>,

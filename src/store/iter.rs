@@ -53,6 +53,22 @@ fn unusable_in_failed(
 
 /// How many entries each kind of source holds ([`Handle::count_objects`]); an object stored in several places
 /// counts in each.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{Options, Store};
+///
+/// std::fs::write(repo.path().join("new.txt"), "new\n")?;
+/// git(&["hash-object", "-w", "new.txt"])?; // one loose object beside the pack
+/// let counts = Store::open(repo.path(), Options::default())?.handle().count_objects()?;
+/// assert_eq!((counts.packed, counts.loose, counts.total()), (1, 1, 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ObjectCounts {

@@ -92,6 +92,23 @@ use successor::{build_successor, same_listing};
 ///   (`<objects dir>/xx/yyyy…`). `dir` is a stable number of the objects directory: 0 is the repository's own,
 ///   alternates are numbered as the store first sees them, and a refresh that changes the alternates never
 ///   renumbers a directory.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a, loose
+/// use odb_index::{Location, ObjectId, Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default())?;
+/// let mut handle = store.handle();
+/// let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+/// let Some(Location::Loose { dir }) = handle.locate(&hello)? else { panic!("loose") };
+/// assert_eq!(dir, 0); // the repository's own objects directory, before its alternates
+/// assert!(handle.loose_path(dir, &hello).expect("a directory the store numbered").is_file());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {
     /// In a pack, at this byte offset of the `.pack` file.
@@ -109,6 +126,24 @@ pub enum Location {
 }
 
 /// A repository's object lookup state, shared by all threads (`Send + Sync`, use it through `Arc`).
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{ObjectId, Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default())?; // shared: an `Arc<Store>`
+/// let mut handle = store.handle(); // one per thread
+/// let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+/// assert!(handle.contains(&hello)?);
+/// assert_eq!(store.pack_infos().len(), 1);
+/// assert!(store.problems().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Store {
     objects_dir: PathBuf,
     kind: HashKind,

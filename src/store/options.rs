@@ -3,6 +3,21 @@
 use crate::oid::HashKind;
 
 /// How index files are brought into memory.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{LoadMode, ObjectId, Options, Store};
+///
+/// assert_eq!(Options::default().load, LoadMode::Mmap);
+/// let store = Store::open(repo.path(), Options::default().load(LoadMode::Read))?;
+/// assert!(store.handle().contains(&"ce013625030ba8dba906f756967f9e9ca394464a".parse::<ObjectId>()?)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LoadMode {
     /// Map the file read-only and close the descriptor at once (the default).
@@ -20,6 +35,22 @@ pub enum LoadMode {
 }
 
 /// How a store consults loose objects.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a, loose
+/// use odb_index::{LooseMode, ObjectId, Options, Store};
+///
+/// let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?; // a loose object
+/// let packs_only = Store::open(repo.path(), Options::default().loose(LooseMode::None))?;
+/// assert!(!packs_only.handle().contains(&hello)?);
+/// let probing = Store::open(repo.path(), Options::default().loose(LooseMode::Probe))?;
+/// assert!(probing.handle().contains(&hello)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum LooseMode {
     /// Answer from per-fan-out-directory listings that change events keep current (Linux inotify, on a local
@@ -43,6 +74,32 @@ pub enum LooseMode {
 }
 
 /// When the store re-reads the pack directories.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{ObjectId, Options, RefreshMode, Store};
+///
+/// let never = Store::open(repo.path(), Options::default().refresh(RefreshMode::Never))?;
+/// let on_miss = Store::open(repo.path(), Options::default())?; // RefreshMode::OnMiss
+/// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
+/// assert!(!never.handle().contains(&absent)? && !on_miss.handle().contains(&absent)?);
+///
+/// // git packs a new object (and removes its loose copy) after both stores listed the packs.
+/// std::fs::write(repo.path().join("new.txt"), "new\n")?;
+/// git(&["add", "new.txt"])?;
+/// git(&["repack", "-adq"])?;
+/// let new: ObjectId = "3e757656cf36eca53338e520d134963a44f793f8".parse()?;
+/// assert!(on_miss.handle().contains(&new)?); // the miss looked at the pack directory again
+/// assert!(!never.handle().contains(&new)?); // until told
+/// never.refresh()?;
+/// assert!(never.handle().contains(&new)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RefreshMode {
     /// After a miss in packs and loose objects, check whether a pack directory changed; if one did, list again
@@ -69,6 +126,28 @@ pub enum RefreshMode {
 /// The filter is a split-block Bloom filter (1.5 bytes per id) over the ids of the loaded packs; a miss that it
 /// answers skips their index searches. It is built once per pack listing, by a lookup that misses after every
 /// index is loaded, and shared by all handles.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{MissFilterMode, ObjectId, Options, Store};
+///
+/// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
+/// let off = Store::open(repo.path(), Options::default().miss_filter(MissFilterMode::Off))?;
+/// assert!(!off.handle().contains(&absent)?);
+/// assert!(off.miss_filter().is_none());
+/// let eager = Store::open(repo.path(), Options::default().miss_filter(MissFilterMode::Eager))?;
+/// let mut handle = eager.handle();
+/// for _ in 0..2 {
+///     assert!(!handle.contains(&absent)?); // a miss that finds every index loaded builds it
+/// }
+/// assert!(eager.miss_filter().is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MissFilterMode {
     /// Build it once one handle has missed (after every index was loaded) as many times as 1/16 of the ids it
@@ -87,6 +166,28 @@ pub enum MissFilterMode {
 /// Either way the file is reported once, typed, by [`Store::problems`](super::Store::problems) (after a lookup
 /// has tried to load it, or after [`Handle::load_indices`](super::Handle::load_indices)), and every lookup of an
 /// object found elsewhere answers normally.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{IncompleteMode, ObjectId, Options, Store};
+///
+/// // An index git would not write: its objects cannot be known.
+/// let pack_dir = repo.path().join(".git/objects/pack");
+/// std::fs::write(pack_dir.join("pack-1234.idx"), b"not an index")?;
+/// std::fs::write(pack_dir.join("pack-1234.pack"), b"PACK")?;
+/// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
+/// let strict = Store::open(repo.path(), Options::default())?; // IncompleteMode::Error
+/// assert!(strict.handle().contains(&absent).is_err()); // cannot claim absence
+/// let lenient = Store::open(repo.path(), Options::default().incomplete(IncompleteMode::Miss))?;
+/// assert!(!lenient.handle().contains(&absent)?); // as git: absent, and a problem to report
+/// assert_eq!(lenient.problems().len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum IncompleteMode {
     /// A miss is [`Error::Incomplete`](crate::Error::Incomplete), naming the files: "missing" is never claimed
@@ -154,6 +255,25 @@ pub enum MidxCheck {
 }
 
 /// How a [`Store`](super::Store) is opened.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{IncompleteMode, LoadMode, ObjectId, Options, RefreshMode, Store};
+///
+/// let options = Options::default()
+///     .load(LoadMode::Read)
+///     .refresh(RefreshMode::Never)
+///     .incomplete(IncompleteMode::Miss);
+/// let store = Store::open(repo.path(), options)?;
+/// assert_eq!(store.options().refresh, RefreshMode::Never);
+/// assert!(store.handle().contains(&"ce013625030ba8dba906f756967f9e9ca394464a".parse::<ObjectId>()?)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Options {

@@ -14,6 +14,24 @@ use crate::oid::ObjectId;
 ///
 /// Obtained from [`Store::pack`] or [`Handle::pack`] for a [`PackId`] of a
 /// [`Location::Packed`](super::Location::Packed).
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default())?;
+/// let info = &store.pack_infos()[0];
+/// assert!(info.file_name().starts_with("pack-") && info.file_name().ends_with(".pack"));
+/// assert_eq!(info.idx_path, info.pack_path.with_extension("idx"));
+/// assert_eq!(info.objects_dir, 0);
+/// assert!(!info.keep && !info.promisor);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PackInfo {

@@ -14,6 +14,23 @@ use crate::prefix::{MIN_HEX_LEN, Prefix, common_hex_digits};
 use crate::sync::plain::Arc;
 
 /// What a [`Prefix`] names in a store.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{HashKind, Options, Prefix, PrefixLookup, Store};
+///
+/// let mut handle = Store::open(repo.path(), Options::default())?.handle();
+/// let prefix = Prefix::from_hex("ce01", HashKind::Sha1)?;
+/// assert_eq!(handle.lookup_prefix(&prefix)?, PrefixLookup::Unique("ce013625030ba8dba906f756967f9e9ca394464a".parse()?));
+/// let prefix = Prefix::from_hex("0000", HashKind::Sha1)?;
+/// assert_eq!(handle.lookup_prefix(&prefix)?, PrefixLookup::NotFound);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PrefixLookup {
     /// No object has this prefix.

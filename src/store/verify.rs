@@ -13,6 +13,23 @@ use crate::oid::HashKind;
 
 /// One file [`Store::verify`] checked: its path and the number of objects it lists, or what is wrong with it
 /// (an error naming the file).
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?; // the blob ce013625030ba8dba906f756967f9e9ca394464a
+/// # git(&["repack", "-adq"])?; // now in one pack
+/// use odb_index::{Options, Store};
+///
+/// let store = Store::open(repo.path(), Options::default())?;
+/// let checked = store.verify();
+/// assert_eq!(checked.len(), 1); // the one .idx
+/// assert!(checked[0].path.extension().is_some_and(|e| e == "idx"));
+/// assert_eq!(checked[0].result.as_ref().ok(), Some(&1)); // valid, one object
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Verified {
