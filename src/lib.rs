@@ -3,6 +3,22 @@
 //! The object-lookup core of a git object database: "is object X here, and where?", answered from pack index
 //! files (`objects/pack/*.idx`), the `multi-pack-index` and loose object directories, from many threads at once,
 //! with index files loaded lazily and a loading protocol that is model-checked with loom (see `docs/PROTOCOL.md`).
+//!
+//! Start with [`Store::open`] and [`Store::handle`]; a [`Handle`] answers [`Handle::locate`] (where an object is:
+//! [`Location`]), [`Handle::contains`] and [`Handle::lookup_prefix`]. The file formats on their own are
+//! [`idx::PackIndex`] and [`midx::MultiPackIndex`] (one `open`, one `find` each); [`repo`] finds a repository's
+//! objects directory and alternates; [`data`] is the crate's guarded file read, for front ends reading other files
+//! of a repository under the same rules.
+//!
+//! ## Features
+//!
+//! None is on by default, and a user needs none:
+//! - `reader-hooks`: `Store::report_unreadable_loose`, for a crate that reads the objects the store locates and
+//!   reports the loose files that are not objects into [`Store::problems`] (odb-index-gix enables it).
+//! - `test-support`: the module `testing` (index writers, the other ways to open and search an index, the loose
+//!   and chain types), for this workspace's tests, benchmark and fuzz targets; not covered by semver. A feature
+//!   rather than `#[doc(hidden)]`: without it the items do not exist, so no user reaches them by accident, and
+//!   `docs/public-api.txt` (made with default features) does not list them.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
