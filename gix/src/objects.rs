@@ -186,11 +186,15 @@ impl Pack {
 /// [`Store::handle`].
 ///
 /// ```
-/// # let repo = odb_index_testkit::init_repo("sha1", false);
-/// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 7, "main");
-/// # let commit = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);
-/// use gix_object::{Find, FindExt, FindHeader};
-/// use odb_index_gix::Objects;
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+/// # git(&["add", "hello.txt"])?;
+/// # git(&["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "import 7"])?;
+/// # let commit = String::from_utf8(git(&["rev-parse", "HEAD"])?.stdout)?;
+/// use odb_index_gix::gix_object::{Find, FindExt, FindHeader};
+/// use odb_index_gix::{Objects, gix_hash, gix_object};
 ///
 /// let objects = Objects::open(repo.path())?;
 /// let id = gix_hash::ObjectId::from_hex(commit.trim().as_bytes())?;
@@ -198,7 +202,7 @@ impl Pack {
 /// assert_eq!(header.kind, gix_object::Kind::Commit);
 /// let mut buf = Vec::new();
 /// let message = objects.find_commit(&id, &mut buf)?.message.to_string();
-/// assert_eq!(message, "import 7");
+/// assert_eq!(message, "import 7\n"); // git ends a message with a newline
 /// assert_eq!(buf.len() as u64, header.size);
 /// assert!(objects.try_header(&gix_hash::Kind::Sha1.null())?.is_none());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -270,8 +274,12 @@ impl Objects {
     /// cannot be read makes its objects absent (listed by [`Store::problems`]) instead of failing every miss.
     ///
     /// ```
-    /// # let repo = odb_index_testkit::init_repo("sha1", false);
-    /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 7, "main");
+    /// # let repo = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    /// # git(&["init", "-q"])?;
+    /// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+    /// # git(&["add", "hello.txt"])?;
+    /// # git(&["repack", "-adq"])?;
     /// use odb_index_gix::{IncompleteMode, ObjectId, Objects, Options};
     ///
     /// let pack_dir = repo.path().join(".git/objects/pack");
@@ -320,11 +328,14 @@ impl Objects {
     /// [`PrefixLookup::NotFound`] (git's `missing`).
     ///
     /// ```
-    /// # let repo = odb_index_testkit::init_repo("sha1", false);
-    /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 7, "main");
-    /// # let commit = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);
-    /// use odb_index::PrefixLookup;
-    /// use odb_index_gix::Objects;
+    /// # let repo = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    /// # git(&["init", "-q"])?;
+    /// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+    /// # git(&["add", "hello.txt"])?;
+    /// # git(&["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "one"])?;
+    /// # let commit = String::from_utf8(git(&["rev-parse", "HEAD"])?.stdout)?;
+    /// use odb_index_gix::{Objects, PrefixLookup};
     ///
     /// let objects = Objects::open(repo.path())?;
     /// let commit = commit.trim();
@@ -673,16 +684,18 @@ impl Objects {
     /// or an error its contents are unspecified. Its capacity is reused, so one buffer serves a whole batch.
     ///
     /// ```
-    /// # let repo = odb_index_testkit::init_repo("sha1", false);
-    /// # odb_index_testkit::fast_import_blobs(repo.path(), 10, 1, "main");
-    /// # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main:f0/0"]);
+    /// # let repo = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    /// # git(&["init", "-q"])?;
+    /// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+    /// # git(&["add", "hello.txt"])?;
     /// use odb_index_gix::{ObjectId, Objects, gix_object::Kind};
     ///
     /// let objects = Objects::open(repo.path())?;
-    /// let id: ObjectId = id.trim().parse()?;
+    /// let id: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?; // hello.txt
     /// let mut buf = b"left over from before".to_vec();
     /// let info = objects.read(&id, &mut buf)?.expect("present");
-    /// assert_eq!((info.kind, info.size, &buf[..]), (Kind::Blob, 9, &b"blob 1 0\n"[..]));
+    /// assert_eq!((info.kind, info.size, &buf[..]), (Kind::Blob, 6, &b"hello\n"[..]));
     /// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
     /// assert_eq!(objects.read(&absent, &mut buf)?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
