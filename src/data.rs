@@ -151,6 +151,18 @@ impl From<FileProblem> for io::Error {
 }
 
 /// The [`FileProblem`] an I/O error from this module carries, if it carries one.
+///
+/// ```
+/// use odb_index::data::{FileProblem, file_problem, read_bounded};
+///
+/// let dir = tempfile::tempdir()?;
+/// let e = read_bounded(&dir.path().join("absent"), 10).unwrap_err();
+/// assert_eq!(file_problem(&e), None); // a plain I/O error: not found
+/// std::fs::write(dir.path().join("big"), [0u8; 100])?;
+/// let e = read_bounded(&dir.path().join("big"), 10).unwrap_err();
+/// assert!(matches!(file_problem(&e), Some(FileProblem::TooLarge { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn file_problem(e: &io::Error) -> Option<&FileProblem> {
     e.get_ref()?.downcast_ref::<FileProblem>()
 }

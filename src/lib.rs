@@ -4,6 +4,28 @@
 //! files (`objects/pack/*.idx`), the `multi-pack-index` and loose object directories, from many threads at once,
 //! with index files loaded lazily and a loading protocol that is model-checked with loom (see `docs/PROTOCOL.md`).
 //!
+//! ```
+//! use odb_index::{Location, ObjectId, Options, Store};
+//! use std::process::Command;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // A repository with one object, written by git.
+//!     let repo = tempfile::tempdir()?;
+//!     let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+//!     git(&["init", "-q"])?;
+//!     std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+//!     git(&["hash-object", "-w", "hello.txt"])?;
+//!
+//!     let store = Store::open(repo.path(), Options::default())?; // one per repository, shared
+//!     let mut handle = store.handle(); // one per thread
+//!     let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+//!     assert!(matches!(handle.locate(&hello)?, Some(Location::Loose { dir: 0 })));
+//!     let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
+//!     assert_eq!(handle.locate(&absent)?, None);
+//!     Ok(())
+//! }
+//! ```
+//!
 //! Start with [`Store::open`] and [`Store::handle`]; a [`Handle`] answers [`Handle::locate`] (where an object is:
 //! [`Location`]), [`Handle::contains`] and [`Handle::lookup_prefix`]. The file formats on their own are
 //! [`idx::PackIndex`] and [`midx::MultiPackIndex`] (one `open`, one `find` each); [`repo`] finds a repository's

@@ -161,6 +161,20 @@ impl fmt::Display for AlternateProblem {
 /// canonicalized paths exactly.
 ///
 /// Fails only if `objects_dir` itself cannot be canonicalized ([`Error::Io`]).
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// use odb_index::repo;
+///
+/// let other = tempfile::tempdir()?;
+/// std::fs::create_dir(other.path().join("objects"))?;
+/// let objects = repo.path().join(".git/objects");
+/// std::fs::write(objects.join("info/alternates"), format!("{}\n", other.path().join("objects").display()))?;
+/// assert_eq!(repo::alternates(&objects)?.dirs, [other.path().canonicalize()?.join("objects")]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn alternates(objects_dir: &Path) -> Result<Alternates, Error> {
     alternates_with_env(objects_dir, std::env::var_os(ENV_ALTERNATES).as_deref())
 }
@@ -169,6 +183,20 @@ pub fn alternates(objects_dir: &Path) -> Result<Alternates, Error> {
 pub(crate) const ENV_ALTERNATES: &str = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
 
 /// [`alternates`] with `env` as the value of `GIT_ALTERNATE_OBJECT_DIRECTORIES` (`None`: unset).
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// use odb_index::repo;
+///
+/// let other = tempfile::tempdir()?;
+/// std::fs::create_dir(other.path().join("objects"))?;
+/// let env = other.path().join("objects").into_os_string();
+/// let alternates = repo::alternates_with_env(&repo.path().join(".git/objects"), Some(&env))?;
+/// assert_eq!(alternates.dirs, [other.path().canonicalize()?.join("objects")]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn alternates_with_env(objects_dir: &Path, env: Option<&OsStr>) -> Result<Alternates, Error> {
     Ok(alternates_of_canonical(
         &canonical(objects_dir)?,

@@ -16,6 +16,17 @@ use crate::oid::HashKind;
 /// Deviations from git: `core.repositoryFormatVersion` is not checked (git refuses `objectFormat` in a
 /// version-0 repository; this reads it anyway), includes are not followed, and lines this parser cannot
 /// understand are skipped rather than rejected.
+///
+/// ```
+/// # let repo = tempfile::tempdir()?;
+/// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+/// # git(&["init", "-q"])?;
+/// # git(&["config", "extensions.objectFormat", "sha256"])?; // as `git init --object-format=sha256` records it
+/// use odb_index::{HashKind, repo};
+///
+/// assert_eq!(repo::object_format(&repo.path().join(".git"))?, HashKind::Sha256);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn object_format(git_dir: &Path) -> Result<HashKind, Error> {
     let path = git_dir.join("config");
     let data = match crate::data::read_bounded(&path, super::MAX_CONFIG_LEN) {

@@ -6,6 +6,20 @@
 //! - [`alternates`] follows `objects/info/alternates` the way git does (`odb.c`: `parse_alternates`,
 //!   `odb_add_alternate_recursively`, `odb_is_source_usable`).
 //!
+//! ```
+//! # let repo = tempfile::tempdir()?;
+//! # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+//! # git(&["init", "-q"])?;
+//! use odb_index::{HashKind, repo};
+//!
+//! let found = repo::discover(repo.path())?;
+//! assert_eq!(found.hash_kind, HashKind::Sha1);
+//! assert_eq!(repo::object_format(&repo.path().join(".git"))?, HashKind::Sha1);
+//! let alternates = repo::alternates(&found.objects_dir)?;
+//! assert!(alternates.dirs.is_empty() && alternates.problems.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Every file read here (`.git` files, `commondir`, `config`, `info/alternates`) is opened without blocking,
 //! must be a regular file, and is read with a bound ([`crate::data::read_bounded`]): a FIFO, socket, device or
 //! directory in its place is an [`Error::Io`] naming it (its source carries a [`crate::data::FileProblem`]),
@@ -110,6 +124,18 @@ pub fn discover(path: &Path) -> Result<Repository, Error> {
 
 /// Like [`discover`], but the object format is `hash_kind`, whatever the repository's `config` says. Use it
 /// for a bare objects directory whose format is known to the caller but not recorded beside it.
+///
+/// ```
+/// use odb_index::{HashKind, repo};
+///
+/// // A bare objects directory with nothing beside it to say its format.
+/// let objects = tempfile::tempdir()?;
+/// std::fs::create_dir(objects.path().join("pack"))?;
+/// let found = repo::discover_with_hash_kind(objects.path(), HashKind::Sha256)?;
+/// assert_eq!(found.hash_kind, HashKind::Sha256);
+/// assert_eq!(found.git_dir, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn discover_with_hash_kind(path: &Path, hash_kind: HashKind) -> Result<Repository, Error> {
     discover_impl(path, Some(hash_kind), true).map(|(repo, _)| repo)
 }
