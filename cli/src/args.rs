@@ -27,7 +27,7 @@ pub const USAGE: &str = "usage:
       resolved: they print `<name> missing`.
       %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is the pack's file name (`pack-<hash>.pack`; quoted as git quotes paths when it holds a
-      control character, `\"`, `\\\\` or a byte outside ASCII) or `loose`, %(objectoffset) empty for loose objects.
+      control character, `\"`, `\\` or a byte outside ASCII) or `loose`, %(objectoffset) empty for loose objects.
       Without --buffer every answer is written before the next line is waited for (an interactive client
       gets each answer at once, with --threads too); --buffer writes when the output buffer is full.
       With --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
