@@ -253,15 +253,15 @@ fn padded_sha1(objects: &Objects, hex: &str) -> Option<PrefixLookup> {
 
 /// The object an answer is for, as asked: its id, the name to print if it cannot be read (`None`: the id), and
 /// the rest of the input line (`%(rest)`).
-pub struct Asked<'a> {
-    pub id: &'a ObjectId,
-    pub name: Option<&'a [u8]>,
-    pub rest: &'a [u8],
+struct Asked<'a> {
+    id: &'a ObjectId,
+    name: Option<&'a [u8]>,
+    rest: &'a [u8],
 }
 
 impl<'a> Asked<'a> {
     /// An object listed by id (`--batch-all-objects`): no name of its own, no rest.
-    pub fn listed(id: &'a ObjectId) -> Asked<'a> {
+    fn listed(id: &'a ObjectId) -> Asked<'a> {
         Asked {
             id,
             name: None,
@@ -276,7 +276,7 @@ type Header = (odb_index_gix::gix_object::Kind, u64);
 /// Append the line for `asked` read at `place`, and under `--batch` the contents and a newline. `found`: the
 /// object `place` is of (`asked.id`, or its replacement). A file found gone when it is read (git moved the
 /// object since the lookup) is looked for again, once ([`Objects::place_again`]).
-pub fn write_object(
+fn write_object(
     objects: &Objects,
     asked: &Asked,
     found: &ObjectId,
@@ -433,21 +433,17 @@ fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(),
 /// `--batch-all-objects`: every object, sorted by id without repeats ([`odb_index::Handle::objects_sorted`]; each
 /// looked up again, as git does), or with `unordered` once each in git's order: loose objects first, then the
 /// packs' objects pack by pack (in the order the store lists its packs), each pack's in offset order; each
-/// reported where it comes first in that order.
+/// reported where it comes first in that order. Buffered (`out` is not flushed here), as git buffers it.
 pub fn all_objects(
     objects: &Objects,
     format: &Format,
     unordered: bool,
-    buffer: bool,
     out: &mut impl Write,
 ) -> Result<(), Stop> {
     let mut buf = Vec::new();
     let mut emit = |buf: &mut Vec<u8>| -> Result<(), Stop> {
         out.write_all(buf).map_err(Stop::Output)?;
         buf.clear();
-        if !buffer {
-            out.flush().map_err(Stop::Output)?;
-        }
         Ok(())
     };
     if unordered {

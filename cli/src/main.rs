@@ -124,7 +124,7 @@ fn all_objects(
     warnings: &mut Warnings,
 ) -> Result<(), Stop> {
     let objects = Objects::new(store.handle());
-    let listed = batch_check::all_objects(&objects, format, args.unordered, true, out);
+    let listed = batch_check::all_objects(&objects, format, args.unordered, out);
     warnings.report(store);
     warnings.report_objects(&objects);
     listed
