@@ -24,6 +24,14 @@ fn quoted_by_git(name: &str) -> String {
     listed.strip_suffix('\n').expect("one line").to_owned()
 }
 
+/// `odb-index --help`, its runs of white space (line breaks included) made one space.
+fn help() -> String {
+    let out = odb(&["--help"], b"");
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    help.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// (a) `%(objectpack)` names the pack as git names a path: a pack renamed to hold a newline, which git still
 /// reads, is one quoted field on its object's line, not two lines.
 #[test]
@@ -211,8 +219,7 @@ fn contradicting_options_are_refused() {
 /// `rev:path`, which git resolves, are `missing`.
 #[test]
 fn help_says_what_is_resolved_and_it_is_so() {
-    let help = String::from_utf8(odb(&["--help"], b"").stdout).unwrap();
-    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = help();
     assert!(
         help.contains("Replace refs (refs/replace/) are honoured as git honours them"),
         "{help}"
@@ -243,8 +250,7 @@ fn help_says_what_is_resolved_and_it_is_so() {
 /// word (the full comparison is `as_git::batch_command_as_git`).
 #[test]
 fn batch_command_knows_gits_commands_and_refuses_others_as_git() {
-    let help = String::from_utf8(odb(&["--help"], b"").stdout).unwrap();
-    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = help();
     assert!(
         help.contains("--batch-command reads git's three commands, one a line: `info <name>`, `contents <name>` and `flush` (only under --buffer); anything else is git's `fatal: unknown command: '<line>'` (exit 128)"),
         "{help}"
