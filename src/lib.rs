@@ -96,3 +96,8 @@ pub use store::{
 #[cfg(doctest)]
 #[doc = include_str!("../docs/API.md")]
 pub struct ApiDocs;
+
+/// The example of `README.md`, run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDocs;

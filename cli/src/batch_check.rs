@@ -8,6 +8,8 @@ use odb_index::{Handle, HashKind, Location, ObjectId, PrefixLookup};
 use odb_index_gix::{Objects, Place};
 
 use crate::ambiguous;
+use crate::fatal::{Fatal, Stop};
+use crate::quote::quote_c_style;
 use crate::replace::Replacements;
 
 /// git's default format.
@@ -43,10 +45,6 @@ pub struct Format {
     /// Replace refs to honour for named objects.
     replace: Replacements,
 }
-
-/// Why the command stops as git dies: git's message (without `fatal: `), exit status 128.
-#[derive(Debug)]
-pub struct Fatal(pub String);
 
 impl Format {
     /// Parse as git's `expand_format`: `%(atom)` expands, `%%` and a `%` before anything but `(` stay `%`,
@@ -211,7 +209,12 @@ pub fn answer_line(
             // The replacement's data under the name of the object asked for, as git prints it.
             Ok(Some(place)) => {
                 let found = format.replace.resolve(&id)?;
-                write_object(objects, &id, &found, &place, rest, format, Some(name), out)?
+                let asked = Asked {
+                    id: &id,
+                    name: Some(name),
+                    rest,
+                };
+                write_object(objects, &asked, &found, &place, format, out)?
             }
             Ok(None) => status(name, b"missing", out),
             Err(e) => error(name, &e, out)?,
@@ -248,98 +251,60 @@ fn padded_sha1(objects: &Objects, hex: &str) -> Option<PrefixLookup> {
     })
 }
 
-/// Append the line for `id` at `place` (`name` is what to print if it cannot be read; `None`: the id), and under
-/// `--batch` the contents and a newline. `found`: the object `place` is of (`id`, or its replacement). A file
-/// found gone when it is read (git moved the object since the lookup) is looked for again, once
-/// ([`Objects::place_again`]).
-#[allow(clippy::too_many_arguments)]
-pub fn write_object(
+/// The object an answer is for, as asked: its id, the name to print if it cannot be read (`None`: the id), and
+/// the rest of the input line (`%(rest)`).
+struct Asked<'a> {
+    id: &'a ObjectId,
+    name: Option<&'a [u8]>,
+    rest: &'a [u8],
+}
+
+impl<'a> Asked<'a> {
+    /// An object listed by id (`--batch-all-objects`): no name of its own, no rest.
+    fn listed(id: &'a ObjectId) -> Asked<'a> {
+        Asked {
+            id,
+            name: None,
+            rest: b"",
+        }
+    }
+}
+
+/// An object's type and size.
+type Header = (odb_index_gix::gix_object::Kind, u64);
+
+/// Append the line for `asked` read at `place`, and under `--batch` the contents and a newline. `found`: the
+/// object `place` is of (`asked.id`, or its replacement). A file found gone when it is read (git moved the
+/// object since the lookup) is looked for again, once ([`Objects::place_again`]).
+fn write_object(
     objects: &Objects,
-    id: &ObjectId,
+    asked: &Asked,
     found: &ObjectId,
     place: &Place,
-    rest: &[u8],
     format: &Format,
-    name: Option<&[u8]>,
     out: &mut Vec<u8>,
 ) -> Result<(), Fatal> {
-    let hex = id.to_string();
-    let name = name.unwrap_or(hex.as_bytes());
+    let hex = asked.id.to_string();
+    let name = asked.name.unwrap_or(hex.as_bytes());
     // Under `--batch` the object is read once, its type and size taken from that read.
     let mut data = Vec::new();
-    let mut read = |place: &Place| {
-        if format.contents {
-            objects
-                .read_at(place, &mut data)
-                .map(|kind| Some((kind, data.len() as u64)))
-        } else if format.header {
-            objects.header_at(place).map(Some)
-        } else {
-            Ok(None)
+    let Read { header, moved } = match read_object(objects, found, place, format, &mut data) {
+        Ok(Some(read)) => read,
+        Ok(None) => {
+            status(name, b"missing", out);
+            return Ok(());
         }
-    };
-    let again;
-    let (place, header) = match read(place) {
-        Ok(h) => (place, h),
-        Err(e) if e.is_gone() => match objects.place_again(found, place) {
-            Ok(Some(p)) => {
-                again = p;
-                match read(&again) {
-                    Ok(h) => (&again, h),
-                    Err(e) => return error(name, &e, out),
-                }
-            }
-            Ok(None) => {
-                status(name, b"missing", out);
-                return Ok(());
-            }
-            Err(e) => return error(name, &e, out),
-        },
         Err(e) => return error(name, &e, out),
     };
+    let place = moved.as_ref().unwrap_or(place);
     let start = out.len();
     for part in &format.parts {
-        let atom = match part {
+        let written = match part {
             Part::Text(t) => {
                 out.extend_from_slice(t);
-                continue;
-            }
-            Part::Atom(a) => *a,
-        };
-        let written = match atom {
-            Atom::Name => {
-                out.extend_from_slice(hex.as_bytes());
                 Ok(())
             }
-            Atom::Type => {
-                out.extend_from_slice(header.expect("read above").0.as_bytes());
-                Ok(())
-            }
-            Atom::Size => {
-                write!(out, "{}", header.expect("read above").1).expect("to a Vec");
-                Ok(())
-            }
-            Atom::DiskSize => objects
-                .disk_size(place)
-                .map(|n| write!(out, "{n}").expect("to a Vec")),
-            Atom::DeltaBase => objects.delta_base(place).map(|b| match b {
-                Some(b) => write!(out, "{b}").expect("to a Vec"),
-                None => out.resize(out.len() + objects.hash_kind().hex_len(), b'0'),
-            }),
-            Atom::Rest => {
-                out.extend_from_slice(rest);
-                Ok(())
-            }
-            Atom::Pack => {
-                out.extend_from_slice(place.pack_name().unwrap_or("loose").as_bytes());
-                Ok(())
-            }
-            Atom::Offset => {
-                if let Place::Packed { offset, .. } = place {
-                    write!(out, "{offset}").expect("to a Vec");
-                }
-                Ok(())
-            }
+            Part::Atom(atom) => expand(objects, *atom, &hex, header, place, asked.rest, out),
         };
         if let Err(e) = written {
             out.truncate(start);
@@ -350,6 +315,88 @@ pub fn write_object(
     if format.contents {
         out.extend_from_slice(&data);
         out.push(b'\n');
+    }
+    Ok(())
+}
+
+/// What [`read_object`] read.
+struct Read {
+    /// The object's type and size, if the format needs them.
+    header: Option<Header>,
+    /// Where it was read, if not at the place it was looked up at (git moved it since).
+    moved: Option<Place>,
+}
+
+/// Read what `format` needs of the object `found` at `place`: its contents into `data` (`--batch`), its header
+/// (a format with `%(objecttype)` or `%(objectsize)`), or nothing. A file gone (git moved the object since the
+/// lookup) is looked for again, once; `None` if it is gone.
+fn read_object(
+    objects: &Objects,
+    found: &ObjectId,
+    place: &Place,
+    format: &Format,
+    data: &mut Vec<u8>,
+) -> Result<Option<Read>, odb_index_gix::Error> {
+    let mut read = |place: &Place| {
+        if format.contents {
+            objects
+                .read_at(place, data)
+                .map(|kind| Some((kind, data.len() as u64)))
+        } else if format.header {
+            objects.header_at(place).map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    match read(place) {
+        Ok(header) => Ok(Some(Read {
+            header,
+            moved: None,
+        })),
+        Err(e) if e.is_gone() => match objects.place_again(found, place)? {
+            Some(again) => Ok(Some(Read {
+                header: read(&again)?,
+                moved: Some(again),
+            })),
+            None => Ok(None),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// Append `atom`'s value for the object `hex` at `place`; `header` is there if the format needs it.
+fn expand(
+    objects: &Objects,
+    atom: Atom,
+    hex: &str,
+    header: Option<Header>,
+    place: &Place,
+    rest: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), odb_index_gix::Error> {
+    match atom {
+        Atom::Name => out.extend_from_slice(hex.as_bytes()),
+        Atom::Type => out.extend_from_slice(header.expect("read above").0.as_bytes()),
+        Atom::Size => write!(out, "{}", header.expect("read above").1).expect("to a Vec"),
+        Atom::DiskSize => write!(out, "{}", objects.disk_size(place)?).expect("to a Vec"),
+        Atom::DeltaBase => match objects.delta_base(place)? {
+            Some(b) => write!(out, "{b}").expect("to a Vec"),
+            None => out.resize(out.len() + objects.hash_kind().hex_len(), b'0'),
+        },
+        Atom::Rest => out.extend_from_slice(rest),
+        // Quoted as git quotes a path: a name with a newline stays on its line.
+        Atom::Pack => match place {
+            Place::Packed { path, .. } => {
+                let name = path.file_name().unwrap_or(path.as_os_str());
+                quote_c_style(name.as_encoded_bytes(), out)
+            }
+            Place::Loose { .. } => out.extend_from_slice(b"loose"),
+        },
+        Atom::Offset => {
+            if let Place::Packed { offset, .. } = place {
+                write!(out, "{offset}").expect("to a Vec");
+            }
+        }
     }
     Ok(())
 }
@@ -386,19 +433,18 @@ fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(),
 /// `--batch-all-objects`: every object, sorted by id without repeats ([`odb_index::Handle::objects_sorted`]; each
 /// looked up again, as git does), or with `unordered` once each in git's order: loose objects first, then the
 /// packs' objects pack by pack (in the order the store lists its packs), each pack's in offset order; each
-/// reported where it comes first in that order.
+/// reported where it comes first in that order. Buffered (`out` is not flushed here), as git buffers it.
 pub fn all_objects(
     objects: &Objects,
     format: &Format,
     unordered: bool,
-    buffer: bool,
     out: &mut impl Write,
-) -> Result<(), AllError> {
+) -> Result<(), Stop> {
     let mut buf = Vec::new();
-    let mut emit = |buf: &mut Vec<u8>| -> std::io::Result<()> {
-        out.write_all(buf)?;
+    let mut emit = |buf: &mut Vec<u8>| -> Result<(), Stop> {
+        out.write_all(buf).map_err(Stop::Output)?;
         buf.clear();
-        if !buffer { out.flush() } else { Ok(()) }
+        Ok(())
     };
     if unordered {
         let mut visited = Vec::new();
@@ -424,7 +470,7 @@ pub fn all_objects(
             if seen.insert(id) {
                 match objects.place_at(&id, loc) {
                     Ok(place) => {
-                        write_object(objects, &id, &id, &place, b"", format, None, &mut buf)?
+                        write_object(objects, &Asked::listed(&id), &id, &place, format, &mut buf)?
                     }
                     Err(e) => error(id.to_string().as_bytes(), &e, &mut buf)?,
                 }
@@ -487,40 +533,11 @@ fn answer_listed(
         return Ok(());
     }
     match objects.place(id) {
-        Ok(Some(place)) => write_object(objects, id, id, &place, b"", format, None, out),
+        Ok(Some(place)) => write_object(objects, &Asked::listed(id), id, &place, format, out),
         Ok(None) => {
             status(id.to_string().as_bytes(), b"missing", out);
             Ok(())
         }
         Err(e) => error(id.to_string().as_bytes(), &e, out),
-    }
-}
-
-/// Why `--batch-all-objects` stopped.
-#[derive(Debug)]
-pub enum AllError {
-    /// Listing the objects failed.
-    List(odb_index::Error),
-    /// Writing the output failed.
-    Write(std::io::Error),
-    /// An object git dies on (exit status 128).
-    Fatal(Fatal),
-}
-
-impl From<Fatal> for AllError {
-    fn from(e: Fatal) -> Self {
-        AllError::Fatal(e)
-    }
-}
-
-impl From<odb_index::Error> for AllError {
-    fn from(e: odb_index::Error) -> Self {
-        AllError::List(e)
-    }
-}
-
-impl From<std::io::Error> for AllError {
-    fn from(e: std::io::Error) -> Self {
-        AllError::Write(e)
     }
 }

@@ -8,17 +8,8 @@ use std::io::{BufRead, Write};
 
 use odb_index_gix::Objects;
 
-use crate::batch_check::{Fatal, Format, answer_line};
-
-/// What stops the loop: an I/O error, or git's fatal error (after the answers written so far).
-pub enum Stop {
-    /// Reading stdin.
-    Input(std::io::Error),
-    /// Writing stdout.
-    Output(std::io::Error),
-    /// git dies.
-    Fatal(Fatal),
-}
+use crate::batch_check::{Format, answer_line};
+use crate::fatal::{Fatal, Stop};
 
 /// Run the commands on `input`, answering to `out` with `format` (`info`) and its `--batch` twin (`contents`);
 /// `answered` runs after each flush of answers (the command's warnings).

@@ -1,54 +1,25 @@
 //! The `odb-index` command: look objects up, verify index files. (The benchmark is the `odb-index-bench`
-//! package.)
+//! package.) Its manual is `cli/README.md`.
 
-use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use odb_index::{
-    Error, Handle, IncompleteMode, LoadMode, LooseMode, MidxCheck, Options, RefreshMode, Store,
-};
+use odb_index::{Error, Handle, IncompleteMode, LoadMode, LooseMode, Options, RefreshMode, Store};
 use odb_index_gix::Objects;
 
 mod ambiguous;
+mod args;
 mod batch_check;
 mod batch_command;
+mod fatal;
+mod quote;
 mod replace;
-use batch_check::{Fatal, Format};
-
-const USAGE: &str = "usage:
-  odb-index batch-check [--batch-check[=FORMAT] | --batch[=FORMAT] | --batch-command[=FORMAT]]
-                        [--batch-all-objects [--unordered]] [--buffer]
-                        [--threads N] [--no-refresh] [--no-events | --events-after N]
-                        [--loose watched|probe|cached|none] [--load mmap|read] [--midx-check bounds|pack-index] [--midx-checksum] PATH
-      As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
-      of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
-      %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
-      %(objectoffset)), `<name> missing`, `<name> ambiguous` (git's error: and hint: lines on stderr) or
-      `<name> error <message>`; --batch adds the contents and a newline; --batch-command reads git's
-      commands (`info <name>`, `contents <name>`, `flush` under --buffer). A bad FORMAT or a loose object of
-      an unknown type is `fatal: ...` (exit 128), as git. HEAD, ref names, rev:path and replace refs are
-      not resolved: they print `<name> missing` (a replaced id: its own type and size).
-      %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
-      %(objectpack) is `pack-<hash>.pack` or `loose`, %(objectoffset) empty for loose objects. With
-      --batch-all-objects, print every object instead (buffered, as git), sorted by id without repeats,
-      or with --unordered in git's order (loose objects, then each pack's in offset order). An index
-      file or directory that cannot be read is reported once on stderr (`odb-index: warning: ...`) and its
-      objects are `missing`, as git does.
-  odb-index verify [--load mmap|read] PATH
-      Check every pack index (against its pack's trailer and length) and multi-pack-index (against the
-      indices of its packs, as `git multi-pack-index verify` does) fully; print `ok <file> <n> objects`
-      or `error <file>: <reason>` for each; exit 1 if any failed.
---loose watched (the default) answers loose objects from fan-out listings kept current by inotify (Linux,
-local file systems; elsewhere it probes, like probe); --no-refresh never re-reads the pack directories;
---no-events uses no inotify (stat the pack directories on a miss, probe loose objects); --events-after N sets
-inotify up after N misses (default 2048; 0: at start), before which it stats and probes as --no-events.
---load read reads index files into memory instead of mapping them (for files rewritten in place).
---midx-check pack-index checks every multi-pack-index location against its pack's own .idx (a second search
-per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
---midx-checksum hashes each multi-pack-index whole when it is loaded and, if its trailing checksum does not
-match, warns and answers from the .idx files (catches random corruption; costs a read of the whole file).
-PATH is a work tree, a .git directory, a bare repository or an objects directory.";
+use args::{BatchArgs, Command, Mode};
+use batch_check::Format;
+use fatal::{Fatal, Stop};
+use quote::quote_path;
 
 /// Why the command stops (exit status 2, or git's 128).
 enum Failure {
@@ -66,18 +37,8 @@ impl From<Fatal> for Failure {
     }
 }
 
-fn usage(msg: impl Into<String>) -> Failure {
-    Failure::Usage(msg.into())
-}
-
 fn fatal(msg: impl Into<String>) -> Failure {
     Failure::Fatal(msg.into())
-}
-
-impl From<lexopt::Error> for Failure {
-    fn from(e: lexopt::Error) -> Failure {
-        usage(e.to_string())
-    }
 }
 
 fn main() -> ExitCode {
@@ -103,209 +64,100 @@ fn one_line_str(s: &str) -> String {
 }
 
 fn run() -> Result<ExitCode, Failure> {
-    use lexopt::prelude::*;
-    let mut parser = lexopt::Parser::from_env();
-    let cmd = match parser.next()? {
-        Some(Value(v)) => v.into_string().map_err(|_| usage("command is not UTF-8"))?,
-        Some(Long("help")) | Some(Short('h')) => {
-            println!("{USAGE}");
+    let args = match args::parse(std::env::args_os().skip(1)).map_err(Failure::Usage)? {
+        Command::Help => {
+            println!("{}", args::USAGE);
             return Ok(ExitCode::SUCCESS);
         }
-        Some(other) => return Err(usage(other.unexpected().to_string())),
-        None => return Err(usage("no command given")),
+        Command::Verify { path, load } => return verify(&path, load),
+        Command::BatchCheck(args) => args,
     };
-    if cmd != "batch-check" && cmd != "verify" {
-        return Err(usage(format!("unknown command {cmd:?}")));
-    }
-    let mut path: Option<PathBuf> = None;
-    let mut buffer = false;
-    let mut threads = 1usize;
-    let mut format = batch_check::DEFAULT_FORMAT.to_owned();
-    let mut contents = false;
-    let mut commands = false;
-    let mut all = false;
-    let mut unordered = false;
-    let mut options = Options::default();
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("buffer") if cmd == "batch-check" => buffer = true,
-            Long(mode @ ("batch-check" | "batch" | "batch-command")) if cmd == "batch-check" => {
-                contents = mode == "batch";
-                commands = mode == "batch-command";
-                let mode = mode.to_owned();
-                format = batch_check::DEFAULT_FORMAT.to_owned();
-                if let Some(v) = parser.optional_value() {
-                    format = v
-                        .into_string()
-                        .map_err(|v| usage(format!("--{mode} format is not UTF-8: {v:?}")))?;
-                }
-            }
-            Long("batch-all-objects") if cmd == "batch-check" => all = true,
-            Long("unordered") if cmd == "batch-check" => unordered = true,
-            Long("no-refresh") if cmd == "batch-check" => {
-                options = options.refresh(RefreshMode::Never)
-            }
-            Long("no-events") if cmd == "batch-check" => options = options.change_events(false),
-            Long("events-after") if cmd == "batch-check" => {
-                let v = parser.value()?;
-                let n = v.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
-                    usage(format!(
-                        "--events-after takes a number from 0 to {}, not {v:?}",
-                        u32::MAX
-                    ))
-                })?;
-                options = options.change_events_after(n);
-            }
-            Long("threads") if cmd == "batch-check" => {
-                let v = parser.value()?;
-                threads = v
-                    .to_str()
-                    .and_then(|s| s.parse().ok())
-                    .filter(|&n: &usize| (1..=1024).contains(&n))
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "--threads takes a number from 1 to 1024, not {v:?}"
-                        ))
-                    })?;
-            }
-            Long("loose") if cmd == "batch-check" => {
-                let v = parser.value()?;
-                let mode = match v.to_str() {
-                    Some("watched") => LooseMode::Watched,
-                    Some("probe") => LooseMode::Probe,
-                    Some("cached") => LooseMode::Cached,
-                    Some("none") => LooseMode::None,
-                    _ => {
-                        return Err(usage(format!(
-                            "--loose takes watched, probe, cached or none, not {v:?}"
-                        )));
-                    }
-                };
-                options = options.loose(mode);
-            }
-            Long("load") => {
-                let v = parser.value()?;
-                let mode = match v.to_str() {
-                    Some("mmap") => LoadMode::Mmap,
-                    Some("read") => LoadMode::Read,
-                    _ => return Err(usage(format!("--load takes mmap or read, not {v:?}"))),
-                };
-                options = options.load(mode);
-            }
-            Long("midx-check") if cmd == "batch-check" => {
-                let v = parser.value()?;
-                let mode = match v.to_str() {
-                    Some("bounds") => MidxCheck::Bounds,
-                    Some("pack-index") => MidxCheck::PackIndex,
-                    _ => {
-                        return Err(usage(format!(
-                            "--midx-check takes bounds or pack-index, not {v:?}"
-                        )));
-                    }
-                };
-                options = options.midx_check(mode);
-            }
-            Long("midx-checksum") if cmd == "batch-check" => {
-                options = options.midx_checksum(true);
-            }
-            Value(v) if path.is_none() => path = Some(PathBuf::from(v)),
-            Long("help") | Short('h') => {
-                println!("{USAGE}");
-                return Ok(ExitCode::SUCCESS);
-            }
-            other => return Err(usage(other.unexpected().to_string())),
-        }
-    }
-    let path = path.ok_or_else(|| usage(format!("{cmd} needs a PATH")))?;
-    if cmd == "verify" {
-        return verify(&path, options.load);
-    }
-    let format = Format::parse(&format, contents).map_err(Failure::Git)?;
+    let format = Format::parse(&args.format, args.mode == Mode::Batch).map_err(Failure::Git)?;
     // As git: an index file that cannot be read is warned about once, and the objects only it lists are missing.
-    let options = options.incomplete(IncompleteMode::Miss);
-    let store = Store::open(&path, options).map_err(|e| fatal(e.to_string()))?;
+    let options = args.options.clone().incomplete(IncompleteMode::Miss);
+    let store = Store::open(&args.path, options).map_err(|e| fatal(e.to_string()))?;
     // git disables replace refs for --batch-all-objects.
     let format = match store.objects_dir().parent() {
-        Some(git_dir) if !all => {
+        Some(git_dir) if !args.all => {
             format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind()))
         }
         _ => format,
     };
     let mut warnings = Warnings::default();
     warnings.report(&store);
-    let objects = || Objects::new(store.handle());
-    let result = if commands && !all {
-        let stdin = std::io::stdin();
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        let objects = objects();
-        let ran = batch_command::run(
-            &objects,
-            &format,
-            buffer,
-            &mut stdin.lock(),
-            &mut out,
-            |r| next_line(r),
-            &mut || {
-                warnings.report(&store);
-                warnings.report_objects(&objects);
-            },
-        );
-        warnings.report(&store);
-        warnings.report_objects(&objects);
-        match ran {
-            Ok(()) => out.flush().map_err(Stream::Output),
-            Err(batch_command::Stop::Input(e)) => Err(Stream::Input(e)),
-            Err(batch_command::Stop::Output(e)) => Err(Stream::Output(e)),
-            Err(batch_command::Stop::Fatal(e)) => Err(Stream::Git(e)),
-        }
-    } else if all {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        // Buffered whatever `--buffer` says, as git does for --batch-all-objects.
-        let objects = objects();
-        let listed = batch_check::all_objects(&objects, &format, unordered, true, &mut out);
-        warnings.report(&store);
-        warnings.report_objects(&objects);
-        match listed {
-            Ok(()) => out.flush().map_err(Stream::Output),
-            Err(batch_check::AllError::Write(e)) => Err(Stream::Output(e)),
-            Err(batch_check::AllError::List(e)) => return Err(fatal(e.to_string())),
-            Err(batch_check::AllError::Fatal(e)) => {
-                out.flush()
-                    .map_err(|e| fatal(format!("writing output: {e}")))?;
-                return Err(e.into());
-            }
-        }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = if args.all {
+        all_objects(&store, &format, &args, &mut out, &mut warnings)
+    } else if args.mode == Mode::Commands {
+        commands(&store, &format, &args, &mut out, &mut warnings)
     } else {
-        let answered = batch_check(&store, objects, &format, buffer, threads, &mut warnings);
+        let answered = batch_check(&store, &format, &args, &mut out, &mut warnings);
         // Problems found on hits (a wrong multi-pack-index entry) load nothing new: ask once more at the end.
         warnings.seen = None;
         warnings.report(&store);
         answered
     };
+    // The answers written before a fatal error are git's too: flush them first.
+    let result = result.and_then(|()| out.flush().map_err(Stop::Output));
+    let result = result.or_else(|e| match e {
+        Stop::Fatal(_) => out.flush().map_err(Stop::Output).and(Err(e)),
+        e => Err(e),
+    });
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The reader went away (`| head`): stop quietly, like git.
-        Err(Stream::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(Stream::Output(e)) => Err(fatal(format!("writing output: {e}"))),
-        Err(Stream::Input(e)) => Err(fatal(format!("reading standard input: {e}"))),
-        Err(Stream::Git(e)) => Err(e.into()),
+        Err(Stop::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(Stop::Output(e)) => Err(fatal(format!("writing output: {e}"))),
+        Err(Stop::Input(e)) => Err(fatal(format!("reading standard input: {e}"))),
+        Err(Stop::Store(e)) => Err(fatal(e.to_string())),
+        Err(Stop::Fatal(e)) => Err(e.into()),
     }
 }
 
-/// An I/O error of `batch-check`, on the side it happened.
-enum Stream {
-    /// Reading standard input.
-    Input(std::io::Error),
-    /// Writing standard output.
-    Output(std::io::Error),
-    /// An object git dies on: the output so far was written.
-    Git(Fatal),
+/// `--batch-all-objects`: buffered whatever `--buffer` says, as git does.
+fn all_objects(
+    store: &Arc<Store>,
+    format: &Format,
+    args: &BatchArgs,
+    out: &mut impl Write,
+    warnings: &mut Warnings,
+) -> Result<(), Stop> {
+    let objects = Objects::new(store.handle());
+    let listed = batch_check::all_objects(&objects, format, args.unordered, out);
+    warnings.report(store);
+    warnings.report_objects(&objects);
+    listed
 }
 
+/// `--batch-command`: git's commands on stdin.
+fn commands(
+    store: &Arc<Store>,
+    format: &Format,
+    args: &BatchArgs,
+    out: &mut impl Write,
+    warnings: &mut Warnings,
+) -> Result<(), Stop> {
+    let objects = Objects::new(store.handle());
+    let stdin = std::io::stdin();
+    let ran = batch_command::run(
+        &objects,
+        format,
+        args.buffer,
+        &mut stdin.lock(),
+        out,
+        |r| next_line(r),
+        &mut || {
+            warnings.report(store);
+            warnings.report_objects(&objects);
+        },
+    );
+    warnings.report(store);
+    warnings.report_objects(&objects);
+    ran
+}
+
+/// An error of the store, one line.
 fn one_line(e: &Error) -> String {
     e.to_string().replace('\n', " ")
 }
@@ -363,13 +215,26 @@ impl Warnings {
     }
 }
 
-/// Lines read and answered at a time under `--buffer` or `--threads`.
+/// Lines answered at a time under `--buffer` or `--threads`, at most.
 const BATCH: usize = 4096;
 
-/// Replace `batch` with the next (up to) [`BATCH`] lines of `input`; empty at the end of the input.
-fn next_batch(input: &mut impl BufRead, batch: &mut Vec<Vec<u8>>) -> std::io::Result<()> {
+/// Bytes of standard input read at a time (the lines a batch without `--buffer` may take without waiting).
+const INPUT_BUFFER: usize = 64 * 1024;
+
+/// Replace `batch` with the next lines of `input`, at most [`BATCH`]; empty at the end of the input. With `fill`
+/// (`--buffer`) it waits for input until the batch is full; without, it waits for the first line only and then
+/// takes the complete lines already read, so that no answer waits for a line the client has not sent yet.
+fn next_batch<R: Read>(
+    input: &mut BufReader<R>,
+    batch: &mut Vec<Vec<u8>>,
+    fill: bool,
+) -> std::io::Result<()> {
     batch.clear();
     while batch.len() < BATCH {
+        // A line is complete in the buffer once its `\n` is there: reading it then does not wait.
+        if !fill && !batch.is_empty() && !input.buffer().contains(&b'\n') {
+            break;
+        }
         match next_line(input)? {
             Some(l) => batch.push(l),
             None => break,
@@ -378,75 +243,74 @@ fn next_batch(input: &mut impl BufRead, batch: &mut Vec<Vec<u8>>) -> std::io::Re
     Ok(())
 }
 
+/// `--batch-check` and `--batch`: one answer per input line, in input order.
 fn batch_check(
-    store: &Store,
-    objects: impl Fn() -> Objects,
+    store: &Arc<Store>,
     format: &Format,
-    buffer: bool,
-    threads: usize,
+    args: &BatchArgs,
+    out: &mut impl Write,
     warnings: &mut Warnings,
-) -> Result<(), Stream> {
-    let read = Stream::Input;
-    let write = Stream::Output;
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if threads <= 1 {
-        let objects = objects();
-        let mut buf = Vec::new();
-        if buffer {
-            // Buffered: answer a batch of lines at a time (`Handle::locate_many`, one handle for every batch),
-            // output in input order.
-            let mut handle = objects.handle();
-            let mut batch = Vec::with_capacity(BATCH);
-            loop {
-                next_batch(&mut input, &mut batch).map_err(read)?;
-                if batch.is_empty() {
-                    break;
-                }
-                buf.clear();
-                let answered =
-                    batch_check::answer_lines(&objects, &mut handle, &batch, format, &mut buf);
-                out.write_all(&buf).map_err(write)?;
-                if let Err(e) = answered {
-                    out.flush().map_err(write)?;
-                    return Err(Stream::Git(e));
-                }
-                warnings.report_objects(&objects);
+) -> Result<(), Stop> {
+    let mut input = BufReader::with_capacity(INPUT_BUFFER, std::io::stdin().lock());
+    if args.threads > 1 {
+        return threaded(store, format, args, &mut input, out, warnings);
+    }
+    let objects = Objects::new(store.handle());
+    let mut buf = Vec::new();
+    if args.buffer {
+        // Buffered: answer a batch of lines at a time (`Handle::locate_many`, one handle for every batch),
+        // output in input order.
+        let mut handle = objects.handle();
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            next_batch(&mut input, &mut batch, true).map_err(Stop::Input)?;
+            if batch.is_empty() {
+                return Ok(());
             }
-            return out.flush().map_err(write);
-        }
-        while let Some(line) = next_line(&mut input).map_err(read)? {
             buf.clear();
-            let answered = batch_check::answer_line(&objects, &line, format, &mut buf);
-            out.write_all(&buf).map_err(write)?;
-            if let Err(e) = answered {
-                out.flush().map_err(write)?;
-                return Err(Stream::Git(e));
-            }
-            out.flush().map_err(write)?;
-            warnings.report(store);
+            let answered =
+                batch_check::answer_lines(&objects, &mut handle, &batch, format, &mut buf);
+            out.write_all(&buf).map_err(Stop::Output)?;
+            answered?;
             warnings.report_objects(&objects);
         }
-        return out.flush().map_err(write);
     }
-    // Several threads: read a batch, split it into one contiguous chunk per thread (one handle each, kept from
-    // batch to batch), print the answers in input order.
-    let mut handles: Vec<(Objects, Handle)> = (0..threads)
+    while let Some(line) = next_line(&mut input).map_err(Stop::Input)? {
+        buf.clear();
+        let answered = batch_check::answer_line(&objects, &line, format, &mut buf);
+        out.write_all(&buf).map_err(Stop::Output)?;
+        answered?;
+        out.flush().map_err(Stop::Output)?;
+        warnings.report(store);
+        warnings.report_objects(&objects);
+    }
+    Ok(())
+}
+
+/// Several threads: read a batch, split it into one contiguous chunk per thread (one handle each, kept from
+/// batch to batch), print the answers in input order; without `--buffer`, flushed before more input is awaited.
+fn threaded<R: Read>(
+    store: &Arc<Store>,
+    format: &Format,
+    args: &BatchArgs,
+    input: &mut BufReader<R>,
+    out: &mut impl Write,
+    warnings: &mut Warnings,
+) -> Result<(), Stop> {
+    let mut handles: Vec<(Objects, Handle)> = (0..args.threads)
         .map(|_| {
-            let o = objects();
+            let o = Objects::new(store.handle());
             let h = o.handle();
             (o, h)
         })
         .collect();
+    let mut batch = Vec::with_capacity(BATCH);
     loop {
-        let mut batch = Vec::with_capacity(BATCH);
-        next_batch(&mut input, &mut batch).map_err(read)?;
+        next_batch(input, &mut batch, args.buffer).map_err(Stop::Input)?;
         if batch.is_empty() {
-            break;
+            return Ok(());
         }
-        let chunk = batch.len().div_ceil(threads);
+        let chunk = batch.len().div_ceil(args.threads);
         let results: Vec<(Vec<u8>, Option<Fatal>)> = std::thread::scope(|s| {
             let workers: Vec<_> = batch
                 .chunks(chunk)
@@ -466,24 +330,22 @@ fn batch_check(
                 .collect()
         });
         for (r, fatal) in results {
-            out.write_all(&r).map_err(write)?;
+            out.write_all(&r).map_err(Stop::Output)?;
             if let Some(e) = fatal {
-                out.flush().map_err(write)?;
-                return Err(Stream::Git(e));
+                return Err(Stop::Fatal(e));
             }
         }
-        if !buffer {
-            out.flush().map_err(write)?;
+        if !args.buffer {
+            out.flush().map_err(Stop::Output)?;
         }
         warnings.report(store);
         for (o, _) in &handles {
             warnings.report_objects(o);
         }
     }
-    out.flush().map_err(write)
 }
 
-fn verify(path: &std::path::Path, load: LoadMode) -> Result<ExitCode, Failure> {
+fn verify(path: &Path, load: LoadMode) -> Result<ExitCode, Failure> {
     let store = Store::open(
         path,
         Options::default()
@@ -539,36 +401,7 @@ fn exit_code(failed: bool) -> ExitCode {
 }
 
 /// `"<path>: reason"` → `"reason"` (the line already names the file).
-fn strip_path(msg: &str, path: &std::path::Path) -> String {
+fn strip_path(msg: &str, path: &Path) -> String {
     let prefix = format!("{}: ", path.display());
     msg.strip_prefix(&prefix).unwrap_or(msg).to_owned()
-}
-
-/// `path` as git prints it (`quote_c_style` with `core.quotePath` on): as is when it holds only printable ASCII
-/// other than `"` and `\`, else in double quotes with C escapes (`\n`, `\t`, `\"`, `\\`, ...) and every other
-/// byte outside printable ASCII in octal (`\303\251`), so that a name with a newline stays on its line.
-fn quote_path(path: &std::path::Path) -> String {
-    let bytes = path.as_os_str().as_encoded_bytes();
-    let plain = |b: u8| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\';
-    if bytes.iter().all(|&b| plain(b)) {
-        return String::from_utf8_lossy(bytes).into_owned();
-    }
-    let mut q = String::from("\"");
-    for &b in bytes {
-        match b {
-            b'\x07' => q.push_str("\\a"),
-            b'\x08' => q.push_str("\\b"),
-            b'\t' => q.push_str("\\t"),
-            b'\n' => q.push_str("\\n"),
-            b'\x0b' => q.push_str("\\v"),
-            b'\x0c' => q.push_str("\\f"),
-            b'\r' => q.push_str("\\r"),
-            b'"' => q.push_str("\\\""),
-            b'\\' => q.push_str("\\\\"),
-            b if plain(b) => q.push(char::from(b)),
-            b => q.push_str(&format!("\\{b:03o}")),
-        }
-    }
-    q.push('"');
-    q
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use odb_index::{HashKind, ObjectId};
 
-use crate::batch_check::Fatal;
+use crate::fatal::Fatal;
 
 /// git's `MAXREPLACEDEPTH`.
 const MAX_DEPTH: usize = 5;

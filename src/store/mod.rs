@@ -2,8 +2,13 @@
 //!
 //! A [`Store`] is shared by `Arc`; each thread makes its own [`Handle`]. Index files are loaded on demand, one
 //! slot at a time, by whichever lookup needs them first, through the crate-private protocol of `src/protocol.rs`
-//! (`docs/PROTOCOL.md`). A lookup that must wait for another thread's load blocks, and a steady-state miss touches
-//! shared memory with one Acquire load.
+//! (`docs/PROTOCOL.md`). A lookup that must wait for another thread's load blocks. Once everything is loaded, a
+//! miss reads the protocol's shared state with one Acquire load (no read-modify-write, lock or allocation); what
+//! else it does depends on the options (`docs/PROTOCOL.md`, P4 and section 8b): under `RefreshMode::Never`, no
+//! system call but the loose probe asked for (one `fstatat` per objects directory with `LooseMode::Probe`); in the
+//! default configuration, once change events are set up (after 2 048 misses, on Linux), one `ioctl` (`FIONREAD` on
+//! the store's inotify descriptor) and one more Acquire load, of the change detector's state, in place of the
+//! pack directories' `stat`s and the probes it makes before.
 //!
 //! ```
 //! # use std::process::Command;

@@ -128,13 +128,22 @@ fn environment_alternates_as_git_reads_them() {
     assert!(
         matches!(&alts.problems[..], [AlternateProblem::Missing { path, .. }] if path.ends_with("no/such/dir"))
     );
-    // git agrees: the object is found through the variable, and not without it.
+    // git agrees: the object is found through the variable, and not without it; and, like the store, it reports
+    // the entry that names no directory, and only that one.
     let ok = git_cmd(repo.path())
         .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &value)
         .args(["cat-file", "-e", &in_a])
-        .status()
+        .output()
         .unwrap();
-    assert!(ok.success());
+    assert!(ok.status.success());
+    let stderr = String::from_utf8_lossy(&ok.stderr);
+    assert!(
+        !stderr.is_empty()
+            && stderr
+                .lines()
+                .all(|l| l.starts_with("error: ") && l.ends_with("/no/such/dir")),
+        "git should report /no/such/dir alone: {stderr:?}"
+    );
     let without = git_cmd(repo.path())
         .args(["cat-file", "-e", &in_a])
         .stderr(std::process::Stdio::null())

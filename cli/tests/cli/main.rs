@@ -15,6 +15,7 @@ use odb_index_testkit::{
 };
 
 mod as_git;
+mod differences;
 mod freshness;
 mod git_identity;
 mod listing;
@@ -1334,16 +1335,19 @@ struct Session {
 
 impl Session {
     fn start(path: &Path, flags: &[&str]) -> Session {
-        let mut child = Command::new(BIN)
-            .arg("batch-check")
-            .arg(LOCATION)
-            .args(flags)
-            .arg(path)
+        let mut c = Command::new(BIN);
+        c.arg("batch-check").arg(LOCATION).args(flags).arg(path);
+        Session::spawn(c)
+    }
+
+    /// `c` (odb-index or git), asked one line at a time.
+    fn spawn(mut c: Command) -> Session {
+        let mut child = c
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start odb-index");
+            .unwrap_or_else(|e| panic!("start {:?}: {e}", c.get_program()));
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let (tx, answers) = mpsc::channel();
