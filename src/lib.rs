@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod data;
+mod dir;
 mod error;
 mod fanout;
 mod ids;

@@ -18,6 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::data::read_bounded;
+use crate::dir::{Kind, OpenDir};
 use crate::error::Error;
 use crate::oid::HashKind;
 
@@ -112,14 +113,6 @@ pub(crate) fn discover_objects(
 ) -> Result<(Repository, Option<OpenDir>), Error> {
     discover_impl(path, hash_kind, false)
 }
-
-/// An open directory: on Linux an `O_PATH` descriptor, to `stat` and open its files relative to it (one path
-/// component walked, not every one again); elsewhere never made.
-#[cfg(unix)]
-pub(crate) type OpenDir = rustix::fd::OwnedFd;
-/// An open directory: on Linux an `O_PATH` descriptor; elsewhere never made.
-#[cfg(not(unix))]
-pub(crate) type OpenDir = std::convert::Infallible;
 
 fn not_a_repo(path: &Path, reason: impl Into<String>) -> Error {
     Error::NotARepository {
@@ -223,22 +216,12 @@ impl<'a> Dir<'a> {
     /// Entry `name` (a relative path: `..` names the parent, the same directory as the canonical path's
     /// parent).
     fn entry(&self, name: &str) -> Entry {
-        #[cfg(unix)]
-        if let Some(fd) = &self.fd {
-            use rustix::fs::FileType;
-            return match rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty()) {
-                Ok(st) => match FileType::from_raw_mode(st.st_mode) {
-                    FileType::Directory => Entry::Dir,
-                    FileType::RegularFile => Entry::File,
-                    _ => Entry::Other,
-                },
-                Err(_) => Entry::Missing,
-            };
-        }
-        match std::fs::metadata(self.path.join(name)) {
-            Ok(md) if md.is_dir() => Entry::Dir,
-            Ok(md) if md.is_file() => Entry::File,
-            Ok(_) => Entry::Other,
+        match crate::dir::stat_at(self.fd.as_ref(), self.path, name) {
+            Ok(st) => match st.kind {
+                Kind::Dir => Entry::Dir,
+                Kind::File => Entry::File,
+                Kind::Other => Entry::Other,
+            },
             Err(_) => Entry::Missing,
         }
     }

@@ -12,12 +12,12 @@ use super::freshness::{Detector, Freshness, RealFs, Scanned};
 use super::options::{LooseMode, Options};
 use super::problem::Problem;
 use crate::data::LoadMode;
+use crate::dir::{Entries, Kind, OpenDir};
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
-use crate::repo::OpenDir;
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
@@ -218,8 +218,8 @@ pub(super) fn list(
     trust_timestamps: bool,
     defer_events: bool,
 ) -> Result<Generation, Error> {
-    let alternates_md = stamp_at(opened.as_ref(), objects_dir, "info/alternates");
-    let alternates_stamp = alternates_md.as_ref().ok().copied();
+    let alternates_md = crate::dir::stat_at(opened.as_ref(), objects_dir, "info/alternates");
+    let alternates_stamp = alternates_md.as_ref().ok().map(|st| st.stamp);
     let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
         matches!(
             e.kind(),
@@ -492,110 +492,6 @@ struct PackDirScan {
     special: Vec<(PathBuf, Error)>,
 }
 
-/// What the listing needs of one directory entry's `stat` (symbolic links followed).
-struct EntryStat {
-    is_dir: bool,
-    is_file: bool,
-    stamp: Stamp,
-}
-
-/// An open `pack/` directory: its [`Stamp`] (taken from the open descriptor before any entry is read, so a
-/// change made after it shows in the directory's next `stat`), its entries' names, and their `stat`s. On Unix
-/// the entries are `stat`ed relative to the open directory (`fstatat`: one path component walked, not the
-/// whole path again) and the directory is `stat`ed once, through its descriptor; elsewhere by path.
-struct PackDir {
-    stamp: Stamp,
-    #[cfg(unix)]
-    dir: rustix::fs::Dir,
-    #[cfg(not(unix))]
-    entries: std::fs::ReadDir,
-    #[cfg(not(unix))]
-    path: PathBuf,
-}
-
-/// The [`Stamp`] of `parent/rel` (symbolic links followed): relative to `parent` opened (`at`), else by path.
-fn stamp_at(at: Option<&OpenDir>, parent: &Path, rel: &str) -> std::io::Result<Stamp> {
-    #[cfg(unix)]
-    if let Some(fd) = at {
-        let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
-        return Ok(Stamp::from_stat(&st));
-    }
-    #[cfg(not(unix))]
-    let _ = at;
-    Ok(Stamp::from_metadata(&std::fs::metadata(parent.join(rel))?))
-}
-
-impl PackDir {
-    /// Open `path`; `parent`, when given, is its parent directory opened (it is then opened relative to it).
-    fn open(path: &Path, parent: Option<&OpenDir>) -> std::io::Result<PackDir> {
-        #[cfg(unix)]
-        {
-            use rustix::fs::{Mode, OFlags};
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-            let fd = match (parent, path.file_name()) {
-                (Some(at), Some(name)) => rustix::fs::openat(at, name, flags, Mode::empty())?,
-                _ => rustix::fs::open(path, flags, Mode::empty())?,
-            };
-            let file = std::fs::File::from(fd);
-            // The same `stat` as `Stamp::of(path)` (the refresh check compares the two), on the descriptor.
-            let stamp = Stamp::from_metadata(&file.metadata()?);
-            let dir = rustix::fs::Dir::new(std::os::fd::OwnedFd::from(file))?;
-            Ok(PackDir { stamp, dir })
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = parent;
-            let stamp = Stamp::from_metadata(&std::fs::metadata(path)?);
-            Ok(PackDir {
-                stamp,
-                entries: std::fs::read_dir(path)?,
-                path: path.to_path_buf(),
-            })
-        }
-    }
-
-    /// The next entry's name (`.` and `..` included on Unix); names that are not UTF-8 come back as `None`
-    /// (git's pack names are ASCII).
-    fn next_name(&mut self) -> Option<std::io::Result<Option<String>>> {
-        #[cfg(unix)]
-        {
-            let e = self.dir.read()?;
-            Some(
-                e.map_err(Into::into)
-                    .map(|e| e.file_name().to_str().ok().map(str::to_owned)),
-            )
-        }
-        #[cfg(not(unix))]
-        {
-            let e = self.entries.next()?;
-            Some(e.map(|e| e.file_name().into_string().ok()))
-        }
-    }
-
-    /// `stat` of entry `name` (symbolic links followed).
-    fn stat(&self, name: &str) -> std::io::Result<EntryStat> {
-        #[cfg(unix)]
-        {
-            let st = rustix::fs::statat(self.dir.fd()?, name, rustix::fs::AtFlags::empty())?;
-            let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
-            Ok(EntryStat {
-                is_dir: kind == rustix::fs::FileType::Directory,
-                is_file: kind == rustix::fs::FileType::RegularFile,
-                stamp: Stamp::from_stat(&st),
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            let md = std::fs::metadata(self.path.join(name))?;
-            Ok(EntryStat {
-                is_dir: md.is_dir(),
-                is_file: md.is_file(),
-                stamp: Stamp::from_metadata(&md),
-            })
-        }
-    }
-}
-
 /// Read `pack_dir`: its stamp, its packs (those with both an `.idx` and a `.pack` file) and whether it has a
 /// multi-pack-index (or a chain of them). `None` (and no stamp) if the directory does not exist; an error
 /// naming it if it cannot be read (then the stamp is its path's `stat`, if any). `parent`: its objects directory
@@ -604,7 +500,7 @@ fn scan_pack_dir(
     pack_dir: &Path,
     parent: Option<&OpenDir>,
 ) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
-    let mut dir = match PackDir::open(pack_dir, parent) {
+    let mut dir = match Entries::open(pack_dir, parent) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
         Err(e) => return (Stamp::of(pack_dir), Err(Error::io(pack_dir, e))),
@@ -612,7 +508,7 @@ fn scan_pack_dir(
     (Some(dir.stamp), scan_entries(&mut dir, pack_dir).map(Some))
 }
 
-fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error> {
+fn scan_entries(dir: &mut Entries, pack_dir: &Path) -> Result<PackDirScan, Error> {
     let mut dir_packs: Vec<ScannedPack> = Vec::new();
     let mut has_midx = false;
     let mut has_chain_dir = false;
@@ -656,7 +552,7 @@ fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error
         let Ok(idx_md) = dir.stat(&name) else {
             continue;
         };
-        if idx_md.is_dir {
+        if idx_md.kind == Kind::Dir {
             continue;
         }
         pack_name.clear();
@@ -665,11 +561,11 @@ fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error
         let Ok(pack_md) = dir.stat(&pack_name) else {
             continue;
         };
-        if !pack_md.is_file {
+        if pack_md.kind != Kind::File {
             continue;
         }
         let idx_path = pack_dir.join(&name);
-        if !idx_md.is_file {
+        if idx_md.kind != Kind::File {
             // A FIFO, socket or device where a pack's index should be: say what it is, without opening it.
             if let Err(e) =
                 std::fs::metadata(&idx_path).and_then(|md| crate::data::check_regular(&md))
@@ -779,30 +675,6 @@ fn plan_midx(
 mod tests {
     use super::*;
     use crate::store::options::RefreshMode;
-    use std::time::Duration;
-
-    /// The stamps of a listing taken relative to the open directory are the ones a `stat` of the path gives
-    /// (the refresh check compares a pack directory's path `stat` with the listing's), before 1970 too.
-    #[cfg(unix)]
-    #[test]
-    fn stat_relative_to_the_directory_stamps_like_the_path() {
-        let tmp = tempfile::tempdir().unwrap();
-        let file = tmp.path().join("pack-1.idx");
-        std::fs::write(&file, b"abc").unwrap();
-        let f = std::fs::File::options().write(true).open(&file).unwrap();
-        for t in [
-            SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 123_456_789),
-            SystemTime::UNIX_EPOCH - Duration::new(5, 250_000_000),
-        ] {
-            f.set_modified(t).unwrap();
-            let dir = PackDir::open(tmp.path(), None).unwrap();
-            let st = dir.stat("pack-1.idx").unwrap();
-            assert!(st.is_file && !st.is_dir);
-            assert_eq!(Some(st.stamp), Stamp::of(&file));
-            assert_eq!(st.stamp.mtime, Some(t));
-            assert_eq!(Some(dir.stamp), Stamp::of(tmp.path()));
-        }
-    }
 
     /// A pack keeps its id across listings while its `.idx` is unchanged, gets a new one when it changes, and
     /// is forgotten once a listing no longer sees it (the map does not grow with every repack).
