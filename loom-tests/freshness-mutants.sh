@@ -39,7 +39,7 @@ vanished-relisting-confirms ~~ src/store/freshness.rs ~~ loom:loom_models::fresh
 vanished-relisting-confirms-std ~~ src/store/freshness.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
 vanished-failure-carried ~~ src/store/successor.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~             (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}\n ~~ 
 tmp-index-listed ~~ src/store/listing.rs ~~ int:freshness::temporary_packs_of_repack_are_not_listed ~~         if stem.starts_with(".tmp-") { ~~         if stem.starts_with(".tmp-") && false {
-cached-name-unconfirmed ~~ src/store/listing.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),
+cached-name-unconfirmed ~~ src/store/loose_sources.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),
 LIST
 )
 

@@ -3,11 +3,11 @@
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
-use super::fanouts::FanoutLists;
 use super::filter::MissFilter;
 use super::freshness::{MAX_RELISTS, RealFs, Tally};
-use super::listing::{Generation, LooseSource, pack_path_in};
+use super::listing::{Generation, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
+use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
@@ -135,7 +135,7 @@ impl Handle {
                 drained = self.drain_for_loose();
                 let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
                 self.snap.loose_failed.clear();
-                if let Ok(Some(loc)) = self.probe_loose(id, quiet, true) {
+                if let Ok(Some(loc)) = self.probe_loose(id, LooseStep::slow(quiet)) {
                     return Ok(Some(loc));
                 }
             }
@@ -388,7 +388,9 @@ impl Handle {
             return self.steady_without_events(id);
         }
         match g.fresh.steady() {
-            Check::Quiet => self.probe_loose(id, true, false).map_err(|()| Stage::Loose),
+            Check::Quiet => self
+                .probe_loose(id, LooseStep::SteadyQuiet)
+                .map_err(|()| Stage::Loose),
             Check::Changed => Err(Stage::Loose),
             Check::Stat => self.steady_without_events(id),
         }
@@ -398,7 +400,7 @@ impl Handle {
     /// [`RefreshMode::OnMiss`], `stat` the pack directories.
     #[inline(always)]
     fn steady_without_events(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        match self.probe_loose(id, false, false) {
+        match self.probe_loose(id, LooseStep::SteadyProbe) {
             Ok(None) => {}
             Ok(Some(loc)) => return Ok(Some(loc)),
             Err(()) => return Err(Stage::Loose),
@@ -411,26 +413,23 @@ impl Handle {
         Ok(None)
     }
 
-    /// The loose step of a lookup, for both paths: each objects directory's loose source in turn. `quiet`: the
-    /// change detector vouches that the watched fan-out listings whose version is current are complete (else
-    /// [`LooseMode::Watched`] probes). `slow`: list fan-out directories as needed and record failed probes in
-    /// `snap.loose_failed` (another directory may still have the object); otherwise either is `Err(())`, for the
-    /// slow path to do.
+    /// The loose step of a lookup, for both paths: each objects directory's loose source in turn, asked as
+    /// `step` says ([`LooseStep`]). On the slow path failed probes go to `snap.loose_failed` (another directory
+    /// may still have the object); on the steady path a failed probe or a stale watched listing is `Err(())`,
+    /// for the slow path to do.
     #[inline(always)]
-    fn probe_loose(
-        &mut self,
-        id: &ObjectId,
-        quiet: bool,
-        slow: bool,
-    ) -> Result<Option<Location>, ()> {
+    fn probe_loose(&mut self, id: &ObjectId, step: LooseStep) -> Result<Option<Location>, ()> {
         if !self.loose_on {
             return Ok(None);
         }
         let g = self.view.map().meta();
         for (i, l) in g.loose.iter().enumerate() {
             let r = match l {
-                LooseSource::Watched(db) if quiet => {
-                    match self.fanouts.contains(g.fresh.watch(), i, db, id, slow) {
+                LooseSource::Watched(db) if step.quiet() => {
+                    match self
+                        .fanouts
+                        .contains(g.fresh.watch(), i, db, id, step.is_slow())
+                    {
                         Some(r) => r,
                         None => return Err(()),
                     }
@@ -440,7 +439,7 @@ impl Handle {
             match r {
                 Ok(false) => {}
                 Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
-                Err(e) if slow => self
+                Err(e) if step.is_slow() => self
                     .snap
                     .loose_failed
                     .push((g.dirs[i].clone(), Arc::new(e))),

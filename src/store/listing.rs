@@ -3,19 +3,18 @@
 //! plan of a [`Generation`] (multi-pack-indices first, then the packs they do not cover, then covered packs).
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 pub(super) use super::freshness::Stamp;
 use super::freshness::{Detector, Freshness, RealFs, Scanned};
-use super::options::{LooseMode, Options};
+use super::loose_sources::{LooseSource, open_objects_dirs};
+use super::options::Options;
 use super::problem::Problem;
 use crate::data::LoadMode;
 use crate::dir::{Entries, Kind, OpenDir};
 use crate::error::Error;
 use crate::ids::PackId;
-use crate::loose::{LooseCache, LooseDb};
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
@@ -58,54 +57,6 @@ pub(super) struct PackInfo {
     pub(super) promisor: bool,
     /// The stable number of the objects directory holding it (see [`Generation::dir_ids`]).
     pub(super) dir: usize,
-}
-
-pub(super) enum LooseSource {
-    Probe(LooseDb),
-    /// [`LooseMode::Watched`]: the handle's own listings where the store's [`Watch`] has events, else a probe.
-    Watched(LooseDb),
-    Cached(LooseCache),
-    Off,
-}
-
-impl LooseSource {
-    #[inline]
-    pub(super) fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
-        match self {
-            LooseSource::Probe(db) | LooseSource::Watched(db) => db.contains(id),
-            // A name the listing has is confirmed by a probe (one `fstatat`, on a loose hit only): a file gone
-            // since the listing (`repack -d` moved the object into a pack and pruned it) is not answered; the
-            // lookup goes on to its refresh check and finds the object where it is now (F2).
-            LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?),
-            LooseSource::Off => Ok(false),
-        }
-    }
-
-    /// The descriptor of its objects directory, if it has one open.
-    fn dir(&self) -> Option<&OpenDir> {
-        #[cfg(unix)]
-        match self {
-            LooseSource::Probe(db) | LooseSource::Watched(db) => Some(db.dir()),
-            LooseSource::Cached(c) => Some(c.db().dir()),
-            LooseSource::Off => None,
-        }
-        #[cfg(not(unix))]
-        None
-    }
-
-    /// Call `f` with every loose object of fan-out directory `xx/` (`first` its byte) until it breaks: the
-    /// directory is listed afresh whatever the mode (see [`LooseDb::each_in_fanout`]); `Off` holds none.
-    pub(super) fn each_in_fanout(
-        &self,
-        first: u8,
-        f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
-    ) -> Result<ControlFlow<()>, Error> {
-        match self {
-            LooseSource::Probe(db) | LooseSource::Watched(db) => db.each_in_fanout(first, f),
-            LooseSource::Cached(c) => c.db().each_in_fanout(first, f),
-            LooseSource::Off => Ok(ControlFlow::Continue(())),
-        }
-    }
 }
 
 /// Everything one slot map describes: the listing it was built from.
@@ -410,63 +361,6 @@ pub(super) fn list(
     })
 }
 
-/// The objects directories to search (`objects_dir`, then its alternates), the loose source of each, and the
-/// problems met on the way (alternates not followed, loose directories that could not be opened). `opened`:
-/// `objects_dir` as discovery opened it; taken by its loose source, if it has one (not opened again).
-#[allow(clippy::type_complexity)]
-fn open_objects_dirs(
-    objects_dir: &Path,
-    canonical: bool,
-    alternates_absent: bool,
-    kind: HashKind,
-    mode: LooseMode,
-    opened: &mut Option<OpenDir>,
-) -> Result<(Arc<[PathBuf]>, Arc<[LooseSource]>, Vec<Problem>), Error> {
-    // A later listing resolves the path again (and fails, as before, if the directory is gone).
-    let alts = if canonical {
-        crate::repo::alternates_of_canonical_env(objects_dir, alternates_absent)
-    } else {
-        crate::repo::alternates(objects_dir)?
-    };
-    let mut problems: Vec<Problem> = alts
-        .problems
-        .into_iter()
-        .map(|p| Problem::Alternate(Arc::new(p)))
-        .collect();
-    let mut dirs = vec![objects_dir.to_path_buf()];
-    dirs.extend(alts.dirs);
-    let mut loose = Vec::with_capacity(dirs.len());
-    for (i, d) in dirs.iter().enumerate() {
-        loose.push(match mode {
-            LooseMode::None => LooseSource::Off,
-            mode => match open_loose(d, kind, opened.take_if(|_| i == 0)) {
-                Ok(db) if mode == LooseMode::Cached => LooseSource::Cached(LooseCache::new(db)),
-                Ok(db) if mode == LooseMode::Watched => LooseSource::Watched(db),
-                Ok(db) => LooseSource::Probe(db),
-                Err(e) => {
-                    problems.push(Problem::LooseNotSearched {
-                        dir: d.clone(),
-                        error: Arc::new(e),
-                    });
-                    LooseSource::Off
-                }
-            },
-        });
-    }
-    Ok((dirs.into(), loose.into(), problems))
-}
-
-/// The loose objects of objects directory `dir`, through `opened` (its descriptor) if given.
-fn open_loose(dir: &Path, kind: HashKind, opened: Option<OpenDir>) -> Result<LooseDb, Error> {
-    match opened {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        Some(fd) => Ok(LooseDb::with_dir(dir, kind, fd)),
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        Some(_) => LooseDb::open(dir, kind),
-        None => LooseDb::open(dir, kind),
-    }
-}
-
 /// One pack found by [`scan_pack_dir`].
 struct ScannedPack {
     idx_path: PathBuf,
@@ -674,7 +568,7 @@ fn plan_midx(
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-    use crate::store::options::RefreshMode;
+    use crate::store::options::{LooseMode, RefreshMode};
 
     /// A pack keeps its id across listings while its `.idx` is unchanged, gets a new one when it changes, and
     /// is forgotten once a listing no longer sees it (the map does not grow with every repack).

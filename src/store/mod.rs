@@ -38,7 +38,6 @@ use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
 mod bloom;
-mod fanouts;
 mod filter;
 mod freshness;
 mod handle;
@@ -46,6 +45,7 @@ mod in_pack;
 mod iter;
 mod listing;
 mod load;
+mod loose_sources;
 mod metrics;
 mod options;
 mod pack;
