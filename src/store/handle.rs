@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::filter::MissFilter;
 use super::freshness::{MAX_RELISTS, RealFs, Tally};
-use super::listing::{Generation, pack_path_in};
+use super::listing::{Listing, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
 use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use super::metrics::Counters;
@@ -52,7 +52,7 @@ impl Store {
 /// loose probe and, under [`RefreshMode::OnMiss`], one `stat` per pack directory).
 pub struct Handle {
     store: Arc<Store>,
-    view: View<Loaded, Generation>,
+    view: View<Loaded, Listing>,
     snap: Snapshot,
     // Copies of the store's settings, so the miss path does not reach through the store for them.
     kind: HashKind,
@@ -554,7 +554,7 @@ impl Handle {
     /// view is complete and [`Store::problems`] lists every index that cannot be loaded. Prefix lookups and
     /// iteration call it. Returns the view it loaded: what this handle has seen (packs, multi-pack-indices) and
     /// the listing it belongs to.
-    pub(super) fn load_all(&mut self) -> (&Snapshot, &Generation) {
+    pub(super) fn load_all(&mut self) -> (&Snapshot, &Listing) {
         // An empty id is never found: settling with it loads every slot and searches none.
         while let Settled::Retired = self.settle(&[]) {
             self.move_to_current();
@@ -605,7 +605,7 @@ impl Handle {
     }
 
     /// The listing this handle's view belongs to.
-    pub(super) fn generation(&self) -> &Generation {
+    pub(super) fn listing(&self) -> &Listing {
         self.view.map().meta()
     }
 

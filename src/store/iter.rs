@@ -99,7 +99,7 @@ impl Handle {
         }
         #[cfg(all(test, not(any(loom, shuttle))))]
         super::relist_tests::after_packs();
-        let g = self.generation();
+        let g = self.listing();
         for (l, &dir_id) in g.loose.iter().zip(g.dir_ids.iter()) {
             for first in 0..=255u8 {
                 let mut each = |id: ObjectId| f(&id, Location::Loose { dir: dir_id });
@@ -347,7 +347,7 @@ impl Handle {
         };
         #[cfg(all(test, not(any(loom, shuttle))))]
         super::relist_tests::after_packs();
-        let g = self.generation();
+        let g = self.listing();
         for l in g.loose.iter() {
             for first in 0..=255u8 {
                 let _always_continues = l.each_in_fanout(first, &mut |_| {

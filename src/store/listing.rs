@@ -1,6 +1,6 @@
 //! Listing a repository: the objects directories and their loose sources, the packs of each `pack/`
 //! directory (with the [`Stamp`]s that tell when to list again), the [`PackId`]s they are given, and the slot
-//! plan of a [`Generation`] (multi-pack-indices first, then the packs they do not cover, then covered packs).
+//! plan of a [`Listing`] (multi-pack-indices first, then the packs they do not cover, then covered packs).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ pub(super) enum SlotSpec {
         pack: usize,
         covered_by: Option<usize>,
     },
-    /// A multi-pack-index; `packs[i]` is the pack (index into `Generation::packs`) for pack-int-id `i`, and
+    /// A multi-pack-index; `packs[i]` is the pack (index into `Listing::packs`) for pack-int-id `i`, and
     /// `names` the pack names it listed when the directory was listed (the file loaded later must list the same).
     Midx {
         names: Box<[String]>,
@@ -41,7 +41,7 @@ pub(super) enum SlotSpec {
     },
 }
 
-/// A pack present in one generation.
+/// A pack present in one listing.
 #[derive(Debug)]
 pub(super) struct PackInfo {
     pub(super) id: PackId,
@@ -55,12 +55,12 @@ pub(super) struct PackInfo {
     pub(super) keep: bool,
     /// A `.promisor` file sits beside the pack.
     pub(super) promisor: bool,
-    /// The stable number of the objects directory holding it (see [`Generation::dir_ids`]).
+    /// The stable number of the objects directory holding it (see [`Listing::dir_ids`]).
     pub(super) dir: usize,
 }
 
 /// Everything one slot map describes: the listing it was built from.
-pub(super) struct Generation {
+pub(super) struct Listing {
     pub(super) slots: Box<[SlotSpec]>,
     pub(super) packs: Box<[PackInfo]>,
     /// Position in `packs` of each pack id (answers `pack_path` without a scan: thousands of packs).
@@ -95,18 +95,18 @@ pub(super) struct RefreshState {
     pub(super) ids: HashMap<PathBuf, (PackId, Stamp, u64)>,
     pub(super) next_id: u64,
     /// How many listings this state has seen (the current one's number).
-    listings: u64,
+    listing_number: u64,
     /// Objects directories by stable number, in the order first seen: never shrinks, so a number always names
     /// the same directory.
     pub(super) numbered_dirs: Vec<PathBuf>,
 }
 
-pub(super) fn pack_path_in(g: &Generation, pack: PackId) -> Option<PathBuf> {
+pub(super) fn pack_path_in(g: &Listing, pack: PackId) -> Option<PathBuf> {
     let i = *g.pack_by_id.get(&pack)?;
     Some(g.packs[i].idx_path.with_extension("pack"))
 }
 
-pub(super) fn slot_path(g: &Generation, slot: usize) -> PathBuf {
+pub(super) fn slot_path(g: &Listing, slot: usize) -> PathBuf {
     match &g.slots[slot] {
         SlotSpec::Pack { pack, .. } => g.packs[*pack].idx_path.clone(),
         SlotSpec::Midx { path, .. } => path.clone(),
@@ -119,7 +119,7 @@ impl RefreshState {
         RefreshState {
             ids: HashMap::new(),
             next_id: 0,
-            listings: 0,
+            listing_number: 0,
             numbered_dirs: Vec::new(),
         }
     }
@@ -138,17 +138,17 @@ impl RefreshState {
     /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged, else a new one;
     /// the file is marked seen by the current listing.
     fn assign_id(&mut self, idx_path: &Path, idx_stamp: Stamp) -> PackId {
-        let listing = self.listings;
+        let number = self.listing_number;
         match self.ids.get_mut(idx_path) {
             Some((id, s, seen)) if *s == idx_stamp => {
-                *seen = listing;
+                *seen = number;
                 *id
             }
             _ => {
                 let id = PackId(self.next_id);
                 self.next_id += 1;
                 self.ids
-                    .insert(idx_path.to_path_buf(), (id, idx_stamp, listing));
+                    .insert(idx_path.to_path_buf(), (id, idx_stamp, number));
                 id
             }
         }
@@ -165,10 +165,10 @@ pub(super) fn list(
     kind: HashKind,
     options: &Options,
     state: &mut RefreshState,
-    reuse_loose: Option<&Generation>,
+    reuse_loose: Option<&Listing>,
     trust_timestamps: bool,
     defer_events: bool,
-) -> Result<Generation, Error> {
+) -> Result<Listing, Error> {
     let alternates_md = crate::dir::stat_at(opened.as_ref(), objects_dir, "info/alternates");
     let alternates_stamp = alternates_md.as_ref().ok().map(|st| st.stamp);
     let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
@@ -226,7 +226,7 @@ pub(super) fn list(
     let mut packs: Vec<PackInfo> = Vec::new();
     let mut slots: Vec<SlotSpec> = Vec::new();
     let mut covered_slots: Vec<SlotSpec> = Vec::new();
-    state.listings += 1;
+    state.listing_number += 1;
     // The change detector goes with the directories it watches, until a deferred one has counted its misses
     // (`Options::change_events_after`): then this listing sets events up. `Freshness::listing` takes the
     // detector and its token before it runs the scan below (docs/PROTOCOL.md, F1).
@@ -332,8 +332,8 @@ pub(super) fn list(
         }
     });
     // Forget ids of packs that are gone (not seen by this listing), so the map does not grow with every repack.
-    let listing = state.listings;
-    state.ids.retain(|_, (_, _, seen)| *seen == listing);
+    let number = state.listing_number;
+    state.ids.retain(|_, (_, _, seen)| *seen == number);
     // Covered packs load last: by then the multi-pack-index has usually answered for them.
     slots.extend(covered_slots);
     if slots.len() > crate::protocol::MAX_SLOTS {
@@ -344,7 +344,7 @@ pub(super) fn list(
         });
     }
     let pack_by_id = packs.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
-    Ok(Generation {
+    Ok(Listing {
         slots: slots.into(),
         packs: packs.into(),
         pack_by_id,

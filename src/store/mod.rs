@@ -75,7 +75,7 @@ pub use verify::Verified;
 
 pub use crate::ids::PackId;
 
-use listing::{Generation, RefreshState, Stamp, list, pack_path_in, slot_path};
+use listing::{Listing, RefreshState, Stamp, list, pack_path_in, slot_path};
 use load::{Loaded, Map};
 use metrics::Counters;
 use successor::{build_successor, same_listing};
@@ -111,7 +111,7 @@ pub struct Store {
     objects_dir: PathBuf,
     kind: HashKind,
     options: Options,
-    current: Current<Loaded, Generation>,
+    current: Current<Loaded, Listing>,
     /// Serializes refreshes and owns what survives them.
     refresh: Mutex<RefreshState>,
     /// What the store has done ([`Store::metrics`]; touched once per load, listing or build, never on a lookup).
@@ -141,7 +141,7 @@ impl Store {
         let path = path.as_ref();
         let (repo, opened) = crate::repo::discover_objects(path, options.hash_kind)?;
         let mut state = RefreshState::new();
-        let generation = list(
+        let listing = list(
             &repo.objects_dir,
             opened,
             repo.hash_kind,
@@ -151,8 +151,8 @@ impl Store {
             false,
             options.change_events_after > 0,
         )?;
-        let (ready, unloaded) = (Vec::new(), generation.slots.len());
-        let map = SlotMap::new(ready, unloaded, generation);
+        let (ready, unloaded) = (Vec::new(), listing.slots.len());
+        let map = SlotMap::new(ready, unloaded, listing);
         Ok(Arc::new(Store {
             objects_dir: repo.objects_dir,
             kind: repo.hash_kind,
@@ -390,7 +390,7 @@ impl Store {
         // An explicit refresh of cached loose objects starts fresh caches in the new map. The old caches go
         // with the old map, once no handle uses it (a cache cannot free a listing a reader may be searching).
         let fresh_loose = force && self.options.loose == LooseMode::Cached;
-        let generation = list(
+        let listing = list(
             &self.objects_dir,
             None,
             self.kind,
@@ -402,15 +402,15 @@ impl Store {
             old.fresh.keeps_deferring(),
         )?;
         Counters::add(&self.counters.listings, 1);
-        let same = same_listing(old, &generation);
+        let same = same_listing(old, &listing);
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An
         // explicit refresh of cached loose objects always replaces it (fresh caches).
-        if !fresh_loose && old.fresh.confirm(&generation.fresh, same, vanished) {
+        if !fresh_loose && old.fresh.confirm(&listing.fresh, same, vanished) {
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.
         self.current
-            .replace(|old_map| build_successor(old_map, generation));
+            .replace(|old_map| build_successor(old_map, listing));
         Counters::add(&self.counters.refreshes, 1);
         if !same {
             // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.

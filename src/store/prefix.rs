@@ -51,7 +51,7 @@ impl Handle {
         #[cfg(all(test, not(any(loom, shuttle))))]
         super::relist_tests::after_packs();
         let first = prefix.as_id().first_byte();
-        let g = self.generation();
+        let g = self.listing();
         for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {
             let mut g = |id: ObjectId| {
                 if prefix.matches(&id) {

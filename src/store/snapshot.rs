@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::Location;
 use super::filter::MissFilter;
-use super::listing::{Generation, SlotSpec, slot_path};
+use super::listing::{Listing, SlotSpec, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
 use super::options::MidxCheck;
 use crate::error::Error;
@@ -241,7 +241,7 @@ impl Snapshot {
     /// Add a newly visible slot's value; search it for `id`.
     pub(super) fn add(
         &mut self,
-        g: &Generation,
+        g: &Listing,
         slot: usize,
         r: SlotRef<'_, Loaded>,
         id: &[u8],
