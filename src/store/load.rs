@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::listing::{Listing, SlotSpec};
+use super::listing::Listing;
 use super::options::{MidxCheck, Options};
+use super::plan::SlotSpec;
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::fanout::{BucketState, Confirmed};

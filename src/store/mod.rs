@@ -49,10 +49,12 @@ mod loose_sources;
 mod metrics;
 mod options;
 mod pack;
+mod plan;
 mod prefix;
 mod problem;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod relist_tests;
+mod scan;
 
 mod snapshot;
 mod successor;
@@ -75,7 +77,7 @@ pub use verify::Verified;
 
 pub use crate::ids::PackId;
 
-use listing::{Listing, RefreshState, Stamp, list, pack_path_in, slot_path};
+use listing::{ListRequest, Listing, RefreshState, Stamp, list, pack_path_in, slot_path};
 use load::{Loaded, Map};
 use metrics::Counters;
 use successor::{build_successor, same_listing};
@@ -141,16 +143,16 @@ impl Store {
         let path = path.as_ref();
         let (repo, opened) = crate::repo::discover_objects(path, options.hash_kind)?;
         let mut state = RefreshState::new();
-        let listing = list(
-            &repo.objects_dir,
+        let req = ListRequest {
+            objects_dir: &repo.objects_dir,
             opened,
-            repo.hash_kind,
-            &options,
-            &mut state,
-            None,
-            false,
-            options.change_events_after > 0,
-        )?;
+            kind: repo.hash_kind,
+            options: &options,
+            reuse_loose: None,
+            trust_timestamps: false,
+            defer_events: options.change_events_after > 0,
+        };
+        let listing = list(req, &mut state)?;
         let (ready, unloaded) = (Vec::new(), listing.slots.len());
         let map = SlotMap::new(ready, unloaded, listing);
         Ok(Arc::new(Store {
@@ -390,17 +392,17 @@ impl Store {
         // An explicit refresh of cached loose objects starts fresh caches in the new map. The old caches go
         // with the old map, once no handle uses it (a cache cannot free a listing a reader may be searching).
         let fresh_loose = force && self.options.loose == LooseMode::Cached;
-        let listing = list(
-            &self.objects_dir,
-            None,
-            self.kind,
-            &self.options,
-            &mut state,
-            (!alternates_changed && !fresh_loose).then_some(old),
-            trust,
+        let req = ListRequest {
+            objects_dir: &self.objects_dir,
+            opened: None,
+            kind: self.kind,
+            options: &self.options,
+            reuse_loose: (!alternates_changed && !fresh_loose).then_some(old),
+            trust_timestamps: trust,
             // New directories keep a deferred detector deferred (its count starts again).
-            old.fresh.keeps_deferring(),
-        )?;
+            defer_events: old.fresh.keeps_deferring(),
+        };
+        let listing = list(req, &mut state)?;
         Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &listing);
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An

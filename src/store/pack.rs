@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use super::listing::{Listing, PackInfo as Listed};
+use super::listing::Listing;
+use super::scan::ListedPack;
 use super::{Handle, Store};
 use crate::error::Error;
 use crate::ids::PackId;
@@ -46,7 +47,7 @@ impl PackInfo {
     }
 }
 
-fn info(p: &Listed) -> PackInfo {
+fn info(p: &ListedPack) -> PackInfo {
     PackInfo {
         id: p.id,
         pack_path: p.idx_path.with_extension("pack"),

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use super::Location;
 use super::filter::MissFilter;
-use super::listing::{Listing, SlotSpec, slot_path};
+use super::listing::{Listing, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
 use super::options::MidxCheck;
+use super::plan::SlotSpec;
 use crate::error::Error;
 use crate::error::MidxProblem;
 use crate::fanout::Confirmed;

@@ -5,8 +5,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::filter::FilterCell;
-use super::listing::{Listing, SlotSpec, Stamp};
+use super::listing::Listing;
 use super::load::{Loaded, Map};
+use super::plan::SlotSpec;
+use crate::dir::Stamp;
 use crate::protocol::SlotMap;
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
