@@ -122,8 +122,6 @@ impl Handle {
                     if self.refresh_on_miss && self.snap.vanished && relists < MAX_RELISTS {
                         self.refresh_after_miss()?;
                         relists += 1;
-                        #[cfg(all(test, not(any(loom, shuttle))))]
-                        super::relist_tests::after_relist();
                         continue;
                     }
                     break;
@@ -152,8 +150,6 @@ impl Handle {
             }
             self.refresh_after_miss()?;
             relists += 1;
-            #[cfg(all(test, not(any(loom, shuttle))))]
-            super::relist_tests::after_relist();
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
             stage = Stage::Packs;
         }
@@ -634,6 +630,8 @@ impl Handle {
         if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
             self.move_to_current();
         }
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::after_relist();
         Ok(())
     }
 
@@ -656,8 +654,6 @@ impl Handle {
         while relists < MAX_RELISTS && self.should_refresh() {
             self.refresh_after_miss()?;
             relists += 1;
-            #[cfg(all(test, not(any(loom, shuttle))))]
-            super::relist_tests::after_relist();
             self.load_all();
         }
         Ok(!sync::Arc::ptr_eq(&before, self.view.map()))

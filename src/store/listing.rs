@@ -133,7 +133,7 @@ pub(super) struct ListRequest<'a> {
 }
 
 /// The objects directories of a listing and what was found opening them (the first phase of [`list`]).
-struct ObjectsDirs {
+struct SearchedDirs {
     dirs: Arc<[PathBuf]>,
     loose: Arc<[LooseSource]>,
     /// The alternates' problems first ([`Listing::alternate_problems`] of them), then the pack directories'.
@@ -147,7 +147,7 @@ struct ObjectsDirs {
     handed_over: bool,
 }
 
-impl ObjectsDirs {
+impl SearchedDirs {
     /// Discovery's descriptor of the own objects directory: still here, or now its loose source's.
     fn own_dir(&self) -> Option<&OpenDir> {
         match &self.opened {
@@ -225,7 +225,7 @@ pub(super) fn list(mut req: ListRequest<'_>, state: &mut RefreshState) -> Result
 
 /// The first phase of [`list`]: the stamp of `info/alternates`, the objects directories to search and their
 /// loose sources (carried over from `reuse_loose`, or opened with the alternates), and what could not be read.
-fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<ObjectsDirs, Error> {
+fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<SearchedDirs, Error> {
     let (objects_dir, mut opened) = (req.objects_dir, req.opened.take());
     let alternates_md = crate::dir::stat_at(opened.as_ref(), objects_dir, "info/alternates");
     let alternates_stamp = alternates_md.as_ref().ok().map(|st| st.stamp);
@@ -243,14 +243,17 @@ fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<Objec
             g.problems[..g.alternate_problems].to_vec(),
         ),
         // The first listing (`Store::open`) has `objects_dir` fresh from discovery, which canonicalized it.
-        None => open_objects_dirs(
-            objects_dir,
-            state.numbered_dirs.is_empty(),
-            alternates_absent,
-            req.kind,
-            req.options.loose,
-            &mut opened,
-        )?,
+        None => {
+            let o = open_objects_dirs(
+                objects_dir,
+                state.numbered_dirs.is_empty(),
+                alternates_absent,
+                req.kind,
+                req.options.loose,
+                &mut opened,
+            )?;
+            (o.dirs, o.loose, o.problems)
+        }
     };
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
     // searched, so a miss cannot be claimed.
@@ -270,7 +273,7 @@ fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<Objec
             _ => None,
         })
         .collect();
-    Ok(ObjectsDirs {
+    Ok(SearchedDirs {
         dirs,
         loose,
         alternate_problems: problems.len(),
@@ -285,7 +288,7 @@ fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<Objec
 /// The second phase of [`list`], the scan the freshness protocol runs: read each objects directory's `pack/`
 /// (its packs get their ids from `state`) and plan its slots; returns the pack directories and their stamps.
 fn list_pack_dirs(
-    dirs: &mut ObjectsDirs,
+    dirs: &mut SearchedDirs,
     dir_ids: &[usize],
     packs: &mut Packs,
     state: &mut RefreshState,

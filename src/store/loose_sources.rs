@@ -106,10 +106,16 @@ impl LooseSource {
     }
 }
 
+/// The objects directories to search, in order, with the loose source of each and the problems met opening them.
+pub(super) struct ObjectsDirs {
+    pub(super) dirs: Arc<[PathBuf]>,
+    pub(super) loose: Arc<[LooseSource]>,
+    pub(super) problems: Vec<Problem>,
+}
+
 /// The objects directories to search (`objects_dir`, then its alternates), the loose source of each, and the
 /// problems met on the way (alternates not followed, loose directories that could not be opened). `opened`:
 /// `objects_dir` as discovery opened it; taken by its loose source, if it has one (not opened again).
-#[allow(clippy::type_complexity)]
 pub(super) fn open_objects_dirs(
     objects_dir: &Path,
     canonical: bool,
@@ -117,7 +123,7 @@ pub(super) fn open_objects_dirs(
     kind: HashKind,
     mode: LooseMode,
     opened: &mut Option<OpenDir>,
-) -> Result<(Arc<[PathBuf]>, Arc<[LooseSource]>, Vec<Problem>), Error> {
+) -> Result<ObjectsDirs, Error> {
     // A later listing resolves the path again (and fails, as before, if the directory is gone).
     let alts = if canonical {
         crate::repo::alternates_of_canonical_env(objects_dir, alternates_absent)
@@ -149,7 +155,11 @@ pub(super) fn open_objects_dirs(
             },
         });
     }
-    Ok((dirs.into(), loose.into(), problems))
+    Ok(ObjectsDirs {
+        dirs: dirs.into(),
+        loose: loose.into(),
+        problems,
+    })
 }
 
 /// The loose objects of objects directory `dir`, through `opened` (its descriptor) if given.
