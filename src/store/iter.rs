@@ -3,9 +3,8 @@
 //! [`Handle::count_objects`].
 
 use std::collections::HashSet;
-use std::ops::ControlFlow;
-
-use std::path::PathBuf;
+use std::ops::{ControlFlow, RangeInclusive};
+use std::path::{Path, PathBuf};
 
 use super::{Handle, Location, MidxCheck};
 use crate::data::LoadMode;
@@ -70,7 +69,105 @@ impl ObjectCounts {
     }
 }
 
+/// What one walk of a store does at each of its steps ([`Handle::walk`]): the walks of every object
+/// ([`Handle::for_each_object`]), of counting ([`Handle::count_objects`]) and of a prefix (`each_with_prefix`).
+pub(super) trait Visit {
+    /// The packed step: the entries of every index (the handle loads them) until it breaks. Called again after
+    /// the loose step when the handle moved to a new listing: skipping the packs already visited is the
+    /// visitor's.
+    fn packs(&mut self, handle: &mut Handle) -> ControlFlow<()>;
+    /// The fan-out directories (by first byte) the loose step lists.
+    fn fanouts(&self) -> RangeInclusive<u8>;
+    /// One loose object of the objects directory numbered `dir`.
+    fn loose(&mut self, dir: usize, id: ObjectId) -> ControlFlow<()>;
+    /// A fan-out directory of objects directory `dir` could not be listed: `Err` ends the walk with that error;
+    /// `Ok` goes on with the next objects directory.
+    fn loose_failed(&mut self, dir: &Path, error: Error) -> Result<(), Error>;
+}
+
+/// [`Handle::for_each_object`]'s visitor: `f` with every entry, each pack's once.
+struct EachObject<'a, F> {
+    f: &'a mut F,
+    seen: HashSet<PackId>,
+}
+
+impl<F: FnMut(&ObjectId, Location) -> ControlFlow<()>> Visit for EachObject<'_, F> {
+    fn packs(&mut self, handle: &mut Handle) -> ControlFlow<()> {
+        handle.packed_objects(&mut self.seen, self.f, None)
+    }
+
+    fn fanouts(&self) -> RangeInclusive<u8> {
+        0..=u8::MAX
+    }
+
+    fn loose(&mut self, dir: usize, id: ObjectId) -> ControlFlow<()> {
+        (self.f)(&id, Location::Loose { dir })
+    }
+
+    fn loose_failed(&mut self, _: &Path, error: Error) -> Result<(), Error> {
+        Err(error)
+    }
+}
+
+/// [`Handle::count_objects`]'s visitor.
+struct Count {
+    counts: ObjectCounts,
+    seen: HashSet<PackId>,
+}
+
+impl Visit for Count {
+    fn packs(&mut self, handle: &mut Handle) -> ControlFlow<()> {
+        self.counts.packed += handle.packed_count(&mut self.seen);
+        ControlFlow::Continue(())
+    }
+
+    fn fanouts(&self) -> RangeInclusive<u8> {
+        0..=u8::MAX
+    }
+
+    fn loose(&mut self, _: usize, _: ObjectId) -> ControlFlow<()> {
+        self.counts.loose += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn loose_failed(&mut self, _: &Path, error: Error) -> Result<(), Error> {
+        Err(error)
+    }
+}
+
 impl Handle {
+    /// The one walk of a store, in `locate`'s order: the packs (`visit`'s packed step), the loose objects of each
+    /// objects directory (the fan-out directories `visit` asks for, listed afresh in every
+    /// [`LooseMode`](super::LooseMode) but `None`), then, if a pack directory changed or an index vanished
+    /// ([`should_refresh`](Handle::should_refresh)) or another thread's refresh replaced the listing, the packed
+    /// step again on the new listing ([`load_all_relisted`](Handle::load_all_relisted)): a repack (and prune)
+    /// while the loose objects were listed moved objects into packs this listing does not know. Stops where
+    /// `visit` breaks.
+    pub(super) fn walk(&mut self, visit: &mut impl Visit) -> Result<(), Error> {
+        if visit.packs(self).is_break() {
+            return Ok(());
+        }
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::after_packs();
+        let g = self.listing();
+        for ((l, &dir_id), dir) in g.loose.iter().zip(g.dir_ids.iter()).zip(g.dirs.iter()) {
+            for first in visit.fanouts() {
+                match l.each_in_fanout(first, &mut |id| visit.loose(dir_id, id)) {
+                    Ok(ControlFlow::Break(())) => return Ok(()),
+                    Ok(ControlFlow::Continue(())) => {}
+                    Err(e) => {
+                        visit.loose_failed(dir, e)?;
+                        break;
+                    }
+                }
+            }
+        }
+        if self.load_all_relisted()? {
+            let _ = visit.packs(self);
+        }
+        Ok(())
+    }
+
     /// Call `f` with every entry of every source and where it is, until `f` breaks: the packs' `.idx` files
     /// (newest pack first, each in id order), then the multi-pack-indices (id order), then the loose objects of
     /// each objects directory (in directory order). An object stored in several places comes once per place;
@@ -93,27 +190,10 @@ impl Handle {
         // does on a miss, so that a repack just before the call neither hides its objects nor fails the call.
         self.load_all_relisted()?;
         self.check_complete()?;
-        let mut seen = HashSet::new();
-        if self.packed_objects(&mut seen, &mut f, None).is_break() {
-            return Ok(());
-        }
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_packs();
-        let g = self.listing();
-        for (l, &dir_id) in g.loose.iter().zip(g.dir_ids.iter()) {
-            for first in 0..=255u8 {
-                let mut each = |id: ObjectId| f(&id, Location::Loose { dir: dir_id });
-                if l.each_in_fanout(first, &mut each)?.is_break() {
-                    return Ok(());
-                }
-            }
-        }
-        // `locate`'s last step: a repack (and prune) while the loose objects were listed moved objects into
-        // packs this listing does not know; the packs of the new listing not seen above are listed too.
-        if self.load_all_relisted()? {
-            let _ = self.packed_objects(&mut seen, &mut f, None);
-        }
-        Ok(())
+        self.walk(&mut EachObject {
+            f: &mut f,
+            seen: HashSet::new(),
+        })
     }
 
     /// The packed part of [`for_each_object`](Self::for_each_object): every object of every loaded index whose
@@ -340,28 +420,12 @@ impl Handle {
     pub fn count_objects(&mut self) -> Result<ObjectCounts, Error> {
         self.load_all_relisted()?;
         self.check_complete()?;
-        let mut seen = HashSet::new();
-        let mut counts = ObjectCounts {
-            packed: self.packed_count(&mut seen),
-            loose: 0,
+        let mut count = Count {
+            counts: ObjectCounts::default(),
+            seen: HashSet::new(),
         };
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_packs();
-        let g = self.listing();
-        for l in g.loose.iter() {
-            for first in 0..=255u8 {
-                let _always_continues = l.each_in_fanout(first, &mut |_| {
-                    counts.loose += 1;
-                    ControlFlow::Continue(())
-                })?;
-            }
-        }
-        // As `for_each_object`: objects a repack moved from loose files into packs this listing does not know,
-        // while the loose files were counted, are counted in those packs.
-        if self.load_all_relisted()? {
-            counts.packed += self.packed_count(&mut seen);
-        }
-        Ok(counts)
+        self.walk(&mut count)?;
+        Ok(count.counts)
     }
 
     /// The packed part of [`count_objects`](Self::count_objects): the entries of every loaded index whose pack
