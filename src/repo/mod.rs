@@ -1,3 +1,4 @@
+// Over 600 lines: 277 of them are tests of discovery on each repository shape git knows.
 //! Finding a repository's objects directory, its object format and its alternates.
 //!
 //! - [`discover`] accepts a work tree, a `.git` directory or file, a bare repository, a linked worktree or a
@@ -278,7 +279,6 @@ fn discover_impl(
         };
     let git_dir = if !a_dir {
         // A `.git` file given directly (or a FIFO, socket or device: an error naming it).
-        // A `.git` file given directly.
         read_gitfile(path)?
     } else {
         // One `stat` of `.git` answers both questions (a directory? anything at all?).
@@ -298,39 +298,7 @@ fn discover_impl(
         } else if looks_like_git_dir(&top) {
             path.to_path_buf()
         } else if looks_like_objects_dir(&top)? {
-            let objects_dir = match top.fd {
-                Some(_) => path.to_path_buf(),
-                None => canonical(path)?,
-            };
-            // Its parent is its git directory if it is named `objects` (then it is its parent's `objects/`, a
-            // directory: this one) and the parent has a `HEAD` or a `config`. Asked in that order, the cheap
-            // questions first; not asked at all when the format is given and the git directory not wanted.
-            let named_objects = objects_dir.file_name() == Some("objects".as_ref());
-            let parent_git_dir = objects_dir
-                .parent()
-                .filter(|_| named_objects && (want_git_dir || hash_override.is_none()))
-                .filter(|p| match top.fd {
-                    Some(_) => top.is_file("../HEAD") || top.is_file("../config"),
-                    None => is_file(&p.join("HEAD")) || is_file(&p.join("config")),
-                });
-            let (hash_kind, git_dir) = match parent_git_dir {
-                Some(gd) => {
-                    let kind = match hash_override {
-                        Some(k) => k,
-                        None => object_format(gd)?,
-                    };
-                    (kind, Some(gd.to_path_buf()))
-                }
-                None => (hash_override.unwrap_or(HashKind::Sha1), None),
-            };
-            return Ok((
-                Repository {
-                    objects_dir,
-                    hash_kind,
-                    git_dir,
-                },
-                top.fd,
-            ));
+            return objects_dir_repo(path, top, hash_override, want_git_dir);
         } else {
             return Err(not_a_repo(
                 path,
@@ -357,6 +325,48 @@ fn discover_impl(
             git_dir: Some(canonical(&common)?),
         },
         None,
+    ))
+}
+
+/// [`discover_impl`] for `path` (opened as `top`), an objects directory: the repository it is the objects of.
+fn objects_dir_repo(
+    path: &Path,
+    top: Dir<'_>,
+    hash_override: Option<HashKind>,
+    want_git_dir: bool,
+) -> Result<(Repository, Option<OpenDir>), Error> {
+    let objects_dir = match top.fd {
+        Some(_) => path.to_path_buf(),
+        None => canonical(path)?,
+    };
+    // Its parent is its git directory if it is named `objects` (then it is its parent's `objects/`, a
+    // directory: this one) and the parent has a `HEAD` or a `config`. Asked in that order, the cheap
+    // questions first; not asked at all when the format is given and the git directory not wanted.
+    let named_objects = objects_dir.file_name() == Some("objects".as_ref());
+    let parent_git_dir = objects_dir
+        .parent()
+        .filter(|_| named_objects && (want_git_dir || hash_override.is_none()))
+        .filter(|p| match top.fd {
+            Some(_) => top.is_file("../HEAD") || top.is_file("../config"),
+            None => is_file(&p.join("HEAD")) || is_file(&p.join("config")),
+        });
+    let (hash_kind, git_dir) = match parent_git_dir {
+        Some(gd) => {
+            let kind = match hash_override {
+                Some(k) => k,
+                None => object_format(gd)?,
+            };
+            (kind, Some(gd.to_path_buf()))
+        }
+        None => (hash_override.unwrap_or(HashKind::Sha1), None),
+    };
+    Ok((
+        Repository {
+            objects_dir,
+            hash_kind,
+            git_dir,
+        },
+        top.fd,
     ))
 }
 

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::ops::{ControlFlow, RangeInclusive};
 use std::path::{Path, PathBuf};
 
+use super::load::LoadedMidx;
 use super::{Handle, Location, MidxCheck};
 use crate::data::LoadMode;
 use crate::error::{Error, IdxProblem};
@@ -48,6 +49,89 @@ fn unusable_in_failed(
                 .map(|id| (id, Arc::clone(e))),
         );
     }
+}
+
+/// What [`Handle::packed_objects`] does with an entry it lists (`emit`) and one no index can locate (`push`).
+type Emit<'a> = &'a mut dyn FnMut(&ObjectId, Location) -> ControlFlow<()>;
+type Push<'a> = &'a mut dyn FnMut(ObjectId, Error);
+
+/// Every entry of multi-pack-index `m` where a lookup finds it: checked against the precomputed bounds, or (an
+/// entry that cannot be right, or under [`MidxCheck::PackIndex`]) as `locate` answers it.
+fn midx_entries(m: &LoadedMidx, emit: Emit<'_>, push: Push<'_>) -> ControlFlow<()> {
+    for i in 0..m.midx.len() {
+        let Some(raw) = m.midx.id_at(i) else {
+            break;
+        };
+        let Some(id) = ObjectId::from_bytes(raw) else {
+            continue;
+        };
+        let fast = match m.check {
+            MidxCheck::Bounds => m.midx.entry_within(i, &m.bounds),
+            MidxCheck::PackIndex => None,
+        };
+        let loc = match fast {
+            // Entries of packs that are not on disk are not answered by lookups either.
+            Some((pack, offset)) => match m.packs.get(pack as usize) {
+                Some(&Some(pack)) => Some(Location::Packed { pack, offset }),
+                _ => None,
+            },
+            // `locate`'s answer for it: checked, or from the packs' own indices.
+            None => {
+                let mut bad = None;
+                let loc = m
+                    .lookup(raw, &mut bad)
+                    .or_else(|| m.confirm_miss(raw, &mut bad));
+                if let (None, Some((_, e))) = (loc, bad) {
+                    push(id, e);
+                }
+                loc
+            }
+        };
+        if let Some(loc) = loc {
+            emit(&id, loc)?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// The ids of the packs' own indices that a fanout bucket of `m` not trusted (out of order) does not list: a
+/// miss there is sent to the own indices, so they are listed from those.
+fn untrusted_buckets(m: &LoadedMidx, emit: Emit<'_>, push: Push<'_>) -> ControlFlow<()> {
+    for first in 0..=u8::MAX {
+        if m.bucket_trusted(first) {
+            continue;
+        }
+        let listed: HashSet<&[u8]> = m
+            .midx
+            .bucket_range(first)
+            .filter_map(|i| m.midx.id_at(i))
+            .collect();
+        for pack in 0..m.pack_count() {
+            let Some(Ok(own)) = m.own_index(pack) else {
+                continue;
+            };
+            for i in own.idx.bucket_range(first) {
+                let Some(raw) = own.idx.id_at(i).filter(|raw| !listed.contains(raw)) else {
+                    continue;
+                };
+                let Some(id) = ObjectId::from_bytes(raw) else {
+                    continue;
+                };
+                match own.idx.checked_offset_at(i) {
+                    Some(Ok(offset)) => emit(
+                        &id,
+                        Location::Packed {
+                            pack: own.id,
+                            offset,
+                        },
+                    )?,
+                    Some(Err(problem)) => push(id, corrupt_index(&own.idx, problem)),
+                    None => {}
+                }
+            }
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// How many entries each kind of source holds ([`Handle::count_objects`]); an object stored in several places
@@ -237,83 +321,18 @@ impl Handle {
                 }
             }
         }
+        let mut emit = |id: &ObjectId, loc: Location| -> ControlFlow<()> {
+            if let Location::Packed { pack, .. } = loc {
+                seen.insert(pack);
+                if before.contains(&pack) {
+                    return ControlFlow::Continue(());
+                }
+            }
+            f(id, loc)
+        };
         for m in &snap.midx {
-            let mut emit = |id: &ObjectId, loc: Location| -> ControlFlow<()> {
-                if let Location::Packed { pack, .. } = loc {
-                    seen.insert(pack);
-                    if before.contains(&pack) {
-                        return ControlFlow::Continue(());
-                    }
-                }
-                f(id, loc)
-            };
-            for i in 0..m.midx.len() {
-                let Some(raw) = m.midx.id_at(i) else {
-                    break;
-                };
-                let Some(id) = ObjectId::from_bytes(raw) else {
-                    continue;
-                };
-                let fast = match m.check {
-                    MidxCheck::Bounds => m.midx.entry_within(i, &m.bounds),
-                    MidxCheck::PackIndex => None,
-                };
-                let loc = match fast {
-                    // Entries of packs that are not on disk are not answered by lookups either.
-                    Some((pack, offset)) => match m.packs.get(pack as usize) {
-                        Some(&Some(pack)) => Some(Location::Packed { pack, offset }),
-                        _ => None,
-                    },
-                    // `locate`'s answer for it: checked, or from the packs' own indices.
-                    None => {
-                        let mut bad = None;
-                        let loc = m
-                            .lookup(raw, &mut bad)
-                            .or_else(|| m.confirm_miss(raw, &mut bad));
-                        if let (None, Some((_, e))) = (loc, bad) {
-                            push(id, e);
-                        }
-                        loc
-                    }
-                };
-                if let Some(loc) = loc {
-                    emit(&id, loc)?;
-                }
-            }
-            for first in 0..=u8::MAX {
-                if m.bucket_trusted(first) {
-                    continue;
-                }
-                let listed: HashSet<&[u8]> = m
-                    .midx
-                    .bucket_range(first)
-                    .filter_map(|i| m.midx.id_at(i))
-                    .collect();
-                for pack in 0..m.pack_count() {
-                    let Some(Ok(own)) = m.own_index(pack) else {
-                        continue;
-                    };
-                    for i in own.idx.bucket_range(first) {
-                        let Some(raw) = own.idx.id_at(i).filter(|raw| !listed.contains(raw)) else {
-                            continue;
-                        };
-                        let Some(id) = ObjectId::from_bytes(raw) else {
-                            continue;
-                        };
-                        match own.idx.checked_offset_at(i) {
-                            Some(Ok(offset)) => emit(
-                                &id,
-                                Location::Packed {
-                                    pack: own.id,
-                                    offset,
-                                },
-                            )?,
-                            Some(Err(problem)) => push(id, corrupt_index(&own.idx, problem)),
-                            None => {}
-                        }
-                    }
-                }
-            }
+            midx_entries(m, &mut emit, &mut push)?;
+            untrusted_buckets(m, &mut emit, &mut push)?;
         }
         ControlFlow::Continue(())
     }
