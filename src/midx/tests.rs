@@ -1,3 +1,4 @@
+// Over 600 lines: one malformed file per MidxProblem variant, built chunk by chunk by the same few helpers.
 //! Unit tests: one malformed file per [`MidxProblem`] variant, built chunk by chunk.
 
 use super::write::{PackEntries, WriteError, write_midx};

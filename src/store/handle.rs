@@ -1,3 +1,4 @@
+// Over 600 lines: the steady and slow lookup paths and the steps they share (loose, refresh, filter, relisting).
 //! A thread's access to the store: the [`Handle`] and its lookup loop.
 
 use std::marker::PhantomData;
