@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation score of the freshness code (issue 28; docs/PROTOCOL.md section 8c): each mutant is one small edit of
-# src/store/freshness.rs, handle.rs, mod.rs, successor.rs or listing.rs, given as a literal `anchor ~~
+# src/store/freshness.rs, handle.rs, mod.rs, successor.rs, scan.rs or loose_sources.rs, given as a literal `anchor ~~
 # replacement` pair (`\n` stands for a newline), with the check that must catch it: a loom model (`loom:NAME`,
 # the library's unit tests built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where
 # the deterministic relisting tests of src/store/relist_tests.rs live) or an integration test (`int:NAME`,
@@ -38,8 +38,8 @@ vanished-makes-incomplete ~~ src/store/handle.rs ~~ lib:store::relist_tests::rel
 vanished-relisting-confirms ~~ src/store/freshness.rs ~~ loom:loom_models::freshness_vanished_pack_back_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
 vanished-relisting-confirms-std ~~ src/store/freshness.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
 vanished-failure-carried ~~ src/store/successor.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~             (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}\n ~~ 
-tmp-index-listed ~~ src/store/listing.rs ~~ int:freshness::temporary_packs_of_repack_are_not_listed ~~         if stem.starts_with(".tmp-") { ~~         if stem.starts_with(".tmp-") && false {
-cached-name-unconfirmed ~~ src/store/listing.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),
+tmp-index-listed ~~ src/store/scan.rs ~~ int:freshness::temporary_packs_of_repack_are_not_listed ~~     if stem.starts_with(".tmp-") { ~~     if stem.starts_with(".tmp-") && false {
+cached-name-unconfirmed ~~ src/store/loose_sources.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),
 LIST
 )
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation score of the loom suite (issues 11 and 23). Each mutant below is one small semantic edit of the protocol
 # (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models), of
-# the loose objects (src/loose.rs, src/store/fanouts.rs) or of the counting facade (src/sync.rs), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
+# the loose objects (src/loose.rs, src/store/loose_sources.rs) or of the counting facade (src/sync.rs), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
 # scratch copy of the crate, builds the loom suite into a shared target directory (only the crate recompiles), and
 # runs every model in its own process with `--exact` (a deadlock that loom finds aborts the binary; that counts as
 # caught without hiding the other models), quick models first. A mutant that no model catches must be listed in
@@ -101,7 +101,7 @@ fanout-name-upper-case ~~ src/loose.rs ~~ const DIGITS: &[u8; 16] = b"0123456789
 fanout-name-shifted ~~ src/loose.rs ~~ hex[2..2 + name_len].copy_from_slice(name); ~~ hex[..name_len].copy_from_slice(name);
 fanout-listing-accepts-upper-case ~~ src/loose.rs ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f') ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
 cache-refresh-keeps-listings ~~ src/loose.rs ~~ b.listing.take(); ~~ let _ = b.listing.get();
-watched-listing-version-ignored ~~ src/store/fanouts.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
+watched-listing-version-ignored ~~ src/store/loose_sources.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
 covered-by-not-remapped ~~ src/store/successor.rs ~~ covered_by: covered_by.map(|c| new_index[c]), ~~ covered_by,
 drain-release-relaxed ~~ src/store/watch/inotify.rs ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(DRAINING, Ordering::Relaxed);
 check-relaxed ~~ src/store/watch/inotify.rs ~~ let w = self.shared.state.load(Ordering::Acquire); ~~ let w = self.shared.state.load(Ordering::Relaxed);

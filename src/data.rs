@@ -29,7 +29,7 @@ use std::io;
 use std::path::Path;
 
 // The load mode is the store's option (`Options::load`); its one public path is the crate root.
-pub(crate) use crate::store::LoadMode;
+pub(crate) use crate::load_mode::LoadMode;
 
 /// What a file's type is, when it is not a regular file.
 ///

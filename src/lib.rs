@@ -45,10 +45,12 @@
 #![warn(missing_docs)]
 
 pub mod data;
+mod dir;
 mod error;
 mod fanout;
 mod ids;
 pub mod idx;
+mod load_mode;
 mod loose;
 pub mod midx;
 mod oid;

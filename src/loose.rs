@@ -1,3 +1,4 @@
+// Over 600 lines: 191 of them are tests; the probe, the cache and the fan-out listing share one directory handle.
 //! Loose objects: the `xx/yyyy…` files of one objects directory.
 //!
 //! Two ways to ask "is this object stored loose here?":

@@ -3,8 +3,6 @@
 //! It lives below [`Error`](super::Error) so that the error type does not import the format module that
 //! returns it.
 
-use std::fmt;
-
 use crate::ids::ChunkId;
 use crate::oid::ObjectId;
 
@@ -28,10 +26,11 @@ const SIGNATURE: [u8; 4] = *b"MIDX";
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MidxProblem {
     /// The file is shorter than the smallest valid multi-pack-index.
+    #[error("file is too small ({len} bytes, a multi-pack-index has at least {min})")]
     TooSmall {
         /// The file's length.
         len: u64,
@@ -39,26 +38,39 @@ pub enum MidxProblem {
         min: u64,
     },
     /// The file does not start with `MIDX`.
+    #[error(
+        "bad signature 0x{:08x} (expected 0x{:08x}, \"MIDX\")",
+        u32::from_be_bytes(*.found),
+        u32::from_be_bytes(SIGNATURE)
+    )]
     BadSignature {
         /// The first four bytes.
         found: [u8; 4],
     },
     /// The file version is neither 1 nor 2.
+    #[error("unsupported version {version} (only 1 and 2 are known)")]
     UnsupportedVersion {
         /// The version byte.
         version: u8,
     },
     /// The object id version is neither 1 (SHA-1) nor 2 (SHA-256).
+    #[error("unknown object id version {id} (1 = SHA-1, 2 = SHA-256)")]
     UnknownHashVersion {
         /// The object id version byte.
         id: u8,
     },
     /// The file is one layer of an incremental chain (it names base files), which is not supported.
+    #[error(
+        "the file is a layer of an incremental chain ({bases} base files); chains are not supported"
+    )]
     IncrementalNotSupported {
         /// The number of base multi-pack-index files in the header.
         bases: u8,
     },
     /// The chunk table does not fit in the file before the trailer.
+    #[error(
+        "the table of {chunks} chunks ends at {table_end}, past the trailer at {trailer_start}"
+    )]
     ChunkTableTruncated {
         /// The number of chunks the header announces.
         chunks: u8,
@@ -68,21 +80,27 @@ pub enum MidxProblem {
         trailer_start: u64,
     },
     /// A row of the chunk table before the last one has id 0 (the terminator comes too early).
+    #[error("chunk table row {row} has id 0 before the announced number of chunks")]
     EarlyTerminator {
         /// The row (0-based).
         row: u8,
     },
     /// The row after the last chunk does not have id 0.
+    #[error("chunk table is not terminated by id 0 (found {found})")]
     MissingTerminator {
         /// The id found there.
         found: ChunkId,
     },
     /// A chunk id appears twice in the table.
+    #[error("chunk {id} appears twice in the chunk table")]
     DuplicateChunk {
         /// The chunk id.
         id: ChunkId,
     },
     /// A chunk starts inside the header or the chunk table.
+    #[error(
+        "chunk {id} starts at {offset}, inside the header or chunk table (which ends at {table_end})"
+    )]
     ChunkOverlapsTable {
         /// The chunk id.
         id: ChunkId,
@@ -92,6 +110,9 @@ pub enum MidxProblem {
         table_end: u64,
     },
     /// A chunk ends before it starts (offsets decrease) or extends past the start of the trailer.
+    #[error(
+        "chunk {id} spans {offset}..{end}, which is not a range before the trailer at {trailer_start}"
+    )]
     ChunkOutOfBounds {
         /// The chunk id.
         id: ChunkId,
@@ -103,11 +124,13 @@ pub enum MidxProblem {
         trailer_start: u64,
     },
     /// A required chunk (`PNAM`, `OIDF`, `OIDL` or `OOFF`) is missing.
+    #[error("required chunk {id} is missing")]
     MissingChunk {
         /// The chunk id.
         id: ChunkId,
     },
     /// A chunk has another size than its contents require.
+    #[error("chunk {id} has {size} bytes, expected {expected}")]
     WrongChunkSize {
         /// The chunk id.
         id: ChunkId,
@@ -117,6 +140,7 @@ pub enum MidxProblem {
         expected: u64,
     },
     /// A pack's bit range in the `BTMP` chunk (first position and count) goes past the object count.
+    #[error("BTMP: pack {pack}'s bits {pos}..{pos}+{nr} go past the object count {count}")]
     BitmapRangeOutOfBounds {
         /// The pack int id.
         pack: u32,
@@ -128,6 +152,7 @@ pub enum MidxProblem {
         count: u64,
     },
     /// The fanout table decreases.
+    #[error("fanout decreases: entry {} = {prev} > entry {index} = {value}", .index.saturating_sub(1))]
     FanoutNotMonotonic {
         /// The entry (1..=255) that is smaller than the one before it.
         index: u8,
@@ -137,6 +162,7 @@ pub enum MidxProblem {
         value: u32,
     },
     /// The `PNAM` chunk ends before all the packs the header announces are named.
+    #[error("PNAM chunk holds {found} complete pack names, the header announces {expected}")]
     PackNamesTruncated {
         /// The number of complete names found.
         found: u32,
@@ -144,16 +170,21 @@ pub enum MidxProblem {
         expected: u32,
     },
     /// After the last pack name, the `PNAM` chunk holds something other than up to 3 NUL padding bytes.
+    #[error(
+        "PNAM chunk has {extra} bytes after the last pack name that are not 0-3 NUL padding bytes"
+    )]
     PackNamesTrailingBytes {
         /// The number of bytes after the last name's NUL.
         extra: u64,
     },
     /// A pack name is not UTF-8.
+    #[error("the name of pack {pack} is not UTF-8")]
     PackNameNotUtf8 {
         /// The pack int id of the name.
         pack: u32,
     },
     /// A pack name is empty, `.` or `..`, or contains `/` or `\` (it must be a file name in the pack directory).
+    #[error("the name of pack {pack} ({name:?}) is not a file name")]
     BadPackName {
         /// The pack int id of the name.
         pack: u32,
@@ -161,6 +192,7 @@ pub enum MidxProblem {
         name: String,
     },
     /// A version 1 file lists its packs out of strictly increasing order.
+    #[error("version 1 pack names out of order: {prev:?} before {name:?} (pack {pack})")]
     PackNamesOutOfOrder {
         /// The pack int id of the name that is not greater than the previous one.
         pack: u32,
@@ -170,12 +202,14 @@ pub enum MidxProblem {
         name: String,
     },
     /// A (version 2) file names the same pack twice.
+    #[error("pack {name:?} is named twice")]
     DuplicatePackName {
         /// The name.
         name: String,
     },
     /// An object's pack int id is not less than the number of packs (found when the entry is used, and by
     /// `verify`).
+    #[error("object {object} is in pack {pack}, but there are only {packs} packs")]
     PackIdOutOfRange {
         /// The object's position in the file.
         object: u32,
@@ -186,6 +220,7 @@ pub enum MidxProblem {
     },
     /// An object's offset refers to a row of `LOFF` that does not exist (found when the entry is used, and by
     /// `verify`).
+    #[error("object {object} refers to large offset {row}, but the LOFF chunk has {rows} rows")]
     LargeOffsetOutOfRange {
         /// The object's position in the file.
         object: u32,
@@ -196,6 +231,7 @@ pub enum MidxProblem {
     },
     /// An object's offset lies inside the 12-byte pack header, where no object can start (found when the entry
     /// is used, and by `verify`).
+    #[error("object {object} is at offset {offset} of pack {pack}, inside the 12-byte pack header")]
     OffsetInPackHeader {
         /// The object's position in the file.
         object: u32,
@@ -206,6 +242,10 @@ pub enum MidxProblem {
     },
     /// An object's offset lies at or past its pack's trailing checksum (found when the entry is used with the
     /// packs' lengths, and by `verify_with_packs`).
+    #[error(
+        "object {object} is at offset {offset} of pack {pack}, beyond the end of that {pack_len}-byte \
+                 packfile"
+    )]
     OffsetPastPackEnd {
         /// The object's position in the file.
         object: u32,
@@ -218,6 +258,7 @@ pub enum MidxProblem {
     },
     /// (verify with packs) A pack the file names is not in the pack directory, or its `.idx` could not be
     /// loaded (git: "failed to load pack in position").
+    #[error("failed to load pack {pack} ({name:?})")]
     PackMissing {
         /// The pack int id.
         pack: u32,
@@ -225,6 +266,7 @@ pub enum MidxProblem {
         name: String,
     },
     /// (verify with packs) The `.idx` of the object's pack does not list it (git: "failed to load pack entry").
+    #[error("object {object} ({id}) is said to be in pack {pack}, whose index does not list it")]
     ObjectNotInPack {
         /// The object's position in the file.
         object: u32,
@@ -235,6 +277,10 @@ pub enum MidxProblem {
     },
     /// (verify with packs) The `.idx` of the object's pack gives another offset (git: "incorrect object
     /// offset").
+    #[error(
+        "incorrect offset for object {object} ({id}) in pack {pack}: {offset} != {idx_offset} (the \
+                 pack's index)"
+    )]
     OffsetMismatch {
         /// The object's position in the file.
         object: u32,
@@ -250,6 +296,7 @@ pub enum MidxProblem {
     /// (pack-index check) The own `.idx` of a pack the file covers lists an object the file does not list (found
     /// under [`MidxCheck::PackIndex`](crate::MidxCheck::PackIndex), when a miss checks its fanout bucket against
     /// the packs' own indices).
+    #[error("object {id} of pack {pack} (its .idx lists it) is not listed in the multi-pack-index")]
     ObjectNotListed {
         /// The object's id.
         id: ObjectId,
@@ -257,6 +304,7 @@ pub enum MidxProblem {
         pack: u32,
     },
     /// (verify) The trailer is not the checksum of the file's contents.
+    #[error("checksum mismatch: trailer says {stored}, contents hash to {computed}")]
     ChecksumMismatch {
         /// The checksum stored in the trailer.
         stored: ObjectId,
@@ -264,188 +312,15 @@ pub enum MidxProblem {
         computed: ObjectId,
     },
     /// (verify) The object ids are not strictly increasing.
+    #[error("object ids out of order: id {object} is not greater than id {}", .object.saturating_sub(1))]
     IdsOutOfOrder {
         /// The position of the first id that is not greater than the one before it.
         object: u32,
     },
     /// (verify) An object id is not in the fanout bucket of its first byte.
+    #[error("object id {object} is not in the fanout bucket of its first byte")]
     IdNotInFanoutBucket {
         /// The object's position.
         object: u32,
     },
 }
-
-impl fmt::Display for MidxProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use MidxProblem as P;
-        match self {
-            P::TooSmall { len, min } => {
-                write!(
-                    f,
-                    "file is too small ({len} bytes, a multi-pack-index has at least {min})"
-                )
-            }
-            P::BadSignature { found } => write!(
-                f,
-                "bad signature 0x{:08x} (expected 0x{:08x}, \"MIDX\")",
-                u32::from_be_bytes(*found),
-                u32::from_be_bytes(SIGNATURE)
-            ),
-            P::UnsupportedVersion { version } => {
-                write!(f, "unsupported version {version} (only 1 and 2 are known)")
-            }
-            P::UnknownHashVersion { id } => {
-                write!(f, "unknown object id version {id} (1 = SHA-1, 2 = SHA-256)")
-            }
-            P::IncrementalNotSupported { bases } => write!(
-                f,
-                "the file is a layer of an incremental chain ({bases} base files); chains are not supported"
-            ),
-            P::ChunkTableTruncated {
-                chunks,
-                table_end,
-                trailer_start,
-            } => write!(
-                f,
-                "the table of {chunks} chunks ends at {table_end}, past the trailer at {trailer_start}"
-            ),
-            P::EarlyTerminator { row } => {
-                write!(
-                    f,
-                    "chunk table row {row} has id 0 before the announced number of chunks"
-                )
-            }
-            P::MissingTerminator { found } => {
-                write!(f, "chunk table is not terminated by id 0 (found {found})")
-            }
-            P::DuplicateChunk { id } => write!(f, "chunk {id} appears twice in the chunk table"),
-            P::ChunkOverlapsTable {
-                id,
-                offset,
-                table_end,
-            } => write!(
-                f,
-                "chunk {id} starts at {offset}, inside the header or chunk table (which ends at {table_end})"
-            ),
-            P::ChunkOutOfBounds {
-                id,
-                offset,
-                end,
-                trailer_start,
-            } => write!(
-                f,
-                "chunk {id} spans {offset}..{end}, which is not a range before the trailer at {trailer_start}"
-            ),
-            P::MissingChunk { id } => write!(f, "required chunk {id} is missing"),
-            P::WrongChunkSize { id, size, expected } => {
-                write!(f, "chunk {id} has {size} bytes, expected {expected}")
-            }
-            P::BitmapRangeOutOfBounds {
-                pack,
-                pos,
-                nr,
-                count,
-            } => write!(
-                f,
-                "BTMP: pack {pack}'s bits {pos}..{pos}+{nr} go past the object count {count}"
-            ),
-            P::FanoutNotMonotonic { index, prev, value } => write!(
-                f,
-                "fanout decreases: entry {} = {prev} > entry {index} = {value}",
-                index.saturating_sub(1)
-            ),
-            P::PackNamesTruncated { found, expected } => write!(
-                f,
-                "PNAM chunk holds {found} complete pack names, the header announces {expected}"
-            ),
-            P::PackNamesTrailingBytes { extra } => write!(
-                f,
-                "PNAM chunk has {extra} bytes after the last pack name that are not 0-3 NUL padding bytes"
-            ),
-            P::PackNameNotUtf8 { pack } => write!(f, "the name of pack {pack} is not UTF-8"),
-            P::BadPackName { pack, name } => {
-                write!(f, "the name of pack {pack} ({name:?}) is not a file name")
-            }
-            P::PackNamesOutOfOrder { pack, prev, name } => write!(
-                f,
-                "version 1 pack names out of order: {prev:?} before {name:?} (pack {pack})"
-            ),
-            P::DuplicatePackName { name } => write!(f, "pack {name:?} is named twice"),
-            P::PackIdOutOfRange {
-                object,
-                pack,
-                packs,
-            } => write!(
-                f,
-                "object {object} is in pack {pack}, but there are only {packs} packs"
-            ),
-            P::LargeOffsetOutOfRange { object, row, rows } => write!(
-                f,
-                "object {object} refers to large offset {row}, but the LOFF chunk has {rows} rows"
-            ),
-            P::OffsetInPackHeader {
-                object,
-                pack,
-                offset,
-            } => write!(
-                f,
-                "object {object} is at offset {offset} of pack {pack}, inside the 12-byte pack header"
-            ),
-            P::OffsetPastPackEnd {
-                object,
-                pack,
-                offset,
-                pack_len,
-            } => write!(
-                f,
-                "object {object} is at offset {offset} of pack {pack}, beyond the end of that {pack_len}-byte \
-                 packfile"
-            ),
-            P::PackMissing { pack, name } => {
-                write!(f, "failed to load pack {pack} ({name:?})")
-            }
-            P::ObjectNotInPack { object, id, pack } => write!(
-                f,
-                "object {object} ({id}) is said to be in pack {pack}, whose index does not list it"
-            ),
-            P::OffsetMismatch {
-                object,
-                id,
-                pack,
-                offset,
-                idx_offset,
-            } => write!(
-                f,
-                "incorrect offset for object {object} ({id}) in pack {pack}: {offset} != {idx_offset} (the \
-                 pack's index)"
-            ),
-            P::ChecksumMismatch { stored, computed } => {
-                write!(
-                    f,
-                    "checksum mismatch: trailer says {stored}, contents hash to {computed}"
-                )
-            }
-            P::ObjectNotListed { id, pack } => {
-                write!(
-                    f,
-                    "object {id} of pack {pack} (its .idx lists it) is not listed in the multi-pack-index"
-                )
-            }
-            P::IdsOutOfOrder { object } => {
-                write!(
-                    f,
-                    "object ids out of order: id {object} is not greater than id {}",
-                    object.saturating_sub(1)
-                )
-            }
-            P::IdNotInFanoutBucket { object } => {
-                write!(
-                    f,
-                    "object id {object} is not in the fanout bucket of its first byte"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for MidxProblem {}

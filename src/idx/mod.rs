@@ -48,19 +48,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! (Why one file of this size: the parser, the checks at open and at use, and the search whose unchecked reads
-//! rely on those checks belong together, so that a reader can see each `unsafe` read beside the check at open
-//! that makes it sound. The writer and the tests live in `write.rs` and `tests.rs`.)
+//! The file is cut as gix-pack cuts its formats: the checks at open in `layout.rs` (the unchecked reads of the
+//! search in `search.rs` rely on them, and each `// SAFETY:` there names the check), the accessors and lookups
+//! here, the checks against the pack and of the whole file in `verify.rs`, the writer and the tests in `write.rs`
+//! and `tests.rs`.
 
+mod layout;
 mod order;
 mod prefix;
+mod search;
+mod verify;
 #[cfg(any(test, feature = "test-support"))]
 pub mod write;
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-use crate::data::{Data, FileProblem, LoadMode};
+use crate::data::{Data, LoadMode};
 use crate::error::Error;
 pub use crate::error::IdxProblem;
 use crate::fanout::BucketState;
@@ -214,133 +218,6 @@ impl PackIndex {
         }
     }
 
-    /// Check the layout of `d`; returns a `PackIndex` with an empty placeholder for data and path.
-    fn parse(d: &[u8], kind: HashKind) -> Result<PackIndex, IdxProblem> {
-        let h = kind.len() as u64;
-        let len = d.len() as u64;
-        let trailer = 2 * h;
-        if len < FANOUT_LEN + trailer {
-            return Err(IdxProblem::TooSmall {
-                len,
-                min: FANOUT_LEN + trailer,
-            });
-        }
-        let version = if d.get(..4) == Some(&SIGNATURE[..]) {
-            let v = be32(d, 4).unwrap_or(0);
-            if v != 2 {
-                return Err(IdxProblem::UnsupportedVersion(v));
-            }
-            if len < 8 + FANOUT_LEN + trailer {
-                return Err(IdxProblem::TooSmall {
-                    len,
-                    min: 8 + FANOUT_LEN + trailer,
-                });
-            }
-            2
-        } else {
-            1
-        };
-        let fanout_at: usize = if version == 2 { 8 } else { 0 };
-        let mut fanout = [0u32; 257];
-        let mut previous = 0u32;
-        // In bounds: the length was checked above.
-        let table = d
-            .get(fanout_at..fanout_at + FANOUT_LEN as usize)
-            .unwrap_or(&[]);
-        for (b, word) in table.as_chunks::<4>().0.iter().enumerate() {
-            let n = u32::from_be_bytes(*word);
-            if n < previous {
-                return Err(IdxProblem::NonMonotonicFanout {
-                    bucket: b as u8,
-                    count: n,
-                    previous,
-                });
-            }
-            fanout[b + 1] = n;
-            previous = n;
-        }
-        let count = previous;
-        let n = u64::from(count);
-        let bad_size = |expected| IdxProblem::SizeMismatch {
-            expected,
-            actual: len,
-        };
-        let hu = kind.len();
-        if version == 1 {
-            let expected = n
-                .checked_mul(4 + h)
-                .and_then(|v| v.checked_add(FANOUT_LEN + trailer))
-                .ok_or(bad_size(u64::MAX))?;
-            if expected != len {
-                return Err(bad_size(expected));
-            }
-            let trailer_at = to_usize(len - trailer, len)?;
-            return Ok(PackIndex {
-                data: Data::Vec(Vec::new()),
-                path: PathBuf::new(),
-                kind,
-                version,
-                count,
-                fanout,
-                ids_at: FANOUT_LEN as usize + 4,
-                stride: hu + 4,
-                crc_at: 0,
-                offsets_at: FANOUT_LEN as usize,
-                large_at: trailer_at,
-                large_count: 0,
-                offset_end: u64::MAX,
-                pack_len: None,
-                trailer_at,
-                buckets: BucketState::default(),
-            });
-        }
-        let min = n
-            .checked_mul(h + 8)
-            .and_then(|v| v.checked_add(8 + FANOUT_LEN + trailer))
-            .ok_or(bad_size(u64::MAX))?;
-        let max = n
-            .saturating_sub(1)
-            .checked_mul(8)
-            .and_then(|v| v.checked_add(min))
-            .ok_or(bad_size(u64::MAX))?;
-        if len < min || len > max {
-            return Err(IdxProblem::SizeOutOfRange {
-                min,
-                max,
-                actual: len,
-            });
-        }
-        let large_len = len - min;
-        if !large_len.is_multiple_of(8) {
-            return Err(IdxProblem::MisalignedLargeOffsets { len: large_len });
-        }
-        let large_count = large_len / 8;
-        let ids_at = 8 + FANOUT_LEN as usize;
-        // All below `len`, which fits in usize: the data is in memory.
-        let crc_at = to_usize(8 + FANOUT_LEN + n * h, len)?;
-        let offsets_at = to_usize(8 + FANOUT_LEN + n * (h + 4), len)?;
-        let large_at = to_usize(8 + FANOUT_LEN + n * (h + 8), len)?;
-        let trailer_at = to_usize(len - trailer, len)?;
-        Ok(PackIndex {
-            data: Data::Vec(Vec::new()),
-            path: PathBuf::new(),
-            kind,
-            version,
-            count,
-            fanout,
-            ids_at,
-            stride: hu,
-            crc_at,
-            offsets_at,
-            large_at,
-            large_count,
-            offset_end: u64::MAX,
-            pack_len: None,
-            trailer_at,
-            buckets: BucketState::default(),
-        })
-    }
-
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -460,69 +337,6 @@ impl PackIndex {
     /// The pack's length, if `with_pack_len` gave it.
     pub fn pack_len(&self) -> Option<u64> {
         self.pack_len
-    }
-
-    /// Check that the `.pack` at `pack` is the one this index describes, as git does when it opens a pack: read
-    /// only its last hash-length bytes (one positioned read; the pack is never hashed) and compare them with
-    /// [`pack_checksum`](Self::pack_checksum). Returns the pack's length (give it to
-    /// `with_pack_len`).
-    ///
-    /// The pack is opened without blocking and must be a regular file. Errors: [`Error::Io`] naming the pack
-    /// (not found: the pack was removed; not a regular file: carries a [`FileProblem`]);
-    /// [`Error::CorruptIndex`] naming this index with [`IdxProblem::PackTooSmall`] or
-    /// [`IdxProblem::PackMismatch`], [`IdxProblem::PackBadHeader`] or [`IdxProblem::PackObjectCount`] (which
-    /// name the pack).
-    pub fn check_pack(&self, pack: &Path) -> Result<u64, Error> {
-        let h = self.kind.len();
-        let corrupt = |problem| Error::CorruptIndex {
-            path: self.path.clone(),
-            problem,
-        };
-        let min = PACK_HEADER_LEN + h as u64;
-        let (len, head, tail) = match crate::data::read_ends(pack, PACK_HEADER_LEN as usize, h) {
-            Ok(t) => t,
-            Err(e) => {
-                return Err(match crate::data::file_problem(&e) {
-                    Some(FileProblem::TooShort { len, .. }) => corrupt(IdxProblem::PackTooSmall {
-                        pack: pack.to_owned(),
-                        len: *len,
-                        min,
-                    }),
-                    _ => Error::io(pack, e),
-                });
-            }
-        };
-        if len < min {
-            return Err(corrupt(IdxProblem::PackTooSmall {
-                pack: pack.to_owned(),
-                len,
-                min,
-            }));
-        }
-        let found = ObjectId::from_bytes(&tail).unwrap_or(ObjectId::null(self.kind));
-        let recorded = self.pack_checksum();
-        if found != recorded {
-            return Err(corrupt(IdxProblem::PackMismatch {
-                pack: pack.to_owned(),
-                recorded,
-                found,
-            }));
-        }
-        // git's `open_packed_git_1`: the header is `PACK`, version 2 or 3, and counts the objects the index lists.
-        let word = |i: usize| u32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
-        if &head[..4] != b"PACK" || !matches!(word(4), 2 | 3) {
-            return Err(corrupt(IdxProblem::PackBadHeader {
-                pack: pack.to_owned(),
-            }));
-        }
-        if word(8) != self.count {
-            return Err(corrupt(IdxProblem::PackObjectCount {
-                pack: pack.to_owned(),
-                claimed: word(8),
-                indexed: self.count,
-            }));
-        }
-        Ok(len)
     }
 
     /// The CRC-32 of entry `i`'s packed bytes: version 2 only (`None` for version 1 or `i >= len()`).
@@ -728,203 +542,6 @@ impl PackIndex {
             }
         }
         None
-    }
-
-    /// The id bytes of entry `i`, without a bounds check.
-    ///
-    /// # Safety
-    /// `i < self.count`, `d` is `self.data`, and `H == self.kind.len()`.
-    #[inline(always)]
-    unsafe fn entry<'a, const H: usize>(&self, d: &'a [u8], i: u32) -> &'a [u8; H] {
-        // No overflow and in bounds: `parse` checked that the file holds `count` entries of `stride` bytes from
-        // `ids_at`, each beginning with an id of `kind.len() == H` bytes (v2: the ids end where the CRC table
-        // begins, `ids_at + count * H <= len`; v1: `ids_at - 4 + count * (H + 4) <= len - trailer`).
-        let s = self
-            .ids_at
-            .wrapping_add((i as usize).wrapping_mul(self.stride));
-        debug_assert!(i < self.count && s + H <= d.len());
-        // SAFETY: by the caller's contract and the layout checked at open (above), `s..s + H` is in `d`; a
-        // `[u8; H]` has alignment 1.
-        unsafe { &*d.as_ptr().add(s).cast::<[u8; H]>() }
-    }
-
-    /// The first 8 bytes of entry `i` (big-endian), and whether the entry is less than, equal to or greater than
-    /// `id` (whose first 8 bytes are `key`).
-    ///
-    /// # Safety
-    /// As [`entry`](Self::entry).
-    #[inline(always)]
-    unsafe fn cmp_entry<const H: usize>(
-        &self,
-        d: &[u8],
-        i: u32,
-        key: u64,
-        id: &[u8; H],
-    ) -> (u64, Ordering) {
-        // SAFETY: forwarded to the caller.
-        let e = unsafe { self.entry::<H>(d, i) };
-        let (head, tail) = e.split_at(8);
-        let mut p = [0u8; 8];
-        p.copy_from_slice(head);
-        let p = u64::from_be_bytes(p);
-        let o = match p.cmp(&key) {
-            Ordering::Equal => tail.cmp(&id[8..]),
-            o => o,
-        };
-        (p, o)
-    }
-
-    /// Interpolation search inside the fan-out bucket: predict, correct once, gallop, then binary search.
-    ///
-    /// Terminates and stays in bounds for any file: every probe lies in the bracket `[l, r)`, which shrinks
-    /// with every probe, and the bracket starts as a fan-out bucket, inside `[0, count)` (the fan-out was
-    /// checked monotonic with `fanout[256] == count` at open). It finds `id` whenever the ids are sorted (the
-    /// bracket holds everything that can equal it). No bounds checks in the loop: every probe index is below
-    /// `r <= count` (the `// SAFETY` comments name the invariant at each probe).
-    #[inline]
-    fn find_interpolated<const H: usize>(&self, id: &[u8; H]) -> Option<u32> {
-        debug_assert_eq!(H, self.kind.len());
-        let d: &[u8] = &self.data;
-        let b = usize::from(id[0]);
-        let (mut l, mut r) = (self.fanout[b], self.fanout[b + 1]);
-        if l >= r {
-            return None;
-        }
-        let key = u64::from_be_bytes(*id.first_chunk::<8>()?);
-        let n = r - l;
-        // The 7 bytes after the first, as a fraction of the bucket (scaled to 2^64): below n, so p < r.
-        let frac = key << 8;
-        let mut p = l.wrapping_add(((u128::from(frac) * u128::from(n)) >> 64) as u32);
-        // SAFETY: l <= p < r <= count.
-        let (v, o) = unsafe { self.cmp_entry::<H>(d, p, key, id) };
-        match o {
-            Ordering::Equal => return Some(p),
-            Ordering::Less => l = p + 1,
-            Ordering::Greater => r = p,
-        }
-        if l >= r {
-            return None;
-        }
-        // A correction by the distance in id space from the id found at p, at the bucket's density (n ids per
-        // 2^56): |diff| < 2^64 and n <= 2^32, so the product fits in i128; clamped into the bracket.
-        let diff = i128::from(key) - i128::from(v);
-        let step = (diff * i128::from(n)) >> 56;
-        p = (i128::from(p) + step).clamp(i128::from(l), i128::from(r) - 1) as u32;
-        // SAFETY: l <= p < r <= count (clamped).
-        let forward = match unsafe { self.cmp_entry::<H>(d, p, key, id) }.1 {
-            Ordering::Equal => return Some(p),
-            Ordering::Less => {
-                l = p + 1;
-                true
-            }
-            Ordering::Greater => {
-                r = p;
-                false
-            }
-        };
-        if l >= r {
-            return None;
-        }
-        self.gallop::<H>(d, id, key, p, l, r, forward)
-    }
-
-    /// Gallop away from the last probe `p` in the direction of `id` (doubling the step), then binary search
-    /// the bracket `[l, r)` (with `r <= count`). Every probe `q` is checked to lie in `[l, r)` before it is read.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn gallop<const H: usize>(
-        &self,
-        d: &[u8],
-        id: &[u8; H],
-        key: u64,
-        mut p: u32,
-        mut l: u32,
-        mut r: u32,
-        forward: bool,
-    ) -> Option<u32> {
-        let mut step = 1u32;
-        if forward {
-            // Entries up to p are < id.
-            loop {
-                let q = match p.checked_add(step) {
-                    Some(q) if q < r => q,
-                    _ => break,
-                };
-                // SAFETY: q < r <= count.
-                match unsafe { self.cmp_entry::<H>(d, q, key, id) }.1 {
-                    Ordering::Equal => return Some(q),
-                    Ordering::Less => {
-                        l = q + 1;
-                        p = q;
-                        step = step.saturating_mul(2);
-                    }
-                    Ordering::Greater => {
-                        r = q;
-                        break;
-                    }
-                }
-            }
-        } else {
-            // Entries from p on are > id.
-            loop {
-                let q = match p.checked_sub(step) {
-                    Some(q) if q >= l => q,
-                    _ => break,
-                };
-                // SAFETY: l <= q < p == r <= count (going backwards, r is always the last probe).
-                match unsafe { self.cmp_entry::<H>(d, q, key, id) }.1 {
-                    Ordering::Equal => return Some(q),
-                    Ordering::Greater => {
-                        r = q;
-                        p = q;
-                        step = step.saturating_mul(2);
-                    }
-                    Ordering::Less => {
-                        l = q + 1;
-                        break;
-                    }
-                }
-            }
-        }
-        while l < r {
-            let mid = l + (r - l) / 2;
-            // SAFETY: l <= mid < r <= count.
-            match unsafe { self.cmp_entry::<H>(d, mid, key, id) }.1 {
-                Ordering::Less => l = mid + 1,
-                Ordering::Greater => r = mid,
-                Ordering::Equal => return Some(mid),
-            }
-        }
-        None
-    }
-
-    /// Check the whole file: every entry's offset as [`checked_offset_at`](Self::checked_offset_at) does (64-bit
-    /// references inside the table, past the pack header, and before the pack's end when its length is known),
-    /// ids strictly increasing and each in the fan-out bucket of its first byte, and the trailer checksum equal
-    /// to the hash of everything before it. Reads every byte; not for the hot path.
-    pub fn verify(&self) -> Result<(), Error> {
-        self.verify_problem()
-            .map_err(|problem| Error::CorruptIndex {
-                path: self.path.clone(),
-                problem,
-            })
-    }
-
-    fn verify_problem(&self) -> Result<(), IdxProblem> {
-        for i in 0..self.count {
-            if let Some(Err(problem)) = self.checked_offset_at(i) {
-                return Err(problem);
-            }
-        }
-        self.check_order()?;
-        let h = self.kind.len();
-        let body_len = self.trailer_at + h;
-        let expected = self.index_checksum();
-        let actual = self.kind.digest(self.data.get(..body_len).unwrap_or(&[]));
-        if expected != actual {
-            return Err(IdxProblem::ChecksumMismatch { expected, actual });
-        }
-        Ok(())
     }
 }
 

@@ -1,3 +1,4 @@
+// Over 600 lines: one test per IdxProblem variant and per lookup path, on files built by the same few helpers.
 use super::write::{Entry, write_idx};
 use super::*;
 

@@ -60,9 +60,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! (Why one file of this size: the chunk-table parser, the checks at open and at use, and the lookups that rely
-//! on those checks belong together; the writer, the chain reader, prefix search and the tests are in files of
-//! their own.)
+//! The file is cut as gix-pack cuts its formats: opening (the header, the chunk table and the checks at open) in
+//! `layout.rs`, the lookups that rely on those checks here, the checks of `verify` in `verify.rs`; the writer,
+//! the chain reader, prefix search and the tests are in files of their own.
 
 use std::path::{Path, PathBuf};
 
@@ -71,12 +71,15 @@ use crate::error::Error;
 pub use crate::error::MidxProblem;
 use crate::fanout::{self, BucketFault};
 pub use crate::ids::ChunkId;
-use crate::idx::{PACK_HEADER_LEN, PackIndex};
+use crate::idx::PACK_HEADER_LEN;
 use crate::oid::{HashKind, ObjectId};
+use layout::{Chunks, parse_layout, parse_pack_names};
 
 pub(crate) mod chain;
 pub use chain::ChainProblem;
+mod layout;
 mod prefix;
+mod verify;
 #[cfg(any(test, feature = "test-support"))]
 pub mod write;
 
@@ -114,19 +117,6 @@ const RIDX_ROW_LEN: usize = 4;
 /// Bytes per pack in `BTMP`: two big-endian `u32`s.
 const BTMP_ROW_LEN: usize = 8;
 
-/// Where the chunks a lookup needs are, as found by [`parse_layout`].
-struct Layout {
-    version: u8,
-    num_packs: u32,
-    pnam: (usize, usize),
-    oidf: (usize, usize),
-    oidl: (usize, usize),
-    ooff: (usize, usize),
-    loff: Option<(usize, usize)>,
-    btmp: Option<(usize, usize)>,
-    ridx: Option<(usize, usize)>,
-}
-
 fn be32(b: &[u8], at: usize) -> Option<u32> {
     let s = b.get(at..at.checked_add(4)?)?;
     Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
@@ -137,202 +127,6 @@ fn be64(b: &[u8], at: usize) -> Option<u64> {
     let mut a = [0u8; 8];
     a.copy_from_slice(s);
     Some(u64::from_be_bytes(a))
-}
-
-/// Check the header and the chunk table; find the chunks. Reads nothing else.
-fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, ProblemOrKind> {
-    let hash_len = kind.len();
-    let len = data.len();
-    // Header, one terminating table row, trailer.
-    let min = HEADER_LEN + TOC_ROW_LEN + hash_len;
-    let too_small = || MidxProblem::TooSmall {
-        len: len as u64,
-        min: min as u64,
-    };
-    let head = data.get(..HEADER_LEN).ok_or_else(too_small)?;
-    if head[0..4] != SIGNATURE {
-        return Err(MidxProblem::BadSignature {
-            found: [head[0], head[1], head[2], head[3]],
-        }
-        .into());
-    }
-    let version = head[4];
-    if version != 1 && version != 2 {
-        return Err(MidxProblem::UnsupportedVersion { version }.into());
-    }
-    let found_kind = match head[5] {
-        1 => HashKind::Sha1,
-        2 => HashKind::Sha256,
-        id => return Err(MidxProblem::UnknownHashVersion { id }.into()),
-    };
-    if found_kind != kind {
-        return Err(ProblemOrKind::Kind(found_kind));
-    }
-    let chunks = head[6];
-    if head[7] != 0 {
-        return Err(MidxProblem::IncrementalNotSupported { bases: head[7] }.into());
-    }
-    let num_packs = u32::from_be_bytes([head[8], head[9], head[10], head[11]]);
-    if len < min {
-        return Err(too_small().into());
-    }
-    let trailer_start = len - hash_len;
-    // At most 256 rows of 12 bytes: no overflow.
-    let table_end = HEADER_LEN + (usize::from(chunks) + 1) * TOC_ROW_LEN;
-    if table_end > trailer_start {
-        return Err(MidxProblem::ChunkTableTruncated {
-            chunks,
-            table_end: table_end as u64,
-            trailer_start: trailer_start as u64,
-        }
-        .into());
-    }
-    let row = |i: usize| -> (ChunkId, u64) {
-        let at = HEADER_LEN + i * TOC_ROW_LEN;
-        let mut id = [0u8; 4];
-        id.copy_from_slice(&data[at..at + 4]);
-        let off = be64(data, at + 4).unwrap_or(u64::MAX);
-        (ChunkId(id), off)
-    };
-    let mut seen: Vec<ChunkId> = Vec::with_capacity(usize::from(chunks));
-    let (mut pnam, mut oidf, mut oidl, mut ooff, mut loff) = (None, None, None, None, None);
-    let mut btmp = None;
-    let mut ridx = None;
-    for i in 0..usize::from(chunks) {
-        let (id, offset) = row(i);
-        if id.0 == [0; 4] {
-            return Err(MidxProblem::EarlyTerminator { row: i as u8 }.into());
-        }
-        let (_, end) = row(i + 1);
-        if offset < table_end as u64 {
-            return Err(MidxProblem::ChunkOverlapsTable {
-                id,
-                offset,
-                table_end: table_end as u64,
-            }
-            .into());
-        }
-        if end < offset || end > trailer_start as u64 {
-            return Err(MidxProblem::ChunkOutOfBounds {
-                id,
-                offset,
-                end,
-                trailer_start: trailer_start as u64,
-            }
-            .into());
-        }
-        if seen.contains(&id) {
-            return Err(MidxProblem::DuplicateChunk { id }.into());
-        }
-        seen.push(id);
-        // Both are at most trailer_start, a usize.
-        let range = (offset as usize, end as usize);
-        match id {
-            CHUNK_PNAM => pnam = Some(range),
-            CHUNK_OIDF => oidf = Some(range),
-            CHUNK_OIDL => oidl = Some(range),
-            CHUNK_OOFF => ooff = Some(range),
-            CHUNK_LOFF => loff = Some(range),
-            CHUNK_BTMP => btmp = Some(range),
-            CHUNK_RIDX => ridx = Some(range),
-            _ => {}
-        }
-    }
-    let (last, _) = row(usize::from(chunks));
-    if last.0 != [0; 4] {
-        return Err(MidxProblem::MissingTerminator { found: last }.into());
-    }
-    let need = |c: Option<(usize, usize)>, id: ChunkId| c.ok_or(MidxProblem::MissingChunk { id });
-    Ok(Layout {
-        version,
-        num_packs,
-        pnam: need(pnam, CHUNK_PNAM)?,
-        oidf: need(oidf, CHUNK_OIDF)?,
-        oidl: need(oidl, CHUNK_OIDL)?,
-        ooff: need(ooff, CHUNK_OOFF)?,
-        loff,
-        btmp,
-        ridx,
-    })
-}
-
-/// A problem, or a hash kind mismatch (which is its own [`Error`] variant).
-enum ProblemOrKind {
-    Problem(MidxProblem),
-    Kind(HashKind),
-}
-
-impl From<MidxProblem> for ProblemOrKind {
-    fn from(p: MidxProblem) -> Self {
-        ProblemOrKind::Problem(p)
-    }
-}
-
-impl ProblemOrKind {
-    fn into_error(self, path: &Path, expected: HashKind) -> Error {
-        match self {
-            ProblemOrKind::Problem(problem) => Error::CorruptMultiPackIndex {
-                path: path.to_owned(),
-                problem,
-            },
-            ProblemOrKind::Kind(found) => Error::WrongHashKind {
-                path: path.to_owned(),
-                expected,
-                found,
-            },
-        }
-    }
-}
-
-/// Parse and check the `PNAM` chunk: exactly `num_packs` names, then 0-3 NULs.
-fn parse_pack_names(chunk: &[u8], num_packs: u32, version: u8) -> Result<Vec<String>, MidxProblem> {
-    // Every name takes at least 2 bytes (a character and its NUL): cap the allocation by the chunk's size.
-    let cap = (num_packs as usize).min(chunk.len() / 2);
-    let mut names: Vec<String> = Vec::with_capacity(cap);
-    let mut rest = chunk;
-    for pack in 0..num_packs {
-        let Some(nul) = rest.iter().position(|&b| b == 0) else {
-            return Err(MidxProblem::PackNamesTruncated {
-                found: pack,
-                expected: num_packs,
-            });
-        };
-        let name =
-            std::str::from_utf8(&rest[..nul]).map_err(|_| MidxProblem::PackNameNotUtf8 { pack })?;
-        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
-            return Err(MidxProblem::BadPackName {
-                pack,
-                name: name.to_owned(),
-            });
-        }
-        if version == 1
-            && let Some(prev) = names.last()
-            && prev.as_bytes() >= name.as_bytes()
-        {
-            return Err(MidxProblem::PackNamesOutOfOrder {
-                pack,
-                prev: prev.clone(),
-                name: name.to_owned(),
-            });
-        }
-        names.push(name.to_owned());
-        rest = &rest[nul + 1..];
-    }
-    if rest.len() > 3 || rest.iter().any(|&b| b != 0) {
-        return Err(MidxProblem::PackNamesTrailingBytes {
-            extra: rest.len() as u64,
-        });
-    }
-    if version != 1 {
-        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-        sorted.sort_unstable();
-        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-            return Err(MidxProblem::DuplicatePackName {
-                name: w[0].to_owned(),
-            });
-        }
-    }
-    Ok(names)
 }
 
 /// A checked multi-pack-index, mapped or in memory.
@@ -362,15 +156,8 @@ pub struct MultiPackIndex {
     data: Data,
     path: PathBuf,
     kind: HashKind,
-    version: u8,
-    pack_names: Vec<String>,
-    fanout: [u32; 256],
-    /// The `OIDL` chunk: `len * hash_len` bytes.
-    oidl: (usize, usize),
-    /// The `OOFF` chunk: `len * 8` bytes.
-    ooff: (usize, usize),
-    /// The `LOFF` chunk, if there is one.
-    loff: Option<(usize, usize)>,
+    /// Where its chunks are, and what opening read of them.
+    chunks: Chunks,
 }
 
 /// `cargo fuzz` builds only (it sets `--cfg fuzzing`): the crate-private lookup internals that
@@ -430,116 +217,25 @@ impl MultiPackIndex {
     /// the number of objects. Not checked here: each object's pack int id and offset (checked when used, see
     /// [`MultiPackIndex::find`]), the order of the ids and the checksum (see [`MultiPackIndex::verify`]).
     pub(crate) fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<Self, Error> {
-        match Self::check(&data, kind) {
-            Ok(c) => Ok(MultiPackIndex {
+        match Chunks::check(&data, kind) {
+            Ok(chunks) => Ok(MultiPackIndex {
                 data,
                 path,
                 kind,
-                version: c.version,
-                pack_names: c.pack_names,
-                fanout: c.fanout,
-                oidl: c.oidl,
-                ooff: c.ooff,
-                loff: c.loff,
+                chunks,
             }),
             Err(e) => Err(e.into_error(&path, kind)),
         }
     }
 
-    fn check(data: &[u8], kind: HashKind) -> Result<Checked, ProblemOrKind> {
-        let l = parse_layout(data, kind)?;
-        let size = |r: (usize, usize)| (r.1 - r.0) as u64;
-        let chunk = |r: (usize, usize)| &data[r.0..r.1];
-        // A chunk whose size must be exactly `expected`.
-        let exact = |id: ChunkId, r: (usize, usize), expected: u64| {
-            if size(r) == expected {
-                Ok(())
-            } else {
-                Err(MidxProblem::WrongChunkSize {
-                    id,
-                    size: size(r),
-                    expected,
-                })
-            }
-        };
-
-        // Fanout.
-        exact(CHUNK_OIDF, l.oidf, FANOUT_LEN as u64)?;
-        let mut fanout = [0u32; 256];
-        for (i, f) in chunk(l.oidf).chunks_exact(4).enumerate() {
-            fanout[i] = u32::from_be_bytes([f[0], f[1], f[2], f[3]]);
-            if i > 0 && fanout[i] < fanout[i - 1] {
-                return Err(MidxProblem::FanoutNotMonotonic {
-                    index: i as u8,
-                    prev: fanout[i - 1],
-                    value: fanout[i],
-                }
-                .into());
-            }
-        }
-        let count = u64::from(fanout[255]);
-
-        // Ids and offsets: their sizes follow from the count (u64 arithmetic cannot overflow: count < 2^32).
-        let want_oidl = count * kind.len() as u64;
-        exact(CHUNK_OIDL, l.oidl, want_oidl)?;
-        let want_ooff = count * OOFF_ROW_LEN as u64;
-        exact(CHUNK_OOFF, l.ooff, want_ooff)?;
-        if let Some(r) = l.loff
-            && size(r) % LOFF_ROW_LEN as u64 != 0
-        {
-            return Err(MidxProblem::WrongChunkSize {
-                id: CHUNK_LOFF,
-                size: size(r),
-                expected: size(r) / LOFF_ROW_LEN as u64 * LOFF_ROW_LEN as u64,
-            }
-            .into());
-        }
-        // Reverse index (read by git's bitmap code, not by lookups): one row per object. git checks its size
-        // only when it reads it; a file whose chunk disagrees with its count is refused here all the same.
-        if let Some(r) = l.ridx {
-            exact(CHUNK_RIDX, r, count * RIDX_ROW_LEN as u64)?;
-        }
-
-        // Bitmapped packs (v1 and v2 files): 8 bytes per pack, each pack's bit range within the object count
-        // (O(packs); a pack with no bits may have any position, git writes `0xffffffff` for unknown ones).
-        if let Some(r) = l.btmp {
-            exact(CHUNK_BTMP, r, u64::from(l.num_packs) * BTMP_ROW_LEN as u64)?;
-            for (pack, row) in chunk(r).chunks_exact(BTMP_ROW_LEN).enumerate() {
-                let pos = u32::from_be_bytes([row[0], row[1], row[2], row[3]]);
-                let nr = u32::from_be_bytes([row[4], row[5], row[6], row[7]]);
-                if nr != 0 && u64::from(pos) + u64::from(nr) > count {
-                    return Err(MidxProblem::BitmapRangeOutOfBounds {
-                        pack: pack as u32,
-                        pos,
-                        nr,
-                        count,
-                    }
-                    .into());
-                }
-            }
-        }
-
-        // Pack names. Each object's pack int id and large-offset reference are checked when it is used (a scan
-        // here would make opening a file that claims 2^32 objects read all of them).
-        let pack_names = parse_pack_names(chunk(l.pnam), l.num_packs, l.version)?;
-        Ok(Checked {
-            version: l.version,
-            pack_names,
-            fanout,
-            oidl: l.oidl,
-            ooff: l.ooff,
-            loff: l.loff,
-        })
-    }
-
     /// The names of the packs' `.idx` files (as git stores them, `pack-<hash>.idx`), indexed by pack int id.
     pub fn pack_names(&self) -> &[String] {
-        &self.pack_names
+        &self.chunks.pack_names
     }
 
     /// The number of objects.
     pub fn len(&self) -> u32 {
-        self.fanout[255]
+        self.chunks.fanout[255]
     }
 
     /// Whether the file lists no object.
@@ -549,7 +245,7 @@ impl MultiPackIndex {
 
     /// The file version: 1 or 2.
     pub fn version(&self) -> u32 {
-        u32::from(self.version)
+        u32::from(self.chunks.version)
     }
 
     /// The hash kind of the ids.
@@ -564,17 +260,20 @@ impl MultiPackIndex {
 
     #[inline]
     fn ids(&self) -> &[u8] {
-        self.data.get(self.oidl.0..self.oidl.1).unwrap_or(&[])
+        self.data
+            .get(self.chunks.oidl.0..self.chunks.oidl.1)
+            .unwrap_or(&[])
     }
 
     /// The raw entry of the object at position `i`, if `i < len()`.
     #[inline]
     fn raw_entry(&self, i: u32) -> Option<RawEntry> {
         let at = self
+            .chunks
             .ooff
             .0
             .checked_add((i as usize).checked_mul(OOFF_ROW_LEN)?)?;
-        if at >= self.ooff.1 {
+        if at >= self.chunks.ooff.1 {
             return None;
         }
         Some(RawEntry {
@@ -589,7 +288,7 @@ impl MultiPackIndex {
     #[inline]
     fn entry(&self, i: u32, pack_lens: &[u64]) -> Option<Result<(u32, u64), MidxProblem>> {
         let RawEntry { pack, off } = self.raw_entry(i)?;
-        let packs = self.pack_names.len() as u32; // at most the u32 of the header
+        let packs = self.chunks.pack_names.len() as u32; // at most the u32 of the header
         if pack >= packs {
             return Some(Err(MidxProblem::PackIdOutOfRange {
                 object: i,
@@ -597,7 +296,7 @@ impl MultiPackIndex {
                 packs,
             }));
         }
-        let offset = match self.loff {
+        let offset = match self.chunks.loff {
             // git's `nth_midxed_offset`: without a LOFF chunk, the 32-bit value is the offset, flag and all.
             Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
                 let row = off & !LARGE_OFFSET_BIT;
@@ -699,7 +398,7 @@ impl MultiPackIndex {
     /// [`find_in`](Self::find_in) takes them: one per pack the file names, `len - hash length - PACK_HEADER_LEN`
     /// (saturating), unbounded beyond `pack_lens`.
     pub(crate) fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
-        (0..self.pack_names.len())
+        (0..self.chunks.pack_names.len())
             .map(|p| match pack_lens.get(p) {
                 Some(&len) => len
                     .saturating_sub(self.kind.len() as u64)
@@ -739,10 +438,15 @@ impl MultiPackIndex {
         let start = if b == 0 {
             0
         } else {
-            self.fanout[b - 1] as usize
+            self.chunks.fanout[b - 1] as usize
         };
-        fanout::check_bucket(self.fanout_ids(), first, start, self.fanout[b] as usize)
-            .map_err(bucket_problem)
+        fanout::check_bucket(
+            self.fanout_ids(),
+            first,
+            start,
+            self.chunks.fanout[b] as usize,
+        )
+        .map_err(bucket_problem)
     }
 
     /// The ids as [`fanout`] reads them.
@@ -773,8 +477,8 @@ impl MultiPackIndex {
     /// The positions of fanout bucket `first` (the ids whose first byte is `first`, if the file is right).
     pub(crate) fn bucket_range(&self, first: u8) -> std::ops::Range<u32> {
         let b = usize::from(first);
-        let start = if b == 0 { 0 } else { self.fanout[b - 1] };
-        start..self.fanout[b].max(start)
+        let start = if b == 0 { 0 } else { self.chunks.fanout[b - 1] };
+        start..self.chunks.fanout[b].max(start)
     }
 
     /// Whether a neighbour of position `i` (where `id` was found) holds `id` too: the table repeats an id, which
@@ -797,7 +501,7 @@ impl MultiPackIndex {
     /// that row is not in the file).
     #[inline(always)]
     fn offset_of(&self, off: u32) -> Option<u64> {
-        match self.loff {
+        match self.chunks.loff {
             Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
                 let at = start.checked_add((off & !LARGE_OFFSET_BIT) as usize * LOFF_ROW_LEN)?;
                 if at >= end {
@@ -814,7 +518,7 @@ impl MultiPackIndex {
     #[inline(always)]
     fn usable_entry(&self, i: u32, pack_lens: &[u64]) -> Option<(u32, u64)> {
         let RawEntry { pack, off } = self.raw_entry(i)?;
-        if pack as usize >= self.pack_names.len() {
+        if pack as usize >= self.chunks.pack_names.len() {
             return None;
         }
         let offset = self.offset_of(off)?;
@@ -844,9 +548,9 @@ impl MultiPackIndex {
         let mut lo = if first == 0 {
             0
         } else {
-            self.fanout[first - 1]
+            self.chunks.fanout[first - 1]
         } as usize;
-        let mut hi = self.fanout[first] as usize;
+        let mut hi = self.chunks.fanout[first] as usize;
         let ids = self.ids();
         let key = prefix(id);
         while lo < hi {
@@ -882,133 +586,6 @@ impl MultiPackIndex {
                 Some((id, pack, off))
             })
     }
-
-    /// Check the trailer: the hash of everything before it (what `git multi-pack-index verify` checks first).
-    /// Reads the whole file; [`verify`](Self::verify) starts with it, and a store opened with
-    /// [`Options::midx_checksum`](crate::Options::midx_checksum) runs it once per file before the file answers.
-    pub(crate) fn verify_checksum(&self) -> Result<(), Error> {
-        let data: &[u8] = &self.data;
-        // Opening checked that the file holds a trailer.
-        let (body, trailer) = data.split_at(data.len() - self.kind.len());
-        let computed = self.kind.digest(body);
-        if computed.as_bytes() == trailer {
-            return Ok(());
-        }
-        let stored = ObjectId::from_bytes(trailer).unwrap_or(ObjectId::null(self.kind));
-        Err(Error::CorruptMultiPackIndex {
-            path: self.path.clone(),
-            problem: MidxProblem::ChecksumMismatch { stored, computed },
-        })
-    }
-
-    /// Check what opening does not: the trailer checksum, that the ids are strictly increasing and that each is
-    /// in its fanout bucket, and every object's entry as [`find`](Self::find) checks it (pack int id, large
-    /// offset reference, offset past the pack header). Reads the whole file.
-    pub fn verify(&self) -> Result<(), Error> {
-        let corrupt = |problem| Error::CorruptMultiPackIndex {
-            path: self.path.clone(),
-            problem,
-        };
-        self.verify_checksum()?;
-        fanout::check_all(self.fanout_ids(), |b| self.fanout[usize::from(b)])
-            .map_err(|f| corrupt(bucket_problem(f)))?;
-        for i in 0..self.len() {
-            if let Some(Err(problem)) = self.entry(i, &[]) {
-                return Err(corrupt(problem));
-            }
-        }
-        Ok(())
-    }
-
-    /// Everything [`verify`](Self::verify) checks, then what `git multi-pack-index verify` checks against the
-    /// packs: every pack the file names is present (`packs[i]` is the loaded `.idx` of pack int id `i`, `None`
-    /// if the pack is missing or its index could not be loaded), and every object is listed by the `.idx` of
-    /// its pack at the same offset, which lies before the pack's trailing checksum when the index knows the
-    /// pack's length (`PackIndex::with_pack_len`). Reports the first problem found.
-    ///
-    /// ```
-    /// use odb_index::idx::PackIndex;
-    /// use odb_index::midx::{MidxProblem, MultiPackIndex};
-    /// use odb_index::{Error, HashKind};
-    /// use std::process::Command;
-    ///
-    /// // One pack and its multi-pack-index, written by git.
-    /// let repo = tempfile::tempdir()?;
-    /// let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
-    /// git(&["init", "-q"])?;
-    /// std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
-    /// git(&["add", "hello.txt"])?;
-    /// git(&["repack", "-adq"])?;
-    /// git(&["multi-pack-index", "write"])?;
-    /// let pack_dir = repo.path().join(".git/objects/pack");
-    /// let midx = MultiPackIndex::open(&pack_dir.join("multi-pack-index"), HashKind::Sha1)?;
-    /// let idx = PackIndex::open(&pack_dir.join(&midx.pack_names()[0]), HashKind::Sha1)?;
-    ///
-    /// midx.verify_with_packs(&[Some(&idx)])?; // every entry agrees with the pack's index
-    /// let e = midx.verify_with_packs(&[None]).unwrap_err(); // the pack's index is not there
-    /// assert!(matches!(e, Error::CorruptMultiPackIndex { problem: MidxProblem::PackMissing { pack: 0, .. }, .. }));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn verify_with_packs(&self, packs: &[Option<&PackIndex>]) -> Result<(), Error> {
-        self.verify()?;
-        self.verify_packs_problem(packs)
-            .map_err(|problem| Error::CorruptMultiPackIndex {
-                path: self.path.clone(),
-                problem,
-            })
-    }
-
-    fn verify_packs_problem(&self, packs: &[Option<&PackIndex>]) -> Result<(), MidxProblem> {
-        for (pack, name) in self.pack_names.iter().enumerate() {
-            if packs.get(pack).copied().flatten().is_none() {
-                return Err(MidxProblem::PackMissing {
-                    pack: pack as u32,
-                    name: name.clone(),
-                });
-            }
-        }
-        let lens: Vec<u64> = packs
-            .iter()
-            .map(|p| p.and_then(PackIndex::pack_len).unwrap_or(u64::MAX))
-            .collect();
-        let h = self.kind.len();
-        for (i, raw) in self.ids().chunks_exact(h).enumerate() {
-            let object = i as u32;
-            let Some(entry) = self.entry(object, &lens) else {
-                break;
-            };
-            let (pack, offset) = entry?;
-            let id = ObjectId::from_bytes(raw).unwrap_or(ObjectId::null(self.kind));
-            // Present: every pack int id below the number of names has an index (checked above).
-            let Some(index) = packs.get(pack as usize).copied().flatten() else {
-                continue;
-            };
-            let Some(at) = index.position(raw) else {
-                return Err(MidxProblem::ObjectNotInPack { object, id, pack });
-            };
-            let idx_offset = index.offset_at(at).unwrap_or(u64::MAX);
-            if idx_offset != offset {
-                return Err(MidxProblem::OffsetMismatch {
-                    object,
-                    id,
-                    pack,
-                    offset,
-                    idx_offset,
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// What [`MultiPackIndex::check`] found.
-struct Checked {
-    version: u8,
-    pack_names: Vec<String>,
-    fanout: [u32; 256],
-    oidl: (usize, usize),
-    ooff: (usize, usize),
-    loff: Option<(usize, usize)>,
 }
 
 /// A bucket fault ([`fanout::check_bucket`]) as the multi-pack-index reports it.

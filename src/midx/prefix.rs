@@ -21,8 +21,8 @@ impl MultiPackIndex {
             return 0..0;
         }
         let b = usize::from(prefix.as_id().first_byte());
-        let lo = if b == 0 { 0 } else { self.fanout[b - 1] };
-        sorted_range(prefix, lo, self.fanout[b], |i| self.id_at(i))
+        let lo = if b == 0 { 0 } else { self.chunks.fanout[b - 1] };
+        sorted_range(prefix, lo, self.chunks.fanout[b], |i| self.id_at(i))
     }
 
     /// The trailer: the checksum of everything before it. An incremental layer is named after it

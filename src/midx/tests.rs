@@ -1,7 +1,9 @@
+// Over 600 lines: one malformed file per MidxProblem variant, built chunk by chunk by the same few helpers.
 //! Unit tests: one malformed file per [`MidxProblem`] variant, built chunk by chunk.
 
 use super::write::{PackEntries, WriteError, write_midx};
 use super::*;
+use crate::idx::PackIndex;
 
 /// A file made of a header and these chunks in this order, with a valid checksum.
 fn file(version: u8, kind: HashKind, num_packs: u32, chunks: &[(&[u8; 4], Vec<u8>)]) -> Vec<u8> {
@@ -989,7 +991,7 @@ fn writer_v2_keeps_pack_order_and_uses_loff_only_when_needed() {
     ];
     let m = open(write_midx(2, k, &packs).unwrap()).unwrap();
     assert_eq!(m.pack_names(), ["z.idx", "a.idx"]);
-    assert!(m.loff.is_none());
+    assert!(m.chunks.loff.is_none());
     assert_eq!(m.lookup(a.as_bytes()), Some((0, 0x8000_0000)));
     assert_eq!(m.lookup(b.as_bytes()), Some((1, 0xffff_ffff)));
     let m = open(write_midx(1, k, &packs).unwrap()).unwrap();
@@ -1000,7 +1002,7 @@ fn writer_v2_keeps_pack_order_and_uses_loff_only_when_needed() {
         .entries
         .push((ObjectId::from_bytes(&[3; 20]).unwrap(), 1 << 32));
     let m = open(write_midx(1, k, &packs).unwrap()).unwrap();
-    assert!(m.loff.is_some());
+    assert!(m.chunks.loff.is_some());
     assert_eq!(m.lookup(&[3; 20]), Some((0, 1 << 32)));
     assert_eq!(m.lookup(b.as_bytes()), Some((0, 0xffff_ffff)));
     m.verify().unwrap();

@@ -1,3 +1,4 @@
+// Over 600 lines: 277 of them are tests of discovery on each repository shape git knows.
 //! Finding a repository's objects directory, its object format and its alternates.
 //!
 //! - [`discover`] accepts a work tree, a `.git` directory or file, a bare repository, a linked worktree or a
@@ -32,6 +33,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::data::read_bounded;
+use crate::dir::{Kind, OpenDir};
 use crate::error::Error;
 use crate::oid::HashKind;
 
@@ -151,14 +153,6 @@ pub(crate) fn discover_objects(
     discover_impl(path, hash_kind, false)
 }
 
-/// An open directory: on Linux an `O_PATH` descriptor, to `stat` and open its files relative to it (one path
-/// component walked, not every one again); elsewhere never made.
-#[cfg(unix)]
-pub(crate) type OpenDir = rustix::fd::OwnedFd;
-/// An open directory: on Linux an `O_PATH` descriptor; elsewhere never made.
-#[cfg(not(unix))]
-pub(crate) type OpenDir = std::convert::Infallible;
-
 fn not_a_repo(path: &Path, reason: impl Into<String>) -> Error {
     Error::NotARepository {
         path: path.to_path_buf(),
@@ -261,22 +255,12 @@ impl<'a> Dir<'a> {
     /// Entry `name` (a relative path: `..` names the parent, the same directory as the canonical path's
     /// parent).
     fn entry(&self, name: &str) -> Entry {
-        #[cfg(unix)]
-        if let Some(fd) = &self.fd {
-            use rustix::fs::FileType;
-            return match rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty()) {
-                Ok(st) => match FileType::from_raw_mode(st.st_mode) {
-                    FileType::Directory => Entry::Dir,
-                    FileType::RegularFile => Entry::File,
-                    _ => Entry::Other,
-                },
-                Err(_) => Entry::Missing,
-            };
-        }
-        match std::fs::metadata(self.path.join(name)) {
-            Ok(md) if md.is_dir() => Entry::Dir,
-            Ok(md) if md.is_file() => Entry::File,
-            Ok(_) => Entry::Other,
+        match crate::dir::stat_at(self.fd.as_ref(), self.path, name) {
+            Ok(st) => match st.kind {
+                Kind::Dir => Entry::Dir,
+                Kind::File => Entry::File,
+                Kind::Other => Entry::Other,
+            },
             Err(_) => Entry::Missing,
         }
     }
@@ -333,7 +317,6 @@ fn discover_impl(
         };
     let git_dir = if !a_dir {
         // A `.git` file given directly (or a FIFO, socket or device: an error naming it).
-        // A `.git` file given directly.
         read_gitfile(path)?
     } else {
         // One `stat` of `.git` answers both questions (a directory? anything at all?).
@@ -353,39 +336,7 @@ fn discover_impl(
         } else if looks_like_git_dir(&top) {
             path.to_path_buf()
         } else if looks_like_objects_dir(&top)? {
-            let objects_dir = match top.fd {
-                Some(_) => path.to_path_buf(),
-                None => canonical(path)?,
-            };
-            // Its parent is its git directory if it is named `objects` (then it is its parent's `objects/`, a
-            // directory: this one) and the parent has a `HEAD` or a `config`. Asked in that order, the cheap
-            // questions first; not asked at all when the format is given and the git directory not wanted.
-            let named_objects = objects_dir.file_name() == Some("objects".as_ref());
-            let parent_git_dir = objects_dir
-                .parent()
-                .filter(|_| named_objects && (want_git_dir || hash_override.is_none()))
-                .filter(|p| match top.fd {
-                    Some(_) => top.is_file("../HEAD") || top.is_file("../config"),
-                    None => is_file(&p.join("HEAD")) || is_file(&p.join("config")),
-                });
-            let (hash_kind, git_dir) = match parent_git_dir {
-                Some(gd) => {
-                    let kind = match hash_override {
-                        Some(k) => k,
-                        None => object_format(gd)?,
-                    };
-                    (kind, Some(gd.to_path_buf()))
-                }
-                None => (hash_override.unwrap_or(HashKind::Sha1), None),
-            };
-            return Ok((
-                Repository {
-                    objects_dir,
-                    hash_kind,
-                    git_dir,
-                },
-                top.fd,
-            ));
+            return objects_dir_repo(path, top, hash_override, want_git_dir);
         } else {
             return Err(not_a_repo(
                 path,
@@ -412,6 +363,48 @@ fn discover_impl(
             git_dir: Some(canonical(&common)?),
         },
         None,
+    ))
+}
+
+/// [`discover_impl`] for `path` (opened as `top`), an objects directory: the repository it is the objects of.
+fn objects_dir_repo(
+    path: &Path,
+    top: Dir<'_>,
+    hash_override: Option<HashKind>,
+    want_git_dir: bool,
+) -> Result<(Repository, Option<OpenDir>), Error> {
+    let objects_dir = match top.fd {
+        Some(_) => path.to_path_buf(),
+        None => canonical(path)?,
+    };
+    // Its parent is its git directory if it is named `objects` (then it is its parent's `objects/`, a
+    // directory: this one) and the parent has a `HEAD` or a `config`. Asked in that order, the cheap
+    // questions first; not asked at all when the format is given and the git directory not wanted.
+    let named_objects = objects_dir.file_name() == Some("objects".as_ref());
+    let parent_git_dir = objects_dir
+        .parent()
+        .filter(|_| named_objects && (want_git_dir || hash_override.is_none()))
+        .filter(|p| match top.fd {
+            Some(_) => top.is_file("../HEAD") || top.is_file("../config"),
+            None => is_file(&p.join("HEAD")) || is_file(&p.join("config")),
+        });
+    let (hash_kind, git_dir) = match parent_git_dir {
+        Some(gd) => {
+            let kind = match hash_override {
+                Some(k) => k,
+                None => object_format(gd)?,
+            };
+            (kind, Some(gd.to_path_buf()))
+        }
+        None => (hash_override.unwrap_or(HashKind::Sha1), None),
+    };
+    Ok((
+        Repository {
+            objects_dir,
+            hash_kind,
+            git_dir,
+        },
+        top.fd,
     ))
 }
 

@@ -19,62 +19,9 @@ use super::watch::{Check, FALLBACK, Watch};
 use crate::sync::plain::Arc;
 use crate::sync::{AtomicU64, Ordering};
 
-/// Identity of a file or directory as `stat` reports it: a change in any field means "changed".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Stamp {
-    pub(super) mtime: Option<SystemTime>,
-    pub(super) size: u64,
-    pub(super) ino: u64,
-    pub(super) dev: u64,
-}
+pub(super) use crate::dir::Stamp;
 
 impl Stamp {
-    pub(super) fn of(path: &Path) -> Option<Stamp> {
-        let md = std::fs::metadata(path).ok()?;
-        Some(Stamp::from_metadata(&md))
-    }
-
-    /// The stamp of a `stat` taken with rustix (`fstatat` relative to a directory): the same fields as
-    /// [`from_metadata`](Self::from_metadata) gives for the same file.
-    #[cfg(unix)]
-    #[allow(
-        clippy::unnecessary_cast,
-        clippy::useless_conversion,
-        reason = "the field types differ between targets"
-    )]
-    pub(super) fn from_stat(st: &rustix::fs::Stat) -> Stamp {
-        let (sec, nsec) = (st.st_mtime as i64, st.st_mtime_nsec as u32);
-        let mtime = if sec >= 0 {
-            SystemTime::UNIX_EPOCH.checked_add(Duration::new(sec as u64, nsec))
-        } else {
-            SystemTime::UNIX_EPOCH
-                .checked_sub(Duration::from_secs(sec.unsigned_abs()))
-                .and_then(|t| t.checked_add(Duration::new(0, nsec)))
-        };
-        Stamp {
-            mtime,
-            size: st.st_size as u64,
-            ino: st.st_ino as u64,
-            dev: st.st_dev as u64,
-        }
-    }
-
-    pub(super) fn from_metadata(md: &std::fs::Metadata) -> Stamp {
-        #[cfg(unix)]
-        let (ino, dev) = {
-            use std::os::unix::fs::MetadataExt as _;
-            (md.ino(), md.dev())
-        };
-        #[cfg(not(unix))]
-        let (ino, dev) = (0, 0);
-        Stamp {
-            mtime: md.modified().ok(),
-            size: md.len(),
-            ino,
-            dev,
-        }
-    }
-
     /// Whether a directory stamped at `listed` (a listing that started then) may change again without its
     /// stamp showing it: its mtime is within a second of the listing (a timestamp's granularity).
     fn too_recent(&self, listed: SystemTime) -> bool {

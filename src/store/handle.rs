@@ -1,13 +1,14 @@
+// Over 600 lines: the steady and slow lookup paths and the steps they share (loose, refresh, filter, relisting).
 //! A thread's access to the store: the [`Handle`] and its lookup loop.
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
-use super::fanouts::FanoutLists;
 use super::filter::MissFilter;
 use super::freshness::{MAX_RELISTS, RealFs, Tally};
-use super::listing::{Generation, LooseSource, pack_path_in};
+use super::listing::{Listing, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
+use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
 use super::snapshot::{FILTER_DONE, Snapshot};
@@ -74,7 +75,7 @@ impl Store {
 /// ```
 pub struct Handle {
     store: Arc<Store>,
-    view: View<Loaded, Generation>,
+    view: View<Loaded, Listing>,
     snap: Snapshot,
     // Copies of the store's settings, so the miss path does not reach through the store for them.
     kind: HashKind,
@@ -144,8 +145,6 @@ impl Handle {
                     if self.refresh_on_miss && self.snap.vanished && relists < MAX_RELISTS {
                         self.refresh_after_miss()?;
                         relists += 1;
-                        #[cfg(all(test, not(any(loom, shuttle))))]
-                        super::relist_tests::after_relist();
                         continue;
                     }
                     break;
@@ -157,7 +156,7 @@ impl Handle {
                 drained = self.drain_for_loose();
                 let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
                 self.snap.loose_failed.clear();
-                if let Ok(Some(loc)) = self.probe_loose(id, quiet, true) {
+                if let Ok(Some(loc)) = self.probe_loose(id, LooseStep::slow(quiet)) {
                     return Ok(Some(loc));
                 }
             }
@@ -174,8 +173,6 @@ impl Handle {
             }
             self.refresh_after_miss()?;
             relists += 1;
-            #[cfg(all(test, not(any(loom, shuttle))))]
-            super::relist_tests::after_relist();
             // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
             stage = Stage::Packs;
         }
@@ -410,7 +407,9 @@ impl Handle {
             return self.steady_without_events(id);
         }
         match g.fresh.steady() {
-            Check::Quiet => self.probe_loose(id, true, false).map_err(|()| Stage::Loose),
+            Check::Quiet => self
+                .probe_loose(id, LooseStep::SteadyQuiet)
+                .map_err(|()| Stage::Loose),
             Check::Changed => Err(Stage::Loose),
             Check::Stat => self.steady_without_events(id),
         }
@@ -420,7 +419,7 @@ impl Handle {
     /// [`RefreshMode::OnMiss`], `stat` the pack directories.
     #[inline(always)]
     fn steady_without_events(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        match self.probe_loose(id, false, false) {
+        match self.probe_loose(id, LooseStep::SteadyProbe) {
             Ok(None) => {}
             Ok(Some(loc)) => return Ok(Some(loc)),
             Err(()) => return Err(Stage::Loose),
@@ -433,26 +432,23 @@ impl Handle {
         Ok(None)
     }
 
-    /// The loose step of a lookup, for both paths: each objects directory's loose source in turn. `quiet`: the
-    /// change detector vouches that the watched fan-out listings whose version is current are complete (else
-    /// [`LooseMode::Watched`] probes). `slow`: list fan-out directories as needed and record failed probes in
-    /// `snap.loose_failed` (another directory may still have the object); otherwise either is `Err(())`, for the
-    /// slow path to do.
+    /// The loose step of a lookup, for both paths: each objects directory's loose source in turn, asked as
+    /// `step` says ([`LooseStep`]). On the slow path failed probes go to `snap.loose_failed` (another directory
+    /// may still have the object); on the steady path a failed probe or a stale watched listing is `Err(())`,
+    /// for the slow path to do.
     #[inline(always)]
-    fn probe_loose(
-        &mut self,
-        id: &ObjectId,
-        quiet: bool,
-        slow: bool,
-    ) -> Result<Option<Location>, ()> {
+    fn probe_loose(&mut self, id: &ObjectId, step: LooseStep) -> Result<Option<Location>, ()> {
         if !self.loose_on {
             return Ok(None);
         }
         let g = self.view.map().meta();
         for (i, l) in g.loose.iter().enumerate() {
             let r = match l {
-                LooseSource::Watched(db) if quiet => {
-                    match self.fanouts.contains(g.fresh.watch(), i, db, id, slow) {
+                LooseSource::Watched(db) if step.quiet() => {
+                    match self
+                        .fanouts
+                        .contains(g.fresh.watch(), i, db, id, step.is_slow())
+                    {
                         Some(r) => r,
                         None => return Err(()),
                     }
@@ -462,7 +458,7 @@ impl Handle {
             match r {
                 Ok(false) => {}
                 Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
-                Err(e) if slow => self
+                Err(e) if step.is_slow() => self
                     .snap
                     .loose_failed
                     .push((g.dirs[i].clone(), Arc::new(e))),
@@ -577,7 +573,7 @@ impl Handle {
     /// view is complete and [`Store::problems`] lists every index that cannot be loaded. Prefix lookups and
     /// iteration call it. Returns the view it loaded: what this handle has seen (packs, multi-pack-indices) and
     /// the listing it belongs to.
-    pub(super) fn load_all(&mut self) -> (&Snapshot, &Generation) {
+    pub(super) fn load_all(&mut self) -> (&Snapshot, &Listing) {
         // An empty id is never found: settling with it loads every slot and searches none.
         while let Settled::Retired = self.settle(&[]) {
             self.move_to_current();
@@ -628,7 +624,7 @@ impl Handle {
     }
 
     /// The listing this handle's view belongs to.
-    pub(super) fn generation(&self) -> &Generation {
+    pub(super) fn listing(&self) -> &Listing {
         self.view.map().meta()
     }
 
@@ -657,6 +653,8 @@ impl Handle {
         if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
             self.move_to_current();
         }
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::after_relist();
         Ok(())
     }
 
@@ -679,8 +677,6 @@ impl Handle {
         while relists < MAX_RELISTS && self.should_refresh() {
             self.refresh_after_miss()?;
             relists += 1;
-            #[cfg(all(test, not(any(loom, shuttle))))]
-            super::relist_tests::after_relist();
             self.load_all();
         }
         Ok(!sync::Arc::ptr_eq(&before, self.view.map()))

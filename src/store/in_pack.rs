@@ -120,9 +120,9 @@ impl Handle {
 
     /// `Ok` if `pack` is in this handle's listing, or in the store's current one (a pack newer than the handle's).
     fn check_listed(&mut self, pack: PackId) -> Result<(), Error> {
-        if !self.generation().pack_by_id.contains_key(&pack) {
+        if !self.listing().pack_by_id.contains_key(&pack) {
             self.move_to_current();
-            if !self.generation().pack_by_id.contains_key(&pack) {
+            if !self.listing().pack_by_id.contains_key(&pack) {
                 return Err(Error::StalePack { pack });
             }
         }
@@ -135,7 +135,7 @@ impl Handle {
             return Ok(Arc::clone(idx));
         }
         let store = Arc::clone(self.store());
-        let g = self.generation();
+        let g = self.listing();
         let listed = g.pack_by_id.get(&pack).map(|&i| &g.packs[i]);
         let Some(listed) = listed else {
             return Err(Error::StalePack { pack });

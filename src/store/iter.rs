@@ -3,10 +3,10 @@
 //! [`Handle::count_objects`].
 
 use std::collections::HashSet;
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, RangeInclusive};
+use std::path::{Path, PathBuf};
 
-use std::path::PathBuf;
-
+use super::load::LoadedMidx;
 use super::{Handle, Location, MidxCheck};
 use crate::data::LoadMode;
 use crate::error::{Error, IdxProblem};
@@ -51,6 +51,89 @@ fn unusable_in_failed(
     }
 }
 
+/// What [`Handle::packed_objects`] does with an entry it lists (`emit`) and one no index can locate (`push`).
+type Emit<'a> = &'a mut dyn FnMut(&ObjectId, Location) -> ControlFlow<()>;
+type Push<'a> = &'a mut dyn FnMut(ObjectId, Error);
+
+/// Every entry of multi-pack-index `m` where a lookup finds it: checked against the precomputed bounds, or (an
+/// entry that cannot be right, or under [`MidxCheck::PackIndex`]) as `locate` answers it.
+fn midx_entries(m: &LoadedMidx, emit: Emit<'_>, push: Push<'_>) -> ControlFlow<()> {
+    for i in 0..m.midx.len() {
+        let Some(raw) = m.midx.id_at(i) else {
+            break;
+        };
+        let Some(id) = ObjectId::from_bytes(raw) else {
+            continue;
+        };
+        let fast = match m.check {
+            MidxCheck::Bounds => m.midx.entry_within(i, &m.bounds),
+            MidxCheck::PackIndex => None,
+        };
+        let loc = match fast {
+            // Entries of packs that are not on disk are not answered by lookups either.
+            Some((pack, offset)) => match m.packs.get(pack as usize) {
+                Some(&Some(pack)) => Some(Location::Packed { pack, offset }),
+                _ => None,
+            },
+            // `locate`'s answer for it: checked, or from the packs' own indices.
+            None => {
+                let mut bad = None;
+                let loc = m
+                    .lookup(raw, &mut bad)
+                    .or_else(|| m.confirm_miss(raw, &mut bad));
+                if let (None, Some((_, e))) = (loc, bad) {
+                    push(id, e);
+                }
+                loc
+            }
+        };
+        if let Some(loc) = loc {
+            emit(&id, loc)?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// The ids of the packs' own indices that a fanout bucket of `m` not trusted (out of order) does not list: a
+/// miss there is sent to the own indices, so they are listed from those.
+fn untrusted_buckets(m: &LoadedMidx, emit: Emit<'_>, push: Push<'_>) -> ControlFlow<()> {
+    for first in 0..=u8::MAX {
+        if m.bucket_trusted(first) {
+            continue;
+        }
+        let listed: HashSet<&[u8]> = m
+            .midx
+            .bucket_range(first)
+            .filter_map(|i| m.midx.id_at(i))
+            .collect();
+        for pack in 0..m.pack_count() {
+            let Some(Ok(own)) = m.own_index(pack) else {
+                continue;
+            };
+            for i in own.idx.bucket_range(first) {
+                let Some(raw) = own.idx.id_at(i).filter(|raw| !listed.contains(raw)) else {
+                    continue;
+                };
+                let Some(id) = ObjectId::from_bytes(raw) else {
+                    continue;
+                };
+                match own.idx.checked_offset_at(i) {
+                    Some(Ok(offset)) => emit(
+                        &id,
+                        Location::Packed {
+                            pack: own.id,
+                            offset,
+                        },
+                    )?,
+                    Some(Err(problem)) => push(id, corrupt_index(&own.idx, problem)),
+                    None => {}
+                }
+            }
+        }
+    }
+    ControlFlow::Continue(())
+}
+
 /// How many entries each kind of source holds ([`Handle::count_objects`]); an object stored in several places
 /// counts in each.
 ///
@@ -86,7 +169,105 @@ impl ObjectCounts {
     }
 }
 
+/// What one walk of a store does at each of its steps ([`Handle::walk`]): the walks of every object
+/// ([`Handle::for_each_object`]), of counting ([`Handle::count_objects`]) and of a prefix (`each_with_prefix`).
+pub(super) trait Visit {
+    /// The packed step: the entries of every index (the handle loads them) until it breaks. Called again after
+    /// the loose step when the handle moved to a new listing: skipping the packs already visited is the
+    /// visitor's.
+    fn packs(&mut self, handle: &mut Handle) -> ControlFlow<()>;
+    /// The fan-out directories (by first byte) the loose step lists.
+    fn fanouts(&self) -> RangeInclusive<u8>;
+    /// One loose object of the objects directory numbered `dir`.
+    fn loose(&mut self, dir: usize, id: ObjectId) -> ControlFlow<()>;
+    /// A fan-out directory of objects directory `dir` could not be listed: `Err` ends the walk with that error;
+    /// `Ok` goes on with the next objects directory.
+    fn loose_failed(&mut self, dir: &Path, error: Error) -> Result<(), Error>;
+}
+
+/// [`Handle::for_each_object`]'s visitor: `f` with every entry, each pack's once.
+struct EachObject<'a, F> {
+    f: &'a mut F,
+    seen: HashSet<PackId>,
+}
+
+impl<F: FnMut(&ObjectId, Location) -> ControlFlow<()>> Visit for EachObject<'_, F> {
+    fn packs(&mut self, handle: &mut Handle) -> ControlFlow<()> {
+        handle.packed_objects(&mut self.seen, self.f, None)
+    }
+
+    fn fanouts(&self) -> RangeInclusive<u8> {
+        0..=u8::MAX
+    }
+
+    fn loose(&mut self, dir: usize, id: ObjectId) -> ControlFlow<()> {
+        (self.f)(&id, Location::Loose { dir })
+    }
+
+    fn loose_failed(&mut self, _: &Path, error: Error) -> Result<(), Error> {
+        Err(error)
+    }
+}
+
+/// [`Handle::count_objects`]'s visitor.
+struct Count {
+    counts: ObjectCounts,
+    seen: HashSet<PackId>,
+}
+
+impl Visit for Count {
+    fn packs(&mut self, handle: &mut Handle) -> ControlFlow<()> {
+        self.counts.packed += handle.packed_count(&mut self.seen);
+        ControlFlow::Continue(())
+    }
+
+    fn fanouts(&self) -> RangeInclusive<u8> {
+        0..=u8::MAX
+    }
+
+    fn loose(&mut self, _: usize, _: ObjectId) -> ControlFlow<()> {
+        self.counts.loose += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn loose_failed(&mut self, _: &Path, error: Error) -> Result<(), Error> {
+        Err(error)
+    }
+}
+
 impl Handle {
+    /// The one walk of a store, in `locate`'s order: the packs (`visit`'s packed step), the loose objects of each
+    /// objects directory (the fan-out directories `visit` asks for, listed afresh in every
+    /// [`LooseMode`](super::LooseMode) but `None`), then, if a pack directory changed or an index vanished
+    /// ([`should_refresh`](Handle::should_refresh)) or another thread's refresh replaced the listing, the packed
+    /// step again on the new listing ([`load_all_relisted`](Handle::load_all_relisted)): a repack (and prune)
+    /// while the loose objects were listed moved objects into packs this listing does not know. Stops where
+    /// `visit` breaks.
+    pub(super) fn walk(&mut self, visit: &mut impl Visit) -> Result<(), Error> {
+        if visit.packs(self).is_break() {
+            return Ok(());
+        }
+        #[cfg(all(test, not(any(loom, shuttle))))]
+        super::relist_tests::after_packs();
+        let g = self.listing();
+        for ((l, &dir_id), dir) in g.loose.iter().zip(g.dir_ids.iter()).zip(g.dirs.iter()) {
+            for first in visit.fanouts() {
+                match l.each_in_fanout(first, &mut |id| visit.loose(dir_id, id)) {
+                    Ok(ControlFlow::Break(())) => return Ok(()),
+                    Ok(ControlFlow::Continue(())) => {}
+                    Err(e) => {
+                        visit.loose_failed(dir, e)?;
+                        break;
+                    }
+                }
+            }
+        }
+        if self.load_all_relisted()? {
+            let _ = visit.packs(self);
+        }
+        Ok(())
+    }
+
     /// Call `f` with every entry of every source and where it is, until `f` breaks: the packs' `.idx` files
     /// (newest pack first, each in id order), then the multi-pack-indices (id order), then the loose objects of
     /// each objects directory (in directory order). An object stored in several places comes once per place;
@@ -109,27 +290,10 @@ impl Handle {
         // does on a miss, so that a repack just before the call neither hides its objects nor fails the call.
         self.load_all_relisted()?;
         self.check_complete()?;
-        let mut seen = HashSet::new();
-        if self.packed_objects(&mut seen, &mut f, None).is_break() {
-            return Ok(());
-        }
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_packs();
-        let g = self.generation();
-        for (l, &dir_id) in g.loose.iter().zip(g.dir_ids.iter()) {
-            for first in 0..=255u8 {
-                let mut each = |id: ObjectId| f(&id, Location::Loose { dir: dir_id });
-                if l.each_in_fanout(first, &mut each)?.is_break() {
-                    return Ok(());
-                }
-            }
-        }
-        // `locate`'s last step: a repack (and prune) while the loose objects were listed moved objects into
-        // packs this listing does not know; the packs of the new listing not seen above are listed too.
-        if self.load_all_relisted()? {
-            let _ = self.packed_objects(&mut seen, &mut f, None);
-        }
-        Ok(())
+        self.walk(&mut EachObject {
+            f: &mut f,
+            seen: HashSet::new(),
+        })
     }
 
     /// The packed part of [`for_each_object`](Self::for_each_object): every object of every loaded index whose
@@ -173,83 +337,18 @@ impl Handle {
                 }
             }
         }
+        let mut emit = |id: &ObjectId, loc: Location| -> ControlFlow<()> {
+            if let Location::Packed { pack, .. } = loc {
+                seen.insert(pack);
+                if before.contains(&pack) {
+                    return ControlFlow::Continue(());
+                }
+            }
+            f(id, loc)
+        };
         for m in &snap.midx {
-            let mut emit = |id: &ObjectId, loc: Location| -> ControlFlow<()> {
-                if let Location::Packed { pack, .. } = loc {
-                    seen.insert(pack);
-                    if before.contains(&pack) {
-                        return ControlFlow::Continue(());
-                    }
-                }
-                f(id, loc)
-            };
-            for i in 0..m.midx.len() {
-                let Some(raw) = m.midx.id_at(i) else {
-                    break;
-                };
-                let Some(id) = ObjectId::from_bytes(raw) else {
-                    continue;
-                };
-                let fast = match m.check {
-                    MidxCheck::Bounds => m.midx.entry_within(i, &m.bounds),
-                    MidxCheck::PackIndex => None,
-                };
-                let loc = match fast {
-                    // Entries of packs that are not on disk are not answered by lookups either.
-                    Some((pack, offset)) => match m.packs.get(pack as usize) {
-                        Some(&Some(pack)) => Some(Location::Packed { pack, offset }),
-                        _ => None,
-                    },
-                    // `locate`'s answer for it: checked, or from the packs' own indices.
-                    None => {
-                        let mut bad = None;
-                        let loc = m
-                            .lookup(raw, &mut bad)
-                            .or_else(|| m.confirm_miss(raw, &mut bad));
-                        if let (None, Some((_, e))) = (loc, bad) {
-                            push(id, e);
-                        }
-                        loc
-                    }
-                };
-                if let Some(loc) = loc {
-                    emit(&id, loc)?;
-                }
-            }
-            for first in 0..=u8::MAX {
-                if m.bucket_trusted(first) {
-                    continue;
-                }
-                let listed: HashSet<&[u8]> = m
-                    .midx
-                    .bucket_range(first)
-                    .filter_map(|i| m.midx.id_at(i))
-                    .collect();
-                for pack in 0..m.pack_count() {
-                    let Some(Ok(own)) = m.own_index(pack) else {
-                        continue;
-                    };
-                    for i in own.idx.bucket_range(first) {
-                        let Some(raw) = own.idx.id_at(i).filter(|raw| !listed.contains(raw)) else {
-                            continue;
-                        };
-                        let Some(id) = ObjectId::from_bytes(raw) else {
-                            continue;
-                        };
-                        match own.idx.checked_offset_at(i) {
-                            Some(Ok(offset)) => emit(
-                                &id,
-                                Location::Packed {
-                                    pack: own.id,
-                                    offset,
-                                },
-                            )?,
-                            Some(Err(problem)) => push(id, corrupt_index(&own.idx, problem)),
-                            None => {}
-                        }
-                    }
-                }
-            }
+            midx_entries(m, &mut emit, &mut push)?;
+            untrusted_buckets(m, &mut emit, &mut push)?;
         }
         ControlFlow::Continue(())
     }
@@ -356,28 +455,12 @@ impl Handle {
     pub fn count_objects(&mut self) -> Result<ObjectCounts, Error> {
         self.load_all_relisted()?;
         self.check_complete()?;
-        let mut seen = HashSet::new();
-        let mut counts = ObjectCounts {
-            packed: self.packed_count(&mut seen),
-            loose: 0,
+        let mut count = Count {
+            counts: ObjectCounts::default(),
+            seen: HashSet::new(),
         };
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_packs();
-        let g = self.generation();
-        for l in g.loose.iter() {
-            for first in 0..=255u8 {
-                let _always_continues = l.each_in_fanout(first, &mut |_| {
-                    counts.loose += 1;
-                    ControlFlow::Continue(())
-                })?;
-            }
-        }
-        // As `for_each_object`: objects a repack moved from loose files into packs this listing does not know,
-        // while the loose files were counted, are counted in those packs.
-        if self.load_all_relisted()? {
-            counts.packed += self.packed_count(&mut seen);
-        }
-        Ok(counts)
+        self.walk(&mut count)?;
+        Ok(count.counts)
     }
 
     /// The packed part of [`count_objects`](Self::count_objects): the entries of every loaded index whose pack

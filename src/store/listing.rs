@@ -1,117 +1,29 @@
 //! Listing a repository: the objects directories and their loose sources, the packs of each `pack/`
 //! directory (with the [`Stamp`]s that tell when to list again), the [`PackId`]s they are given, and the slot
-//! plan of a [`Generation`] (multi-pack-indices first, then the packs they do not cover, then covered packs).
+//! plan, in one [`Listing`]. [`list`] goes in phases: the objects directories (`loose_sources.rs`), then under
+//! the freshness protocol each pack directory read (`scan.rs`) and planned (`plan.rs`), then the listing.
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 pub(super) use super::freshness::Stamp;
 use super::freshness::{Detector, Freshness, RealFs, Scanned};
-use super::options::{LooseMode, Options};
+use super::loose_sources::{LooseSource, open_objects_dirs};
+use super::options::Options;
+use super::plan::{Plan, SlotSpec};
 use super::problem::Problem;
-use crate::data::LoadMode;
+use super::scan::{ListedPack, scan_pack_dir};
+use crate::dir::OpenDir;
 use crate::error::Error;
 use crate::ids::PackId;
-use crate::loose::{LooseCache, LooseDb};
-use crate::midx::MultiPackIndex;
-use crate::oid::{HashKind, ObjectId};
-use crate::repo::OpenDir;
+use crate::oid::HashKind;
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
-/// What one slot loads.
-#[derive(Debug)]
-pub(super) enum SlotSpec {
-    /// A pack's `.idx`. `covered_by` is the slot of a multi-pack-index that lists this pack: if that loads, this
-    /// slot loads nothing.
-    Pack {
-        pack: usize,
-        covered_by: Option<usize>,
-    },
-    /// A multi-pack-index; `packs[i]` is the pack (index into `Generation::packs`) for pack-int-id `i`, and
-    /// `names` the pack names it listed when the directory was listed (the file loaded later must list the same).
-    Midx {
-        names: Box<[String]>,
-        path: PathBuf,
-        stamp: Stamp,
-        packs: Box<[Option<usize>]>,
-        /// For a layer of an incremental chain: the checksum it is named after (and must end with).
-        layer: Option<ObjectId>,
-    },
-}
-
-/// A pack present in one generation.
-#[derive(Debug)]
-pub(super) struct PackInfo {
-    pub(super) id: PackId,
-    pub(super) idx_path: PathBuf,
-    pub(super) idx_stamp: Stamp,
-    /// Modification time of the `.pack` (git's recency order).
-    pub(super) mtime: SystemTime,
-    /// Size of the `.pack` in bytes when it was listed.
-    pub(super) pack_size: u64,
-    /// A `.keep` file sits beside the pack.
-    pub(super) keep: bool,
-    /// A `.promisor` file sits beside the pack.
-    pub(super) promisor: bool,
-    /// The stable number of the objects directory holding it (see [`Generation::dir_ids`]).
-    pub(super) dir: usize,
-}
-
-pub(super) enum LooseSource {
-    Probe(LooseDb),
-    /// [`LooseMode::Watched`]: the handle's own listings where the store's [`Watch`] has events, else a probe.
-    Watched(LooseDb),
-    Cached(LooseCache),
-    Off,
-}
-
-impl LooseSource {
-    #[inline]
-    pub(super) fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
-        match self {
-            LooseSource::Probe(db) | LooseSource::Watched(db) => db.contains(id),
-            // A name the listing has is confirmed by a probe (one `fstatat`, on a loose hit only): a file gone
-            // since the listing (`repack -d` moved the object into a pack and pruned it) is not answered; the
-            // lookup goes on to its refresh check and finds the object where it is now (F2).
-            LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?),
-            LooseSource::Off => Ok(false),
-        }
-    }
-
-    /// The descriptor of its objects directory, if it has one open.
-    fn dir(&self) -> Option<&OpenDir> {
-        #[cfg(unix)]
-        match self {
-            LooseSource::Probe(db) | LooseSource::Watched(db) => Some(db.dir()),
-            LooseSource::Cached(c) => Some(c.db().dir()),
-            LooseSource::Off => None,
-        }
-        #[cfg(not(unix))]
-        None
-    }
-
-    /// Call `f` with every loose object of fan-out directory `xx/` (`first` its byte) until it breaks: the
-    /// directory is listed afresh whatever the mode (see [`LooseDb::each_in_fanout`]); `Off` holds none.
-    pub(super) fn each_in_fanout(
-        &self,
-        first: u8,
-        f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
-    ) -> Result<ControlFlow<()>, Error> {
-        match self {
-            LooseSource::Probe(db) | LooseSource::Watched(db) => db.each_in_fanout(first, f),
-            LooseSource::Cached(c) => c.db().each_in_fanout(first, f),
-            LooseSource::Off => Ok(ControlFlow::Continue(())),
-        }
-    }
-}
-
 /// Everything one slot map describes: the listing it was built from.
-pub(super) struct Generation {
+pub(super) struct Listing {
     pub(super) slots: Box<[SlotSpec]>,
-    pub(super) packs: Box<[PackInfo]>,
+    pub(super) packs: Box<[ListedPack]>,
     /// Position in `packs` of each pack id (answers `pack_path` without a scan: thousands of packs).
     pub(super) pack_by_id: HashMap<PackId, usize>,
     /// Objects directories in search order (own first).
@@ -144,18 +56,18 @@ pub(super) struct RefreshState {
     pub(super) ids: HashMap<PathBuf, (PackId, Stamp, u64)>,
     pub(super) next_id: u64,
     /// How many listings this state has seen (the current one's number).
-    listings: u64,
+    listing_number: u64,
     /// Objects directories by stable number, in the order first seen: never shrinks, so a number always names
     /// the same directory.
     pub(super) numbered_dirs: Vec<PathBuf>,
 }
 
-pub(super) fn pack_path_in(g: &Generation, pack: PackId) -> Option<PathBuf> {
+pub(super) fn pack_path_in(g: &Listing, pack: PackId) -> Option<PathBuf> {
     let i = *g.pack_by_id.get(&pack)?;
     Some(g.packs[i].idx_path.with_extension("pack"))
 }
 
-pub(super) fn slot_path(g: &Generation, slot: usize) -> PathBuf {
+pub(super) fn slot_path(g: &Listing, slot: usize) -> PathBuf {
     match &g.slots[slot] {
         SlotSpec::Pack { pack, .. } => g.packs[*pack].idx_path.clone(),
         SlotSpec::Midx { path, .. } => path.clone(),
@@ -168,7 +80,7 @@ impl RefreshState {
         RefreshState {
             ids: HashMap::new(),
             next_id: 0,
-            listings: 0,
+            listing_number: 0,
             numbered_dirs: Vec::new(),
         }
     }
@@ -187,39 +99,136 @@ impl RefreshState {
     /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged, else a new one;
     /// the file is marked seen by the current listing.
     fn assign_id(&mut self, idx_path: &Path, idx_stamp: Stamp) -> PackId {
-        let listing = self.listings;
+        let number = self.listing_number;
         match self.ids.get_mut(idx_path) {
             Some((id, s, seen)) if *s == idx_stamp => {
-                *seen = listing;
+                *seen = number;
                 *id
             }
             _ => {
                 let id = PackId(self.next_id);
                 self.next_id += 1;
                 self.ids
-                    .insert(idx_path.to_path_buf(), (id, idx_stamp, listing));
+                    .insert(idx_path.to_path_buf(), (id, idx_stamp, number));
                 id
             }
         }
     }
 }
 
-/// List every objects directory's packs (and multi-pack-index) and plan the slots. `opened`: `objects_dir` as
-/// discovery opened it (the first listing), to `stat` and open its files relative to it. `defer_events`: a new
-/// change detector under `RefreshMode::OnMiss` starts deferred (`Options::change_events_after`).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn list(
-    objects_dir: &Path,
-    mut opened: Option<OpenDir>,
-    kind: HashKind,
-    options: &Options,
-    state: &mut RefreshState,
-    reuse_loose: Option<&Generation>,
-    trust_timestamps: bool,
-    defer_events: bool,
-) -> Result<Generation, Error> {
-    let alternates_md = stamp_at(opened.as_ref(), objects_dir, "info/alternates");
-    let alternates_stamp = alternates_md.as_ref().ok().copied();
+/// What [`list`] is asked to list.
+pub(super) struct ListRequest<'a> {
+    pub(super) objects_dir: &'a Path,
+    /// `objects_dir` as discovery opened it (the first listing), to `stat` and open its files relative to it.
+    pub(super) opened: Option<OpenDir>,
+    pub(super) kind: HashKind,
+    pub(super) options: &'a Options,
+    /// The listing this one replaces, when its objects directories and loose sources still hold (the
+    /// alternates unchanged, no fresh loose caches asked for): they are carried over, not opened again.
+    pub(super) reuse_loose: Option<&'a Listing>,
+    /// A re-listing after one too recent to trust: its timestamps are trusted ([`Freshness::listing`]).
+    pub(super) trust_timestamps: bool,
+    /// A new change detector under `RefreshMode::OnMiss` starts deferred (`Options::change_events_after`).
+    pub(super) defer_events: bool,
+}
+
+/// The objects directories of a listing and what was found opening them (the first phase of [`list`]).
+struct SearchedDirs {
+    dirs: Arc<[PathBuf]>,
+    loose: Arc<[LooseSource]>,
+    /// The alternates' problems first ([`Listing::alternate_problems`] of them), then the pack directories'.
+    problems: Vec<Problem>,
+    alternate_problems: usize,
+    unreadable: Vec<(PathBuf, Arc<Error>)>,
+    alternates_stamp: Option<Stamp>,
+    /// Discovery's descriptor of `objects_dir`, unless its loose source took it.
+    opened: Option<OpenDir>,
+    /// Whether discovery's descriptor went to the own loose source (which probes through it).
+    handed_over: bool,
+}
+
+impl SearchedDirs {
+    /// Discovery's descriptor of the own objects directory: still here, or now its loose source's.
+    fn own_dir(&self) -> Option<&OpenDir> {
+        match &self.opened {
+            Some(d) => Some(d),
+            None if self.handed_over => self.loose.first().and_then(LooseSource::dir),
+            None => None,
+        }
+    }
+}
+
+/// The packs and slots found under the freshness protocol (the second phase of [`list`]).
+struct Packs {
+    packs: Vec<ListedPack>,
+    plan: Plan,
+}
+
+/// List every objects directory's packs (and multi-pack-index) and plan the slots.
+pub(super) fn list(mut req: ListRequest<'_>, state: &mut RefreshState) -> Result<Listing, Error> {
+    let mut dirs = objects_dirs(&mut req, state)?;
+    let dir_ids: Arc<[usize]> = dirs.dirs.iter().map(|d| state.dir_id(d)).collect();
+    let numbered_dirs: Arc<[PathBuf]> = state.numbered_dirs.clone().into();
+    state.listing_number += 1;
+    // The change detector goes with the directories it watches, until a deferred one has counted its misses
+    // (`Options::change_events_after`): then this listing sets events up. `Freshness::listing` takes the
+    // detector and its token before it runs the scan below (docs/PROTOCOL.md, F1).
+    let detector = Detector::for_options(req.options, req.defer_events);
+    let prev = req.reuse_loose.map(|g| &g.fresh);
+    let midx = req.options.multi_pack_index.then_some(req.options.load);
+    let mut packs = Packs {
+        packs: Vec::new(),
+        plan: Plan::new(req.kind, midx),
+    };
+    let searched = Arc::clone(&dirs.dirs);
+    let ((), fresh) = Freshness::listing(
+        prev,
+        detector,
+        &searched,
+        &RealFs,
+        req.trust_timestamps,
+        || list_pack_dirs(&mut dirs, &dir_ids, &mut packs, state),
+    );
+    // Forget ids of packs that are gone (not seen by this listing), so the map does not grow with every repack.
+    let number = state.listing_number;
+    state.ids.retain(|_, (_, _, seen)| *seen == number);
+    let slots = packs.plan.finish();
+    if slots.len() > crate::protocol::MAX_SLOTS {
+        return Err(Error::TooManyIndexFiles {
+            objects_dir: req.objects_dir.to_path_buf(),
+            count: slots.len(),
+            max: crate::protocol::MAX_SLOTS,
+        });
+    }
+    let pack_by_id = packs
+        .packs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id, i))
+        .collect();
+    Ok(Listing {
+        slots: slots.into(),
+        packs: packs.packs.into(),
+        pack_by_id,
+        dirs: dirs.dirs,
+        dir_ids,
+        numbered_dirs,
+        loose: dirs.loose,
+        alternates_stamp: dirs.alternates_stamp,
+        fresh,
+        problems: dirs.problems.into(),
+        alternate_problems: dirs.alternate_problems,
+        filter: Default::default(),
+        unreadable: dirs.unreadable.into(),
+    })
+}
+
+/// The first phase of [`list`]: the stamp of `info/alternates`, the objects directories to search and their
+/// loose sources (carried over from `reuse_loose`, or opened with the alternates), and what could not be read.
+fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<SearchedDirs, Error> {
+    let (objects_dir, mut opened) = (req.objects_dir, req.opened.take());
+    let alternates_md = crate::dir::stat_at(opened.as_ref(), objects_dir, "info/alternates");
+    let alternates_stamp = alternates_md.as_ref().ok().map(|st| st.stamp);
     let alternates_absent = alternates_md.as_ref().is_err_and(|e| {
         matches!(
             e.kind(),
@@ -227,33 +236,28 @@ pub(super) fn list(
         )
     });
     let had_opened = opened.is_some();
-    let (dirs, loose, mut problems) = match reuse_loose {
+    let (dirs, loose, problems) = match req.reuse_loose {
         Some(g) => (
             Arc::clone(&g.dirs),
             Arc::clone(&g.loose),
             g.problems[..g.alternate_problems].to_vec(),
         ),
         // The first listing (`Store::open`) has `objects_dir` fresh from discovery, which canonicalized it.
-        None => open_objects_dirs(
-            objects_dir,
-            state.numbered_dirs.is_empty(),
-            alternates_absent,
-            kind,
-            options.loose,
-            &mut opened,
-        )?,
+        None => {
+            let o = open_objects_dirs(
+                objects_dir,
+                state.numbered_dirs.is_empty(),
+                alternates_absent,
+                req.kind,
+                req.options.loose,
+                &mut opened,
+            )?;
+            (o.dirs, o.loose, o.problems)
+        }
     };
-    // Discovery's descriptor of `objects_dir`: still here, or now its loose source's (which probes through it).
-    let handed_over = had_opened && opened.is_none();
-    let own_dir = match &opened {
-        Some(d) => Some(d),
-        None if handed_over => loose.first().and_then(LooseSource::dir),
-        None => None,
-    };
-    let alternate_problems = problems.len();
     // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
     // searched, so a miss cannot be claimed.
-    let mut unreadable: Vec<(PathBuf, Arc<Error>)> = problems
+    let unreadable: Vec<(PathBuf, Arc<Error>)> = problems
         .iter()
         .filter_map(|p| match p {
             Problem::Alternate(a) => match &**a {
@@ -269,540 +273,81 @@ pub(super) fn list(
             _ => None,
         })
         .collect();
-    let dir_ids: Arc<[usize]> = dirs.iter().map(|d| state.dir_id(d)).collect();
-    let numbered_dirs: Arc<[PathBuf]> = state.numbered_dirs.clone().into();
+    Ok(SearchedDirs {
+        dirs,
+        loose,
+        alternate_problems: problems.len(),
+        problems,
+        unreadable,
+        alternates_stamp,
+        handed_over: had_opened && opened.is_none(),
+        opened,
+    })
+}
 
-    let mut packs: Vec<PackInfo> = Vec::new();
-    let mut slots: Vec<SlotSpec> = Vec::new();
-    let mut covered_slots: Vec<SlotSpec> = Vec::new();
-    state.listings += 1;
-    // The change detector goes with the directories it watches, until a deferred one has counted its misses
-    // (`Options::change_events_after`): then this listing sets events up. `Freshness::listing` takes the
-    // detector and its token before it runs the scan below (docs/PROTOCOL.md, F1).
-    let detector = Detector::for_options(options, defer_events);
-    let prev = reuse_loose.map(|g| &g.fresh);
-    let ((), fresh) = Freshness::listing(prev, detector, &dirs, &RealFs, trust_timestamps, || {
-        let mut pack_dir_stamps = Vec::with_capacity(dirs.len());
-        let mut pack_dirs = Vec::with_capacity(dirs.len());
-        for (dir_index, dir) in dirs.iter().enumerate() {
-            let pack_dir = dir.join("pack");
-            let (stamp, scan) = scan_pack_dir(&pack_dir, own_dir.filter(|_| dir_index == 0));
-            pack_dir_stamps.push(stamp);
-            pack_dirs.push(pack_dir.clone());
-            let scan = match scan {
-                Ok(Some(scan)) => scan,
-                Ok(None) => continue,
-                // Unreadable (permissions, a loop of symbolic links, not a directory): like git, warn and answer
-                // from everything else; a miss cannot be claimed.
-                Err(e) => {
-                    let error = Arc::new(e);
-                    problems.push(Problem::PackDirUnreadable {
-                        dir: pack_dir.clone(),
-                        error: Arc::clone(&error),
-                    });
-                    unreadable.push((pack_dir, error));
-                    continue;
-                }
-            };
-            for (path, e) in scan.special {
+/// The second phase of [`list`], the scan the freshness protocol runs: read each objects directory's `pack/`
+/// (its packs get their ids from `state`) and plan its slots; returns the pack directories and their stamps.
+fn list_pack_dirs(
+    dirs: &mut SearchedDirs,
+    dir_ids: &[usize],
+    packs: &mut Packs,
+    state: &mut RefreshState,
+) -> Scanned<()> {
+    let mut pack_dir_stamps = Vec::with_capacity(dirs.dirs.len());
+    let mut pack_dirs = Vec::with_capacity(dirs.dirs.len());
+    for (dir_index, dir) in Arc::clone(&dirs.dirs).iter().enumerate() {
+        let pack_dir = dir.join("pack");
+        let parent = dirs.own_dir().filter(|_| dir_index == 0);
+        let (stamp, scan) =
+            scan_pack_dir(&pack_dir, parent, dir_ids[dir_index], &mut |path, stamp| {
+                state.assign_id(path, stamp)
+            });
+        pack_dir_stamps.push(stamp);
+        pack_dirs.push(pack_dir.clone());
+        let scan = match scan {
+            Ok(Some(scan)) => scan,
+            Ok(None) => continue,
+            // Unreadable (permissions, a loop of symbolic links, not a directory): like git, warn and answer
+            // from everything else; a miss cannot be claimed.
+            Err(e) => {
                 let error = Arc::new(e);
-                problems.push(Problem::IndexNotLoaded {
-                    path: path.clone(),
+                dirs.problems.push(Problem::PackDirUnreadable {
+                    dir: pack_dir.clone(),
                     error: Arc::clone(&error),
                 });
-                unreadable.push((path, error));
+                dirs.unreadable.push((pack_dir, error));
+                continue;
             }
-            let first_pack = packs.len();
-            for p in scan.packs {
-                let id = state.assign_id(&p.idx_path, p.idx_stamp);
-                packs.push(PackInfo {
-                    id,
-                    idx_path: p.idx_path,
-                    idx_stamp: p.idx_stamp,
-                    mtime: p.mtime,
-                    pack_size: p.pack_size,
-                    keep: p.keep,
-                    promisor: p.promisor,
-                    dir: dir_ids[dir_index],
-                });
-            }
-            // The multi-pack-index (or, if there is none, the layers of an incremental chain, as git does): read
-            // their pack names now, to know which packs they cover.
-            let mut covered = HashMap::new();
-            if options.multi_pack_index {
-                let mut plan =
-                    |path: PathBuf, layer: Option<ObjectId>, problems: &mut Vec<Problem>| {
-                        plan_midx(
-                            path,
-                            layer,
-                            kind,
-                            options.load,
-                            &packs,
-                            first_pack,
-                            &mut slots,
-                            problems,
-                            &mut covered,
-                        )
-                    };
-                if scan.has_midx {
-                    plan(pack_dir.join("multi-pack-index"), None, &mut problems);
-                } else if scan.has_chain_dir {
-                    match crate::midx::chain::read_chain(&pack_dir, kind) {
-                        Ok(Some(layers)) => {
-                            for l in layers {
-                                plan(l.path, Some(l.checksum), &mut problems);
-                            }
-                        }
-                        Ok(None) => {}
-                        Err(e) => problems.push(Problem::MultiPackIndexIgnored {
-                            path: crate::midx::chain::chain_path(&pack_dir),
-                            error: Arc::new(e),
-                        }),
-                    }
-                }
-            }
-            for p in first_pack..packs.len() {
-                match covered.get(&p) {
-                    Some(&m) => covered_slots.push(SlotSpec::Pack {
-                        pack: p,
-                        covered_by: Some(m),
-                    }),
-                    None => slots.push(SlotSpec::Pack {
-                        pack: p,
-                        covered_by: None,
-                    }),
-                }
-            }
-        }
-        Scanned {
-            value: (),
-            pack_dirs,
-            stamps: pack_dir_stamps,
-        }
-    });
-    // Forget ids of packs that are gone (not seen by this listing), so the map does not grow with every repack.
-    let listing = state.listings;
-    state.ids.retain(|_, (_, _, seen)| *seen == listing);
-    // Covered packs load last: by then the multi-pack-index has usually answered for them.
-    slots.extend(covered_slots);
-    if slots.len() > crate::protocol::MAX_SLOTS {
-        return Err(Error::TooManyIndexFiles {
-            objects_dir: objects_dir.to_path_buf(),
-            count: slots.len(),
-            max: crate::protocol::MAX_SLOTS,
-        });
-    }
-    let pack_by_id = packs.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
-    Ok(Generation {
-        slots: slots.into(),
-        packs: packs.into(),
-        pack_by_id,
-        dirs,
-        dir_ids,
-        numbered_dirs,
-        loose,
-        alternates_stamp,
-        fresh,
-        problems: problems.into(),
-        alternate_problems,
-        filter: Default::default(),
-        unreadable: unreadable.into(),
-    })
-}
-
-/// The objects directories to search (`objects_dir`, then its alternates), the loose source of each, and the
-/// problems met on the way (alternates not followed, loose directories that could not be opened). `opened`:
-/// `objects_dir` as discovery opened it; taken by its loose source, if it has one (not opened again).
-#[allow(clippy::type_complexity)]
-fn open_objects_dirs(
-    objects_dir: &Path,
-    canonical: bool,
-    alternates_absent: bool,
-    kind: HashKind,
-    mode: LooseMode,
-    opened: &mut Option<OpenDir>,
-) -> Result<(Arc<[PathBuf]>, Arc<[LooseSource]>, Vec<Problem>), Error> {
-    // A later listing resolves the path again (and fails, as before, if the directory is gone).
-    let alts = if canonical {
-        crate::repo::alternates_of_canonical_env(objects_dir, alternates_absent)
-    } else {
-        crate::repo::alternates(objects_dir)?
-    };
-    let mut problems: Vec<Problem> = alts
-        .problems
-        .into_iter()
-        .map(|p| Problem::Alternate(Arc::new(p)))
-        .collect();
-    let mut dirs = vec![objects_dir.to_path_buf()];
-    dirs.extend(alts.dirs);
-    let mut loose = Vec::with_capacity(dirs.len());
-    for (i, d) in dirs.iter().enumerate() {
-        loose.push(match mode {
-            LooseMode::None => LooseSource::Off,
-            mode => match open_loose(d, kind, opened.take_if(|_| i == 0)) {
-                Ok(db) if mode == LooseMode::Cached => LooseSource::Cached(LooseCache::new(db)),
-                Ok(db) if mode == LooseMode::Watched => LooseSource::Watched(db),
-                Ok(db) => LooseSource::Probe(db),
-                Err(e) => {
-                    problems.push(Problem::LooseNotSearched {
-                        dir: d.clone(),
-                        error: Arc::new(e),
-                    });
-                    LooseSource::Off
-                }
-            },
-        });
-    }
-    Ok((dirs.into(), loose.into(), problems))
-}
-
-/// The loose objects of objects directory `dir`, through `opened` (its descriptor) if given.
-fn open_loose(dir: &Path, kind: HashKind, opened: Option<OpenDir>) -> Result<LooseDb, Error> {
-    match opened {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        Some(fd) => Ok(LooseDb::with_dir(dir, kind, fd)),
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        Some(_) => LooseDb::open(dir, kind),
-        None => LooseDb::open(dir, kind),
-    }
-}
-
-/// One pack found by [`scan_pack_dir`].
-struct ScannedPack {
-    idx_path: PathBuf,
-    idx_stamp: Stamp,
-    /// The `.pack`'s modification time.
-    mtime: SystemTime,
-    pack_size: u64,
-    keep: bool,
-    promisor: bool,
-}
-
-/// What one `pack/` directory holds.
-struct PackDirScan {
-    /// Each pack with an index, newest first.
-    packs: Vec<ScannedPack>,
-    /// Whether there is a `multi-pack-index`.
-    has_midx: bool,
-    /// Whether there is a `multi-pack-index.d` (where an incremental chain lives): without one, no chain file
-    /// is looked for (one `stat` fewer; a chain made after the listing changes the directory's stamp).
-    has_chain_dir: bool,
-    /// `.idx` names (with a `.pack` beside them) that are FIFOs, sockets or devices: never opened, each an
-    /// error naming it.
-    special: Vec<(PathBuf, Error)>,
-}
-
-/// What the listing needs of one directory entry's `stat` (symbolic links followed).
-struct EntryStat {
-    is_dir: bool,
-    is_file: bool,
-    stamp: Stamp,
-}
-
-/// An open `pack/` directory: its [`Stamp`] (taken from the open descriptor before any entry is read, so a
-/// change made after it shows in the directory's next `stat`), its entries' names, and their `stat`s. On Unix
-/// the entries are `stat`ed relative to the open directory (`fstatat`: one path component walked, not the
-/// whole path again) and the directory is `stat`ed once, through its descriptor; elsewhere by path.
-struct PackDir {
-    stamp: Stamp,
-    #[cfg(unix)]
-    dir: rustix::fs::Dir,
-    #[cfg(not(unix))]
-    entries: std::fs::ReadDir,
-    #[cfg(not(unix))]
-    path: PathBuf,
-}
-
-/// The [`Stamp`] of `parent/rel` (symbolic links followed): relative to `parent` opened (`at`), else by path.
-fn stamp_at(at: Option<&OpenDir>, parent: &Path, rel: &str) -> std::io::Result<Stamp> {
-    #[cfg(unix)]
-    if let Some(fd) = at {
-        let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
-        return Ok(Stamp::from_stat(&st));
-    }
-    #[cfg(not(unix))]
-    let _ = at;
-    Ok(Stamp::from_metadata(&std::fs::metadata(parent.join(rel))?))
-}
-
-impl PackDir {
-    /// Open `path`; `parent`, when given, is its parent directory opened (it is then opened relative to it).
-    fn open(path: &Path, parent: Option<&OpenDir>) -> std::io::Result<PackDir> {
-        #[cfg(unix)]
-        {
-            use rustix::fs::{Mode, OFlags};
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-            let fd = match (parent, path.file_name()) {
-                (Some(at), Some(name)) => rustix::fs::openat(at, name, flags, Mode::empty())?,
-                _ => rustix::fs::open(path, flags, Mode::empty())?,
-            };
-            let file = std::fs::File::from(fd);
-            // The same `stat` as `Stamp::of(path)` (the refresh check compares the two), on the descriptor.
-            let stamp = Stamp::from_metadata(&file.metadata()?);
-            let dir = rustix::fs::Dir::new(std::os::fd::OwnedFd::from(file))?;
-            Ok(PackDir { stamp, dir })
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = parent;
-            let stamp = Stamp::from_metadata(&std::fs::metadata(path)?);
-            Ok(PackDir {
-                stamp,
-                entries: std::fs::read_dir(path)?,
-                path: path.to_path_buf(),
-            })
-        }
-    }
-
-    /// The next entry's name (`.` and `..` included on Unix); names that are not UTF-8 come back as `None`
-    /// (git's pack names are ASCII).
-    fn next_name(&mut self) -> Option<std::io::Result<Option<String>>> {
-        #[cfg(unix)]
-        {
-            let e = self.dir.read()?;
-            Some(
-                e.map_err(Into::into)
-                    .map(|e| e.file_name().to_str().ok().map(str::to_owned)),
-            )
-        }
-        #[cfg(not(unix))]
-        {
-            let e = self.entries.next()?;
-            Some(e.map(|e| e.file_name().into_string().ok()))
-        }
-    }
-
-    /// `stat` of entry `name` (symbolic links followed).
-    fn stat(&self, name: &str) -> std::io::Result<EntryStat> {
-        #[cfg(unix)]
-        {
-            let st = rustix::fs::statat(self.dir.fd()?, name, rustix::fs::AtFlags::empty())?;
-            let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
-            Ok(EntryStat {
-                is_dir: kind == rustix::fs::FileType::Directory,
-                is_file: kind == rustix::fs::FileType::RegularFile,
-                stamp: Stamp::from_stat(&st),
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            let md = std::fs::metadata(self.path.join(name))?;
-            Ok(EntryStat {
-                is_dir: md.is_dir(),
-                is_file: md.is_file(),
-                stamp: Stamp::from_metadata(&md),
-            })
-        }
-    }
-}
-
-/// Read `pack_dir`: its stamp, its packs (those with both an `.idx` and a `.pack` file) and whether it has a
-/// multi-pack-index (or a chain of them). `None` (and no stamp) if the directory does not exist; an error
-/// naming it if it cannot be read (then the stamp is its path's `stat`, if any). `parent`: its objects directory
-/// opened, if it was.
-fn scan_pack_dir(
-    pack_dir: &Path,
-    parent: Option<&OpenDir>,
-) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
-    let mut dir = match PackDir::open(pack_dir, parent) {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
-        Err(e) => return (Stamp::of(pack_dir), Err(Error::io(pack_dir, e))),
-    };
-    (Some(dir.stamp), scan_entries(&mut dir, pack_dir).map(Some))
-}
-
-fn scan_entries(dir: &mut PackDir, pack_dir: &Path) -> Result<PackDirScan, Error> {
-    let mut dir_packs: Vec<ScannedPack> = Vec::new();
-    let mut has_midx = false;
-    let mut has_chain_dir = false;
-    let mut special = Vec::new();
-    // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
-    let mut keep: std::collections::HashSet<String> = Default::default();
-    let mut promisor: std::collections::HashSet<String> = Default::default();
-    // The `.pack` name beside each `.idx` (one buffer for the directory).
-    let mut pack_name = String::new();
-    while let Some(name) = dir.next_name() {
-        let Some(name) = name.map_err(|e| Error::io(pack_dir, e))? else {
-            continue;
         };
-        if name == "multi-pack-index" {
-            has_midx = true;
-            continue;
-        }
-        if name == crate::midx::chain::CHAIN_DIR {
-            has_chain_dir = true;
-            continue;
-        }
-        if let Some(stem) = name.strip_suffix(".keep") {
-            keep.insert(stem.to_owned());
-            continue;
-        }
-        if let Some(stem) = name.strip_suffix(".promisor") {
-            promisor.insert(stem.to_owned());
-            continue;
-        }
-        // git reads every `*.idx` with a `.pack` beside it, whatever its name (t5319's `test-64-<hash>.idx`),
-        // but for its own temporary files: `repack` writes `.tmp-<pid>-pack-<hash>.*` and renames them into
-        // place, `.pack` first, removing the old packs only after (so their objects are never only there).
-        let Some(stem) = name.strip_suffix(".idx") else {
-            continue;
-        };
-        if stem.starts_with(".tmp-") {
-            continue;
-        }
-        // git ignores an index whose pack is missing; so do we. Directories named like packs are skipped, and
-        // FIFOs, sockets and devices are never opened (`stat` only).
-        let Ok(idx_md) = dir.stat(&name) else {
-            continue;
-        };
-        if idx_md.is_dir {
-            continue;
-        }
-        pack_name.clear();
-        pack_name.push_str(stem);
-        pack_name.push_str(".pack");
-        let Ok(pack_md) = dir.stat(&pack_name) else {
-            continue;
-        };
-        if !pack_md.is_file {
-            continue;
-        }
-        let idx_path = pack_dir.join(&name);
-        if !idx_md.is_file {
-            // A FIFO, socket or device where a pack's index should be: say what it is, without opening it.
-            if let Err(e) =
-                std::fs::metadata(&idx_path).and_then(|md| crate::data::check_regular(&md))
-            {
-                special.push((idx_path.clone(), Error::io(&idx_path, e)));
-            }
-            continue;
-        }
-        dir_packs.push(ScannedPack {
-            idx_path,
-            idx_stamp: idx_md.stamp,
-            mtime: pack_md.stamp.mtime.unwrap_or(SystemTime::UNIX_EPOCH),
-            pack_size: pack_md.stamp.size,
-            keep: false,
-            promisor: false,
-        });
-    }
-    for p in &mut dir_packs {
-        if let Some(stem) = p.idx_path.file_stem().and_then(|s| s.to_str()) {
-            p.keep = keep.contains(stem);
-            p.promisor = promisor.contains(stem);
-        }
-    }
-    // Newest first (git's order), name as a tie-break for determinism.
-    dir_packs.sort_by(|a, b| {
-        b.mtime
-            .cmp(&a.mtime)
-            .then_with(|| a.idx_path.cmp(&b.idx_path))
-    });
-    Ok(PackDirScan {
-        packs: dir_packs,
-        has_midx,
-        has_chain_dir,
-        special,
-    })
-}
-
-/// Plan the slot of the multi-pack-index at `midx_path` (a pack directory's `multi-pack-index`, or a `layer` of
-/// its incremental chain): read its pack names, match them to `packs[first_pack..]` (this directory's packs) and
-/// push a [`SlotSpec::Midx`] onto `slots`. Records in `covered` which of the packs it covers (pack index → the
-/// multi-pack-index's slot). A file that cannot be read is a [`Problem`] and covers nothing; a
-/// `multi-pack-index` (not a chain layer) gone since the directory was read is not (git removed it).
-#[allow(clippy::too_many_arguments)]
-fn plan_midx(
-    midx_path: PathBuf,
-    layer: Option<ObjectId>,
-    kind: HashKind,
-    load: LoadMode,
-    packs: &[PackInfo],
-    first_pack: usize,
-    slots: &mut Vec<SlotSpec>,
-    problems: &mut Vec<Problem>,
-    covered: &mut HashMap<usize, usize>,
-) {
-    let midx_stamp = Stamp::of(&midx_path);
-    let names = if load == LoadMode::Read {
-        // No mapping at all in this mode, even a short-lived one (a file truncated in place would raise
-        // SIGBUS): read the whole file and take its names.
-        MultiPackIndex::open_with(&midx_path, kind, LoadMode::Read).map(|m| m.pack_names().to_vec())
-    } else {
-        crate::midx::read_pack_names(&midx_path, kind)
-    };
-    match (names, midx_stamp) {
-        (Ok(names), Some(midx_stamp)) => {
-            let by_name: HashMap<&str, usize> = packs[first_pack..]
-                .iter()
-                .enumerate()
-                .filter_map(|(i, p)| {
-                    p.idx_path
-                        .file_name()?
-                        .to_str()
-                        .map(|n| (n, first_pack + i))
-                })
-                .collect();
-            let map: Box<[Option<usize>]> = names
-                .iter()
-                .map(|n| match n.strip_suffix(".pack") {
-                    // PNAM names the .idx (what git writes); accept a .pack name too.
-                    Some(stem) => by_name.get(format!("{stem}.idx").as_str()).copied(),
-                    None => by_name.get(n.as_str()).copied(),
-                })
-                .collect();
-            let slot = slots.len();
-            for p in map.iter().flatten() {
-                covered.insert(*p, slot);
-            }
-            slots.push(SlotSpec::Midx {
-                names: names.into(),
-                path: midx_path,
-                stamp: midx_stamp,
-                packs: map,
-                layer,
+        for (path, e) in scan.special {
+            let error = Arc::new(e);
+            dirs.problems.push(Problem::IndexNotLoaded {
+                path: path.clone(),
+                error: Arc::clone(&error),
             });
+            dirs.unreadable.push((path, error));
         }
-        // A `multi-pack-index` removed since the directory was read (a gc or repack): as if it were not there,
-        // as git has it. A layer the chain file names but that is not there stays a problem (git warns).
-        (Err(e), _) if layer.is_none() && e.is_vanished() => {}
-        (Err(e), _) => problems.push(Problem::MultiPackIndexIgnored {
-            path: midx_path,
-            error: Arc::new(e),
-        }),
-        (Ok(_), None) => {}
+        let first = packs.packs.len();
+        packs.packs.extend(scan.packs);
+        packs.plan.pack_dir(
+            &pack_dir,
+            scan.midx,
+            &packs.packs,
+            first,
+            &mut dirs.problems,
+        );
+    }
+    Scanned {
+        value: (),
+        pack_dirs,
+        stamps: pack_dir_stamps,
     }
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-    use crate::store::options::RefreshMode;
-    use std::time::Duration;
-
-    /// The stamps of a listing taken relative to the open directory are the ones a `stat` of the path gives
-    /// (the refresh check compares a pack directory's path `stat` with the listing's), before 1970 too.
-    #[cfg(unix)]
-    #[test]
-    fn stat_relative_to_the_directory_stamps_like_the_path() {
-        let tmp = tempfile::tempdir().unwrap();
-        let file = tmp.path().join("pack-1.idx");
-        std::fs::write(&file, b"abc").unwrap();
-        let f = std::fs::File::options().write(true).open(&file).unwrap();
-        for t in [
-            SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 123_456_789),
-            SystemTime::UNIX_EPOCH - Duration::new(5, 250_000_000),
-        ] {
-            f.set_modified(t).unwrap();
-            let dir = PackDir::open(tmp.path(), None).unwrap();
-            let st = dir.stat("pack-1.idx").unwrap();
-            assert!(st.is_file && !st.is_dir);
-            assert_eq!(Some(st.stamp), Stamp::of(&file));
-            assert_eq!(st.stamp.mtime, Some(t));
-            assert_eq!(Some(dir.stamp), Stamp::of(tmp.path()));
-        }
-    }
+    use crate::store::options::{LooseMode, RefreshMode};
 
     /// A pack keeps its id across listings while its `.idx` is unchanged, gets a new one when it changes, and
     /// is forgotten once a listing no longer sees it (the map does not grow with every repack).
@@ -821,17 +366,16 @@ mod tests {
             .loose(LooseMode::None);
         let mut state = RefreshState::new();
         let ids = |state: &mut RefreshState| {
-            let g = list(
-                &objects,
-                None,
-                HashKind::Sha1,
-                &options,
-                state,
-                None,
-                false,
-                false,
-            )
-            .unwrap();
+            let req = ListRequest {
+                objects_dir: &objects,
+                opened: None,
+                kind: HashKind::Sha1,
+                options: &options,
+                reuse_loose: None,
+                trust_timestamps: false,
+                defer_events: false,
+            };
+            let g = list(req, state).unwrap();
             let mut v: Vec<(String, PackId)> = g
                 .packs
                 .iter()
@@ -874,23 +418,5 @@ mod tests {
             fifth.iter().all(|(_, id)| *id != first[0].1),
             "a forgotten id is not handed out again"
         );
-    }
-
-    /// The listing's stamp of a pack directory is its path's `stat`, and a `multi-pack-index.d` is seen (a chain
-    /// is looked for only then); a missing directory has neither a stamp nor a scan.
-    #[test]
-    fn scan_stamps_the_directory_and_sees_the_chain_directory() {
-        let tmp = tempfile::tempdir().unwrap();
-        let pack_dir = tmp.path().join("pack");
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
-        assert!(stamp.is_none() && matches!(scan, Ok(None)));
-        std::fs::create_dir(&pack_dir).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
-        assert_eq!(stamp, Stamp::of(&pack_dir));
-        assert!(!scan.unwrap().unwrap().has_chain_dir);
-        std::fs::create_dir(pack_dir.join(crate::midx::chain::CHAIN_DIR)).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None);
-        assert_eq!(stamp, Stamp::of(&pack_dir));
-        assert!(scan.unwrap().unwrap().has_chain_dir);
     }
 }

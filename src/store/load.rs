@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::listing::{Generation, SlotSpec};
+use super::listing::Listing;
 use super::options::{MidxCheck, Options};
+use super::plan::SlotSpec;
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::fanout::{BucketState, Confirmed};
@@ -79,7 +80,7 @@ impl LoadedMidx {
     pub(super) fn new(
         midx: Arc<MultiPackIndex>,
         packs: &[Option<usize>],
-        g: &Generation,
+        g: &Listing,
         kind: HashKind,
         mode: LoadMode,
         check: MidxCheck,
@@ -129,7 +130,7 @@ impl LoadedMidx {
 
     /// The same file for the packs of another listing (pack ids and lengths may differ): what a refresh carries
     /// over, with the entries found wrong. Own indices are opened again when needed.
-    pub(super) fn for_listing(&self, packs: &[Option<usize>], g: &Generation) -> Self {
+    pub(super) fn for_listing(&self, packs: &[Option<usize>], g: &Listing) -> Self {
         let mut m = LoadedMidx::new(
             Arc::clone(&self.midx),
             packs,
@@ -237,7 +238,7 @@ pub(super) enum Loaded {
     },
 }
 
-pub(super) type Map = SlotMap<Loaded, Generation>;
+pub(super) type Map = SlotMap<Loaded, Listing>;
 
 /// Load what slot `slot` of `map` describes, for a repository of hash `kind`, as `options` say (how files are
 /// brought in, how far a multi-pack-index is checked), counting each file opened in `loads`. Runs outside every

@@ -43,7 +43,6 @@ use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
 mod bloom;
-mod fanouts;
 mod filter;
 mod freshness;
 mod handle;
@@ -51,13 +50,16 @@ mod in_pack;
 mod iter;
 mod listing;
 mod load;
+mod loose_sources;
 mod metrics;
 mod options;
 mod pack;
+mod plan;
 mod prefix;
 mod problem;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod relist_tests;
+mod scan;
 
 mod snapshot;
 mod successor;
@@ -82,7 +84,7 @@ pub use verify::Verified;
 
 pub use crate::ids::PackId;
 
-use listing::{Generation, RefreshState, Stamp, list, pack_path_in, slot_path};
+use listing::{ListRequest, Listing, RefreshState, Stamp, list, pack_path_in, slot_path};
 use load::{Loaded, Map};
 use metrics::Counters;
 use successor::{build_successor, same_listing};
@@ -153,7 +155,7 @@ pub struct Store {
     objects_dir: PathBuf,
     kind: HashKind,
     options: Options,
-    current: Current<Loaded, Generation>,
+    current: Current<Loaded, Listing>,
     /// Serializes refreshes and owns what survives them.
     refresh: Mutex<RefreshState>,
     /// What the store has done ([`Store::metrics`]; touched once per load, listing or build, never on a lookup).
@@ -184,18 +186,18 @@ impl Store {
         let path = path.as_ref();
         let (repo, opened) = crate::repo::discover_objects(path, options.hash_kind)?;
         let mut state = RefreshState::new();
-        let generation = list(
-            &repo.objects_dir,
+        let req = ListRequest {
+            objects_dir: &repo.objects_dir,
             opened,
-            repo.hash_kind,
-            &options,
-            &mut state,
-            None,
-            false,
-            options.change_events_after > 0,
-        )?;
-        let (ready, unloaded) = (Vec::new(), generation.slots.len());
-        let map = SlotMap::new(ready, unloaded, generation);
+            kind: repo.hash_kind,
+            options: &options,
+            reuse_loose: None,
+            trust_timestamps: false,
+            defer_events: options.change_events_after > 0,
+        };
+        let listing = list(req, &mut state)?;
+        let (ready, unloaded) = (Vec::new(), listing.slots.len());
+        let map = SlotMap::new(ready, unloaded, listing);
         Ok(Arc::new(Store {
             objects_dir: repo.objects_dir,
             kind: repo.hash_kind,
@@ -437,27 +439,27 @@ impl Store {
         // An explicit refresh of cached loose objects starts fresh caches in the new map. The old caches go
         // with the old map, once no handle uses it (a cache cannot free a listing a reader may be searching).
         let fresh_loose = force && self.options.loose == LooseMode::Cached;
-        let generation = list(
-            &self.objects_dir,
-            None,
-            self.kind,
-            &self.options,
-            &mut state,
-            (!alternates_changed && !fresh_loose).then_some(old),
-            trust,
+        let req = ListRequest {
+            objects_dir: &self.objects_dir,
+            opened: None,
+            kind: self.kind,
+            options: &self.options,
+            reuse_loose: (!alternates_changed && !fresh_loose).then_some(old),
+            trust_timestamps: trust,
             // New directories keep a deferred detector deferred (its count starts again).
-            old.fresh.keeps_deferring(),
-        )?;
+            defer_events: old.fresh.keeps_deferring(),
+        };
+        let listing = list(req, &mut state)?;
         Counters::add(&self.counters.listings, 1);
-        let same = same_listing(old, &generation);
+        let same = same_listing(old, &listing);
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An
         // explicit refresh of cached loose objects always replaces it (fresh caches).
-        if !fresh_loose && old.fresh.confirm(&generation.fresh, same, vanished) {
+        if !fresh_loose && old.fresh.confirm(&listing.fresh, same, vanished) {
             return Ok(false);
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.
         self.current
-            .replace(|old_map| build_successor(old_map, generation));
+            .replace(|old_map| build_successor(old_map, listing));
         Counters::add(&self.counters.refreshes, 1);
         if !same {
             // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.

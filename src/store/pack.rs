@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use super::listing::{Generation, PackInfo as Listed};
+use super::listing::Listing;
+use super::scan::ListedPack;
 use super::{Handle, Store};
 use crate::error::Error;
 use crate::ids::PackId;
@@ -64,7 +65,7 @@ impl PackInfo {
     }
 }
 
-fn info(p: &Listed) -> PackInfo {
+fn info(p: &ListedPack) -> PackInfo {
     PackInfo {
         id: p.id,
         pack_path: p.idx_path.with_extension("pack"),
@@ -77,7 +78,7 @@ fn info(p: &Listed) -> PackInfo {
     }
 }
 
-pub(super) fn pack_in(g: &Generation, pack: PackId) -> Result<PackInfo, Error> {
+pub(super) fn pack_in(g: &Listing, pack: PackId) -> Result<PackInfo, Error> {
     g.pack_by_id
         .get(&pack)
         .map(|&i| info(&g.packs[i]))
@@ -85,7 +86,7 @@ pub(super) fn pack_in(g: &Generation, pack: PackId) -> Result<PackInfo, Error> {
 }
 
 /// `objects_dir/xx/yyyy…`, the file of loose object `id`.
-fn loose_path_in(g: &Generation, dir: usize, id: &ObjectId) -> Option<PathBuf> {
+fn loose_path_in(g: &Listing, dir: usize, id: &ObjectId) -> Option<PathBuf> {
     let base = g.numbered_dirs.get(dir)?;
     let hex = id.to_string();
     Some(base.join(&hex[..2]).join(&hex[2..]))
@@ -166,11 +167,11 @@ impl Handle {
     /// is not in the listing the handle uses (the handle moves to a newer listing on its next lookup after a
     /// refresh).
     pub fn pack(&self, pack: PackId) -> Result<PackInfo, Error> {
-        pack_in(self.generation(), pack).or_else(|_| self.store().pack(pack))
+        pack_in(self.listing(), pack).or_else(|_| self.store().pack(pack))
     }
 
     /// [`Store::loose_path`] without the store's lock.
     pub fn loose_path(&self, dir: usize, id: &ObjectId) -> Option<PathBuf> {
-        loose_path_in(self.generation(), dir, id).or_else(|| self.store().loose_path(dir, id))
+        loose_path_in(self.listing(), dir, id).or_else(|| self.store().loose_path(dir, id))
     }
 }

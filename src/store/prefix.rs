@@ -2,10 +2,11 @@
 //! gix-odb's `lookup_prefix`), [`Handle::prefix_candidates`] and [`Handle::shortest_unique_len`] (git's
 //! `find_unique_abbrev`).
 
-use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::ops::{ControlFlow, RangeInclusive};
+use std::path::{Path, PathBuf};
 
 use super::Handle;
+use super::iter::Visit;
 use super::options::IncompleteMode;
 use crate::error::Error;
 use crate::oid::ObjectId;
@@ -41,6 +42,38 @@ pub enum PrefixLookup {
     Ambiguous,
 }
 
+/// `each_with_prefix`'s visitor: `f` with every id starting with `prefix`; the loose fan-out directories that
+/// cannot be read are recorded and skipped.
+struct WithPrefix<'a> {
+    prefix: &'a Prefix,
+    f: &'a mut dyn FnMut(ObjectId) -> ControlFlow<()>,
+    loose_failed: Vec<(PathBuf, Arc<Error>)>,
+}
+
+impl Visit for WithPrefix<'_> {
+    fn packs(&mut self, handle: &mut Handle) -> ControlFlow<()> {
+        handle.packed_with_prefix(self.prefix, self.f)
+    }
+
+    fn fanouts(&self) -> RangeInclusive<u8> {
+        let first = self.prefix.as_id().first_byte();
+        first..=first
+    }
+
+    fn loose(&mut self, _: usize, id: ObjectId) -> ControlFlow<()> {
+        if self.prefix.matches(&id) {
+            (self.f)(id)
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    fn loose_failed(&mut self, dir: &Path, error: Error) -> Result<(), Error> {
+        self.loose_failed.push((dir.to_path_buf(), Arc::new(error)));
+        Ok(())
+    }
+}
+
 impl Handle {
     /// Call `f` with the id of every entry, in every source, that starts with `prefix` (an object stored twice
     /// comes twice, and once more if a refresh finds it again) until it breaks. `locate`'s order: the packs (every
@@ -61,32 +94,13 @@ impl Handle {
                 found: prefix.kind(),
             });
         }
-        let mut loose_failed = Vec::new();
-        if self.packed_with_prefix(prefix, f).is_break() {
-            return Ok(loose_failed);
-        }
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_packs();
-        let first = prefix.as_id().first_byte();
-        let g = self.generation();
-        for (dir, l) in g.dirs.iter().zip(g.loose.iter()) {
-            let mut g = |id: ObjectId| {
-                if prefix.matches(&id) {
-                    f(id)
-                } else {
-                    ControlFlow::Continue(())
-                }
-            };
-            match l.each_in_fanout(first, &mut g) {
-                Ok(ControlFlow::Break(())) => return Ok(loose_failed),
-                Ok(ControlFlow::Continue(())) => {}
-                Err(e) => loose_failed.push((dir.clone(), Arc::new(e))),
-            }
-        }
-        if self.load_all_relisted()? {
-            let _ = self.packed_with_prefix(prefix, f);
-        }
-        Ok(loose_failed)
+        let mut visit = WithPrefix {
+            prefix,
+            f,
+            loose_failed: Vec::new(),
+        };
+        self.walk(&mut visit)?;
+        Ok(visit.loose_failed)
     }
 
     /// The packed part of [`each_with_prefix`](Self::each_with_prefix): every index loaded, then each entry

@@ -42,8 +42,8 @@ pub(super) fn before_relist() {
     }
 }
 
-/// Called by [`Handle::load_all_relisted`] and `Handle::locate` after each re-listing, before the new listing is
-/// loaded.
+/// Called by `Handle::refresh_after_miss` at its end: after each re-listing of `Handle::locate` and
+/// [`Handle::load_all_relisted`], before the new listing is loaded.
 pub(super) fn after_relist() {
     if let Some(f) = AFTER_RELIST.with(|h| h.borrow_mut().take()) {
         f();

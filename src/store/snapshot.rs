@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use super::Location;
 use super::filter::MissFilter;
-use super::listing::{Generation, SlotSpec, slot_path};
+use super::listing::{Listing, slot_path};
 use super::load::{Loaded, LoadedMidx, LoadedPack};
 use super::options::MidxCheck;
+use super::plan::SlotSpec;
 use crate::error::Error;
 use crate::error::MidxProblem;
 use crate::fanout::Confirmed;
@@ -241,7 +242,7 @@ impl Snapshot {
     /// Add a newly visible slot's value; search it for `id`.
     pub(super) fn add(
         &mut self,
-        g: &Generation,
+        g: &Listing,
         slot: usize,
         r: SlotRef<'_, Loaded>,
         id: &[u8],

@@ -5,16 +5,18 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::filter::FilterCell;
-use super::listing::{Generation, SlotSpec, Stamp};
+use super::listing::Listing;
 use super::load::{Loaded, Map};
+use super::plan::SlotSpec;
+use crate::dir::Stamp;
 use crate::protocol::SlotMap;
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// Whether two listings name the same objects directories, packs (by id) and multi-pack-indices (by file
 /// identity).
-pub(super) fn same_listing(a: &Generation, b: &Generation) -> bool {
-    fn midx(g: &Generation) -> Vec<(&Path, Stamp)> {
+pub(super) fn same_listing(a: &Listing, b: &Listing) -> bool {
+    fn midx(g: &Listing) -> Vec<(&Path, Stamp)> {
         g.slots
             .iter()
             .filter_map(|s| match s {
@@ -37,7 +39,7 @@ pub(super) fn same_listing(a: &Generation, b: &Generation) -> bool {
 
 /// Build the map that replaces `old`: every slot whose file is unchanged keeps its loaded value (or its
 /// recorded failure) and comes first, ready; the rest are empty, in load order.
-pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
+pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
     // What the old map loaded, keyed by file identity.
     let mut carried_packs: HashMap<(PathBuf, Stamp), Loaded> = HashMap::new();
     let mut carried_midx: HashMap<(PathBuf, Stamp), Loaded> = HashMap::new();
@@ -58,14 +60,14 @@ pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
         }
     }
     // Partition the new slots: carried (ready) first, then the rest in their planned order.
-    let old_slots = std::mem::take(&mut generation.slots).into_vec();
+    let old_slots = std::mem::take(&mut listing.slots).into_vec();
     let mut ready_specs = Vec::new();
     let mut ready_vals = Vec::new();
     let mut rest = Vec::new();
     for (i, spec) in old_slots.into_iter().enumerate() {
         let carried = match &spec {
             SlotSpec::Pack { pack, .. } => {
-                let p = &generation.packs[*pack];
+                let p = &listing.packs[*pack];
                 carried_packs
                     .get(&(p.idx_path.clone(), p.idx_stamp))
                     .cloned()
@@ -74,8 +76,8 @@ pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
                 path, stamp, packs, ..
             } => {
                 carried_midx.get(&(path.clone(), *stamp)).map(|v| match v {
-                    // Pack ids and lengths may differ in the new generation: rebuild the int-id map.
-                    Loaded::Midx(m) => Loaded::Midx(Arc::new(m.for_listing(packs, &generation))),
+                    // Pack ids and lengths may differ in the new listing: rebuild the int-id map.
+                    Loaded::Midx(m) => Loaded::Midx(Arc::new(m.for_listing(packs, &listing))),
                     other => other.clone(),
                 })
             }
@@ -105,14 +107,14 @@ pub(super) fn build_successor(old: &Map, mut generation: Generation) -> Map {
         })
         .collect();
     let n_ready = ready_vals.len();
-    generation.slots = slots;
+    listing.slots = slots;
     // The old map's miss filter, restricted to the packs carried over (stale ids only add false positives).
-    generation.filter = FilterCell::inherit(
+    listing.filter = FilterCell::inherit(
         &og.filter,
         ready_vals.iter().filter_map(|v| match v {
             Loaded::Pack(p) => Some((p.id, p.idx.len())),
             _ => None,
         }),
     );
-    SlotMap::new(ready_vals, generation.slots.len() - n_ready, generation)
+    SlotMap::new(ready_vals, listing.slots.len() - n_ready, listing)
 }

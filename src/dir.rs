@@ -1,0 +1,250 @@
+//! Directories asked about by descriptor: an open directory ([`OpenDir`]), the [`Stamp`] of a file (what `stat`
+//! says of it, to tell when it changed), a `stat` relative to an open directory else by path ([`stat_at`]), and a
+//! directory read entry by entry with its stamp ([`Entries`]). Discovery (`repo/`) and the listing of a store's
+//! pack directories (`store/`) both ask their questions through here.
+
+use std::path::Path;
+#[cfg(not(unix))]
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// An open directory: on Linux an `O_PATH` descriptor, to `stat` and open its files relative to it (one path
+/// component walked, not every one again); elsewhere never made.
+#[cfg(unix)]
+pub(crate) type OpenDir = rustix::fd::OwnedFd;
+/// An open directory: on Linux an `O_PATH` descriptor; elsewhere never made.
+#[cfg(not(unix))]
+pub(crate) type OpenDir = std::convert::Infallible;
+
+/// Identity of a file or directory as `stat` reports it: a change in any field means "changed".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Stamp {
+    pub(crate) mtime: Option<SystemTime>,
+    pub(crate) size: u64,
+    pub(crate) ino: u64,
+    pub(crate) dev: u64,
+}
+
+impl Stamp {
+    pub(crate) fn of(path: &Path) -> Option<Stamp> {
+        let md = std::fs::metadata(path).ok()?;
+        Some(Stamp::from_metadata(&md))
+    }
+
+    /// The stamp of a `stat` taken with rustix (`fstatat` relative to a directory): the same fields as
+    /// [`from_metadata`](Self::from_metadata) gives for the same file.
+    #[cfg(unix)]
+    #[allow(
+        clippy::unnecessary_cast,
+        clippy::useless_conversion,
+        reason = "the field types differ between targets"
+    )]
+    pub(crate) fn from_stat(st: &rustix::fs::Stat) -> Stamp {
+        let (sec, nsec) = (st.st_mtime as i64, st.st_mtime_nsec as u32);
+        let mtime = if sec >= 0 {
+            SystemTime::UNIX_EPOCH.checked_add(Duration::new(sec as u64, nsec))
+        } else {
+            SystemTime::UNIX_EPOCH
+                .checked_sub(Duration::from_secs(sec.unsigned_abs()))
+                .and_then(|t| t.checked_add(Duration::new(0, nsec)))
+        };
+        Stamp {
+            mtime,
+            size: st.st_size as u64,
+            ino: st.st_ino as u64,
+            dev: st.st_dev as u64,
+        }
+    }
+
+    pub(crate) fn from_metadata(md: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        let (ino, dev) = {
+            use std::os::unix::fs::MetadataExt as _;
+            (md.ino(), md.dev())
+        };
+        #[cfg(not(unix))]
+        let (ino, dev) = (0, 0);
+        Stamp {
+            mtime: md.modified().ok(),
+            size: md.len(),
+            ino,
+            dev,
+        }
+    }
+}
+
+/// What a `stat` of a directory entry found (symbolic links followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dir,
+    File,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// A directory entry's `stat` (symbolic links followed): its kind and its stamp.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntryStat {
+    pub(crate) kind: Kind,
+    pub(crate) stamp: Stamp,
+}
+
+/// `stat` of `rel` relative to the open directory `fd` (symbolic links followed).
+#[cfg(unix)]
+fn stat_fd(fd: impl rustix::fd::AsFd, rel: &str) -> std::io::Result<EntryStat> {
+    let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
+    let kind = match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::Directory => Kind::Dir,
+        rustix::fs::FileType::RegularFile => Kind::File,
+        _ => Kind::Other,
+    };
+    Ok(EntryStat {
+        kind,
+        stamp: Stamp::from_stat(&st),
+    })
+}
+
+/// `stat` of `path` (symbolic links followed).
+fn stat_path(path: &Path) -> std::io::Result<EntryStat> {
+    let md = std::fs::metadata(path)?;
+    let kind = if md.is_dir() {
+        Kind::Dir
+    } else if md.is_file() {
+        Kind::File
+    } else {
+        Kind::Other
+    };
+    Ok(EntryStat {
+        kind,
+        stamp: Stamp::from_metadata(&md),
+    })
+}
+
+/// `stat` of `parent/rel` (symbolic links followed): relative to `parent` opened (`at`: one path component
+/// walked, not the whole path again), else by path.
+pub(crate) fn stat_at(
+    at: Option<&OpenDir>,
+    parent: &Path,
+    rel: &str,
+) -> std::io::Result<EntryStat> {
+    #[cfg(unix)]
+    if let Some(fd) = at {
+        return stat_fd(fd, rel);
+    }
+    #[cfg(not(unix))]
+    let _ = at;
+    stat_path(&parent.join(rel))
+}
+
+/// An open directory read entry by entry: its [`Stamp`] (taken from the open descriptor before any entry is
+/// read, so a change made after it shows in the directory's next `stat`), its entries' names, and their `stat`s.
+/// On Unix the entries are `stat`ed relative to the open directory (`fstatat`) and the directory is `stat`ed
+/// once, through its descriptor; elsewhere by path.
+pub(crate) struct Entries {
+    pub(crate) stamp: Stamp,
+    #[cfg(unix)]
+    dir: rustix::fs::Dir,
+    #[cfg(not(unix))]
+    entries: std::fs::ReadDir,
+    #[cfg(not(unix))]
+    path: PathBuf,
+}
+
+impl Entries {
+    /// Open `path`; `parent`, when given, is its parent directory opened (it is then opened relative to it).
+    pub(crate) fn open(path: &Path, parent: Option<&OpenDir>) -> std::io::Result<Entries> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let fd = match (parent, path.file_name()) {
+                (Some(at), Some(name)) => rustix::fs::openat(at, name, flags, Mode::empty())?,
+                _ => rustix::fs::open(path, flags, Mode::empty())?,
+            };
+            let file = std::fs::File::from(fd);
+            // The same `stat` as `Stamp::of(path)` (the refresh check compares the two), on the descriptor.
+            let stamp = Stamp::from_metadata(&file.metadata()?);
+            let dir = rustix::fs::Dir::new(std::os::fd::OwnedFd::from(file))?;
+            Ok(Entries { stamp, dir })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = parent;
+            let stamp = Stamp::from_metadata(&std::fs::metadata(path)?);
+            Ok(Entries {
+                stamp,
+                entries: std::fs::read_dir(path)?,
+                path: path.to_path_buf(),
+            })
+        }
+    }
+
+    /// The next entry's name (`.` and `..` included on Unix); names that are not UTF-8 come back as `None`
+    /// (git's pack names are ASCII).
+    pub(crate) fn next_name(&mut self) -> Option<std::io::Result<Option<String>>> {
+        #[cfg(unix)]
+        {
+            let e = self.dir.read()?;
+            Some(
+                e.map_err(Into::into)
+                    .map(|e| e.file_name().to_str().ok().map(str::to_owned)),
+            )
+        }
+        #[cfg(not(unix))]
+        {
+            let e = self.entries.next()?;
+            Some(e.map(|e| e.file_name().into_string().ok()))
+        }
+    }
+
+    /// `stat` of entry `name` (symbolic links followed).
+    pub(crate) fn stat(&self, name: &str) -> std::io::Result<EntryStat> {
+        #[cfg(unix)]
+        return stat_fd(self.dir.fd()?, name);
+        #[cfg(not(unix))]
+        stat_path(&self.path.join(name))
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    /// The stamps of entries taken relative to the open directory are the ones a `stat` of the path gives
+    /// (the refresh check compares a pack directory's path `stat` with the listing's), before 1970 too.
+    #[cfg(unix)]
+    #[test]
+    fn stat_relative_to_the_directory_stamps_like_the_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("pack-1.idx");
+        std::fs::write(&file, b"abc").unwrap();
+        let f = std::fs::File::options().write(true).open(&file).unwrap();
+        let opened = rustix::fs::open(
+            tmp.path(),
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        for t in [
+            SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 123_456_789),
+            SystemTime::UNIX_EPOCH - Duration::new(5, 250_000_000),
+        ] {
+            f.set_modified(t).unwrap();
+            let dir = Entries::open(tmp.path(), None).unwrap();
+            let st = dir.stat("pack-1.idx").unwrap();
+            assert_eq!(st.kind, Kind::File);
+            assert_eq!(Some(st.stamp), Stamp::of(&file));
+            assert_eq!(st.stamp.mtime, Some(t));
+            assert_eq!(Some(dir.stamp), Stamp::of(tmp.path()));
+            let at = stat_at(Some(&opened), Path::new("/nonexistent"), "pack-1.idx").unwrap();
+            assert_eq!(
+                Some(at.stamp),
+                Stamp::of(&file),
+                "relative to the descriptor, not the path"
+            );
+            let by_path = stat_at(None, tmp.path(), "pack-1.idx").unwrap();
+            assert_eq!(Some(by_path.stamp), Stamp::of(&file));
+        }
+        assert_eq!(stat_at(None, tmp.path(), ".").unwrap().kind, Kind::Dir);
+    }
+}

@@ -1,0 +1,200 @@
+//! The slot plan of a listing: which index file each slot of the slot map loads. Per pack directory, its
+//! multi-pack-index (or the layers of its incremental chain) first, then the packs none of them covers; the
+//! covered packs load last, after every directory's (by then a multi-pack-index has usually answered for them).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::problem::Problem;
+use super::scan::{ListedPack, MidxFiles};
+use crate::data::LoadMode;
+use crate::dir::Stamp;
+use crate::error::Error;
+use crate::midx::MultiPackIndex;
+use crate::oid::{HashKind, ObjectId};
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
+use crate::sync::plain::Arc;
+
+/// What one slot loads.
+#[derive(Debug)]
+pub(super) enum SlotSpec {
+    /// A pack's `.idx`. `covered_by` is the slot of a multi-pack-index that lists this pack: if that loads, this
+    /// slot loads nothing.
+    Pack {
+        pack: usize,
+        covered_by: Option<usize>,
+    },
+    /// A multi-pack-index; `packs[i]` is the pack (index into `Listing::packs`) for pack-int-id `i`, and
+    /// `names` the pack names it listed when the directory was listed (the file loaded later must list the same).
+    Midx {
+        names: Box<[String]>,
+        path: PathBuf,
+        stamp: Stamp,
+        packs: Box<[Option<usize>]>,
+        /// For a layer of an incremental chain: the checksum it is named after (and must end with).
+        layer: Option<ObjectId>,
+    },
+}
+
+/// The slots planned so far.
+pub(super) struct Plan {
+    kind: HashKind,
+    /// How multi-pack-indices are read; `None`: they are not used (`Options::multi_pack_index` off).
+    midx: Option<LoadMode>,
+    slots: Vec<SlotSpec>,
+    /// Packs a multi-pack-index covers: they go after every other slot ([`finish`](Self::finish)).
+    covered: Vec<SlotSpec>,
+}
+
+/// One pack directory being planned: its packs are `packs[first..]`; `covered` maps each one a multi-pack-index
+/// lists to that index's slot.
+struct DirPlan<'a> {
+    packs: &'a [ListedPack],
+    first: usize,
+    covered: HashMap<usize, usize>,
+}
+
+impl Plan {
+    /// An empty plan; `midx`: how to read multi-pack-indices, if they are used.
+    pub(super) fn new(kind: HashKind, midx: Option<LoadMode>) -> Plan {
+        Plan {
+            kind,
+            midx,
+            slots: Vec::new(),
+            covered: Vec::new(),
+        }
+    }
+
+    /// Plan the slots of the pack directory `pack_dir`, whose packs are `packs[first..]` and whose multi-pack-index
+    /// files are `midx`: the multi-pack-index (or, if there is none, the layers of an incremental chain, as git
+    /// does), whose pack names are read now to know which packs it covers, then a slot per pack. A file that
+    /// cannot be read is a [`Problem`] and covers nothing.
+    pub(super) fn pack_dir(
+        &mut self,
+        pack_dir: &Path,
+        midx: MidxFiles,
+        packs: &[ListedPack],
+        first: usize,
+        problems: &mut Vec<Problem>,
+    ) {
+        let mut dir = DirPlan {
+            packs,
+            first,
+            covered: HashMap::new(),
+        };
+        match (self.midx, midx) {
+            (None, _) | (_, MidxFiles::None) => {}
+            (Some(_), MidxFiles::Single) => {
+                self.midx_slot(&mut dir, pack_dir.join("multi-pack-index"), None, problems)
+            }
+            (Some(_), MidxFiles::Chain) => {
+                match crate::midx::chain::read_chain(pack_dir, self.kind) {
+                    Ok(Some(layers)) => {
+                        for l in layers {
+                            self.midx_slot(&mut dir, l.path, Some(l.checksum), problems);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => problems.push(Problem::MultiPackIndexIgnored {
+                        path: crate::midx::chain::chain_path(pack_dir),
+                        error: Arc::new(e),
+                    }),
+                }
+            }
+        }
+        for p in first..packs.len() {
+            match dir.covered.get(&p) {
+                Some(&m) => self.covered.push(SlotSpec::Pack {
+                    pack: p,
+                    covered_by: Some(m),
+                }),
+                None => self.slots.push(SlotSpec::Pack {
+                    pack: p,
+                    covered_by: None,
+                }),
+            }
+        }
+    }
+
+    /// Plan the slot of the multi-pack-index at `midx_path` (a pack directory's `multi-pack-index`, or a `layer`
+    /// of its incremental chain): read its pack names, match them to the directory's packs and push a
+    /// [`SlotSpec::Midx`]; record in `dir.covered` which packs it covers. A file that cannot be read is a
+    /// [`Problem`] and covers nothing; a `multi-pack-index` (not a chain layer) gone since the directory was read
+    /// is not (git removed it).
+    fn midx_slot(
+        &mut self,
+        dir: &mut DirPlan<'_>,
+        midx_path: PathBuf,
+        layer: Option<ObjectId>,
+        problems: &mut Vec<Problem>,
+    ) {
+        let midx_stamp = Stamp::of(&midx_path);
+        match (self.pack_names(&midx_path), midx_stamp) {
+            (Ok(names), Some(midx_stamp)) => {
+                let map = dir.packs_named(&names);
+                let slot = self.slots.len();
+                for p in map.iter().flatten() {
+                    dir.covered.insert(*p, slot);
+                }
+                self.slots.push(SlotSpec::Midx {
+                    names: names.into(),
+                    path: midx_path,
+                    stamp: midx_stamp,
+                    packs: map,
+                    layer,
+                });
+            }
+            // A `multi-pack-index` removed since the directory was read (a gc or repack): as if it were not there,
+            // as git has it. A layer the chain file names but that is not there stays a problem (git warns).
+            (Err(e), _) if layer.is_none() && e.is_vanished() => {}
+            (Err(e), _) => problems.push(Problem::MultiPackIndexIgnored {
+                path: midx_path,
+                error: Arc::new(e),
+            }),
+            (Ok(_), None) => {}
+        }
+    }
+
+    /// The pack names of the multi-pack-index at `path`.
+    fn pack_names(&self, path: &Path) -> Result<Vec<String>, Error> {
+        if self.midx == Some(LoadMode::Read) {
+            // No mapping at all in this mode, even a short-lived one (a file truncated in place would raise
+            // SIGBUS): read the whole file and take its names.
+            MultiPackIndex::open_with(path, self.kind, LoadMode::Read)
+                .map(|m| m.pack_names().to_vec())
+        } else {
+            crate::midx::read_pack_names(path, self.kind)
+        }
+    }
+
+    /// The slots in load order: multi-pack-indices and uncovered packs as planned, then the covered packs.
+    pub(super) fn finish(mut self) -> Vec<SlotSpec> {
+        self.slots.extend(self.covered);
+        self.slots
+    }
+}
+
+impl DirPlan<'_> {
+    /// The pack (index into the listing's packs) of each of a multi-pack-index's pack `names`, among this
+    /// directory's.
+    fn packs_named(&self, names: &[String]) -> Box<[Option<usize>]> {
+        let by_name: HashMap<&str, usize> = self.packs[self.first..]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                p.idx_path
+                    .file_name()?
+                    .to_str()
+                    .map(|n| (n, self.first + i))
+            })
+            .collect();
+        names
+            .iter()
+            .map(|n| match n.strip_suffix(".pack") {
+                // PNAM names the .idx (what git writes); accept a .pack name too.
+                Some(stem) => by_name.get(format!("{stem}.idx").as_str()).copied(),
+                None => by_name.get(n.as_str()).copied(),
+            })
+            .collect()
+    }
+}
