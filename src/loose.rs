@@ -197,11 +197,7 @@ impl LooseDb {
     #[inline]
     fn probe(&self, buf: &[u8; MAX_REL_PATH], n: usize) -> Result<bool, Error> {
         use rustix::fs::AtFlags;
-        debug_assert!(std::ffi::CStr::from_bytes_with_nul(&buf[..n + 1]).is_ok());
-        // SAFETY: `write_rel_path` wrote `n` bytes of hex digits and one '/' (no NUL among them) and a NUL at
-        // `n`, so `buf[..n + 1]` is a C string with exactly one NUL, at its end. (The checked constructor scans
-        // the buffer for that NUL on every miss; this is the hottest path of a miss.)
-        let rel = unsafe { std::ffi::CStr::from_bytes_with_nul_unchecked(&buf[..n + 1]) };
+        let rel = rel_cstr(buf, n);
         match rustix::fs::statat(&self.dir, rel, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(_) => Ok(true),
             Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => Ok(false),
@@ -313,6 +309,19 @@ impl LooseDb {
         }
         Ok(ControlFlow::Continue(()))
     }
+}
+
+/// The relative path `write_rel_path` wrote into `buf` (`n` is what it returned), as a C string for `fstatat`,
+/// without the checked constructor's scan for the NUL (this is the hottest path of a miss). Its own function so
+/// that Miri runs the unchecked construction from memory (`tests::rel_cstr_is_the_written_path`), where the probe
+/// itself needs a real directory.
+#[cfg(unix)]
+#[inline]
+fn rel_cstr(buf: &[u8; MAX_REL_PATH], n: usize) -> &std::ffi::CStr {
+    debug_assert!(std::ffi::CStr::from_bytes_with_nul(&buf[..n + 1]).is_ok());
+    // SAFETY: `write_rel_path` wrote `n` bytes of hex digits and one '/' (no NUL among them) and a NUL at `n`,
+    // so `buf[..n + 1]` is a C string with exactly one NUL, at its end.
+    unsafe { std::ffi::CStr::from_bytes_with_nul_unchecked(&buf[..n + 1]) }
 }
 
 /// The relative path in `buf` as text (it is ASCII by construction).
@@ -488,6 +497,34 @@ mod tests {
         assert_eq!(n, 65);
         assert_eq!(&buf[..3], b"ab/");
         assert_eq!(buf[n], 0);
+    }
+
+    /// The unchecked C string of a probe, from memory (what Miri checks: `.ci/miri.sh`), for both hash kinds
+    /// and ids whose bytes span every hex digit: the same bytes as the checked constructor gives, the NUL only at
+    /// the end, and nothing read past it (a buffer filled with non-NUL bytes beforehand).
+    #[cfg(unix)]
+    #[test]
+    fn rel_cstr_is_the_written_path() {
+        for hex in [
+            "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".to_owned(),
+            "0123456789abcdef".repeat(4),
+            "f".repeat(40),
+            "00".repeat(32),
+        ] {
+            let id: ObjectId = hex.parse().unwrap();
+            let mut buf = [0xffu8; MAX_REL_PATH];
+            let n = write_rel_path(&id, &mut buf);
+            let rel = rel_cstr(&buf, n);
+            assert_eq!(
+                rel,
+                std::ffi::CStr::from_bytes_with_nul(&buf[..n + 1]).unwrap()
+            );
+            assert_eq!(rel.to_bytes().len(), hex.len() + 1);
+            assert_eq!(
+                rel.to_str().unwrap(),
+                format!("{}/{}", &hex[..2], &hex[2..])
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Mutants of the code loom's protocol models do not run, or run only in part (issue 30, What 4): the bucket-order
+# record (src/fanout.rs), the std spin (src/sync.rs), a dropped handle's report (src/store/handle.rs), the miss
+# filter (src/store/filter.rs) and the facade rules themselves. Each row is one literal edit (`anchor ~~
+# replacement`, `\n` for a newline, as in mutants.sh) with the check that must catch it:
+#   loom:NAME   a loom model (the library's unit tests built with `--cfg loom`, target/loom-weaken)
+#   lib:NAME    a std unit test of the library (release, target/fresh-mutants-std; the property tests are
+#               compiled into it)
+#   sh:COMMAND  a command run in the mutated copy that must fail (the CI checks of .ci/run: .ci/facade.sh, the
+#               yield grep)
+# The script applies one mutant at a time to a scratch copy of the crate, runs its check, and fails if the check
+# passes with the mutant applied (or if an anchor does not occur exactly once). Miri's and ThreadSanitizer's
+# planted bugs have scripts of their own (.ci/miri.sh --mutant, .ci/tsan.sh --mutant); the table of every mutant
+# and which kind of checker catches it is docs/RELIABILITY.md, "Mutation table".
+#
+# Usage: loom-tests/checker-mutants.sh [NAME...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# name ~~ file ~~ check ~~ anchor ~~ replacement [~~ anchor ~~ replacement]...
+MUTANTS=$(cat <<'LIST'
+bucket-mark-counts-repeats ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_counts_a_bucket_marked_twice_once ~~ new += (m & !prev).count_ones(); ~~ new += m.count_ones();
+bucket-all-in-order-one-short ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_counts_a_bucket_marked_twice_once ~~ .fetch_add(new, Ordering::Relaxed) + new == 256 ~~ .fetch_add(new, Ordering::Relaxed) + new == 255
+bucket-all-in-order-never-set ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_all_in_order_once_every_bucket_is ~~             self.all_in_order.store(true, Ordering::Relaxed);\n ~~ 
+spin-yields ~~ src/sync.rs ~~ lib:protocol::tests::the_spin_before_parking_makes_no_sched_yield ~~ std::hint::spin_loop(); ~~ std::thread::yield_now();
+spin-yields-grep ~~ src/sync.rs ~~ sh:! grep -rnwE 'yield_now|snooze' src/ ~~ std::hint::spin_loop(); ~~ std::thread::yield_now();
+dropped-handle-stops-reporting ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_dropped_handle_reports_its_uncounted_misses ~~ self.view.map().meta().fresh.report(&self.tally); ~~ let _ = &self.tally;
+std-atomic-outside-the-facade ~~ src/fanout.rs ~~ sh:bash .ci/facade.sh ~~ use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering}; ~~ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+plain-without-reason ~~ src/protocol.rs ~~ sh:bash .ci/facade.sh ~~         // plain: a test's drop counter, read after the threads joined.\n ~~ 
+filter-restrict-keeps-uncovered ~~ src/store/filter.rs ~~ lib:proptests::filter::three_generations_of_small_packs_keep_the_filter_honest ~~ if self.covers(id) { ~~ if true || self.covers(id) {
+filter-rebuild-threshold-4x ~~ src/store/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ stale > f.live_ids / 4 ~~ stale > f.live_ids * 4
+filter-rebuild-ignores-outside-packs ~~ src/store/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ outside_packs > 4 || outside_ids ~~ outside_ids
+LIST
+)
+
+scratch_name=odb-checker-mutants
+target="${ODB_MUTANTS_TARGET:-$root/target}"
+# shellcheck source=loom-tests/scratch.sh
+. "$root/loom-tests/scratch.sh"
+target_base=$target
+
+build() { # KIND LOG: build the library's unit tests (std, or under --cfg loom); prints the test binary
+  local kind=$1 log=$2 flags="" dir="$target_base/fresh-mutants-std"
+  if [ "$kind" = loom ]; then flags="--cfg loom"; dir="$target_base/loom-weaken"; fi
+  (cd "$scratch" && RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" cargo test --release --lib --no-run >"$log" 2>&1) || {
+    tail -20 "$log" >&2
+    return 1
+  }
+  local bin
+  bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
+  case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
+  echo "$bin"
+}
+
+wanted=" $* "
+uncaught=0
+ran=0
+printf '%-38s %s\n' "mutant" "result"
+while IFS= read -r line; do
+  [ -n "$line" ] || continue
+  split_fields "$line"
+  name=${fields[0]} file=${fields[1]} check=${fields[2]}
+  if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then continue; fi
+  ran=$((ran + 1))
+  kind=${check%%:*} test=${check#*:}
+  cp "$root/$file" "$scratch/$file"
+  if ! apply "$scratch/$file" "${fields[@]:3}" 2>"$scratch/$name.apply"; then
+    echo "$name: $(cat "$scratch/$name.apply")" >&2
+    exit 1
+  fi
+  if cmp -s "$root/$file" "$scratch/$file"; then
+    echo "$name: the edit changed nothing" >&2
+    exit 1
+  fi
+  if [ "$kind" = sh ]; then
+    if (cd "$scratch" && bash -c "$test" >"$scratch/$name.run" 2>&1); then caught=0; else caught=1; fi
+  else
+    if ! bin=$(build "$kind" "$scratch/$name.log"); then
+      echo "$name: the $kind suite did not build" >&2
+      exit 1
+    fi
+    # Written out first: `grep -q` stops reading at its match, and under pipefail the lister's SIGPIPE would
+    # fail the test.
+    "$bin" --list >"$scratch/$name.list" 2>/dev/null || true
+    if ! grep -qx "$test: test" "$scratch/$name.list"; then
+      echo "$name: no test $test in the $kind suite" >&2
+      exit 1
+    fi
+    if (cd "$scratch" && "$bin" --exact "$test" --test-threads=1 >"$scratch/$name.run" 2>&1); then caught=0; else caught=1; fi
+  fi
+  if [ "$caught" = 1 ]; then
+    printf '%-38s %s\n' "$name" "caught by $check"
+    # What failed: what a CI check printed, or a test's panic and its message.
+    if [ "$kind" = sh ]; then
+      head -5 "$scratch/$name.run" | sed 's/^/    /'
+    else
+      grep -m1 -A2 "panicked at" "$scratch/$name.run" | sed 's/^/    /' || true
+    fi
+  else
+    printf '%-38s %s\n' "$name" "NOT CAUGHT by $check"
+    uncaught=$((uncaught + 1))
+  fi
+  cp "$root/$file" "$scratch/$file"
+done <<<"$MUTANTS"
+if [ "$ran" -eq 0 ]; then
+  echo "no mutant matched: $*" >&2
+  exit 1
+fi
+if [ "$uncaught" -gt 0 ]; then
+  echo "$uncaught mutant(s) not caught by their check" >&2
+  exit 1
+fi
+echo "every mutant is caught by its check ($ran)"
