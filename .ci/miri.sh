@@ -27,7 +27,7 @@
 #
 # Usage: .ci/miri.sh            the tests above, which must pass
 #        .ci/miri.sh --mutant   plant an off-by-one in `entry` (entries one byte further apart than they are) in
-#                               a scratch copy and expect Miri to report undefined behaviour in src/idx/mod.rs
+#                               a scratch copy and expect Miri to report undefined behaviour in src/idx/search.rs
 #                               (the failing line is printed)
 # Needs `rustup component add miri rust-src --toolchain nightly`.
 set -euo pipefail
@@ -54,10 +54,10 @@ scratch="$target/crate"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
-apply "$scratch/src/idx/mod.rs" \
+apply "$scratch/src/idx/search.rs" \
     '.wrapping_add((i as usize).wrapping_mul(self.stride));' \
     '.wrapping_add((i as usize).wrapping_mul(self.stride + 1));'
-diff -u "$root/src/idx/mod.rs" "$scratch/src/idx/mod.rs" || true
+diff -u "$root/src/idx/search.rs" "$scratch/src/idx/search.rs" || true
 log="$target/miri.log"
 if (cd "$scratch" && CARGO_TARGET_DIR="$target" cargo +nightly miri test --release -p odb-index --lib -- \
     --exact idx::tests::every_id_is_found_from_the_last_entry_down >"$log" 2>&1); then
@@ -71,5 +71,5 @@ if ! grep -q 'error: Undefined Behavior' "$log"; then
     exit 1
 fi
 grep -o -A1 'error: Undefined Behavior.*' "$log"
-grep -m1 -- '--> src/idx/mod.rs' "$log"
+grep -m1 -- '--> src/idx/search.rs' "$log"
 echo "miri: the planted off-by-one in entry is reported as undefined behaviour"
