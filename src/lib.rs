@@ -14,6 +14,7 @@ pub mod idx;
 pub mod loose;
 pub mod midx;
 mod oid;
+mod prefetch;
 pub mod prefix;
 pub(crate) mod protocol;
 pub mod repo;

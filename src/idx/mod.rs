@@ -49,6 +49,7 @@
 //! rely on those checks belong together, so that a reader can see each `unsafe` read beside the check at open
 //! that makes it sound. The writer and the tests live in `write.rs` and `tests.rs`.)
 
+mod batch;
 mod order;
 mod prefix;
 pub mod write;

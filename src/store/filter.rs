@@ -53,6 +53,12 @@ impl MissFilter {
         self.bits.may_contain(id)
     }
 
+    /// The bits [`may_contain`](Self::may_contain) reads for `id` (a batch prefetches them).
+    #[inline(always)]
+    pub(super) fn block_of_id(&self, id: &[u8]) -> Option<&[u64; 4]> {
+        self.bits.block_of_id(id)
+    }
+
     pub(super) fn covers(&self, pack: PackId) -> bool {
         self.covered.binary_search(&pack).is_ok()
     }

@@ -136,6 +136,18 @@ impl Snapshot {
         None
     }
 
+    /// What a batch of lookups warms before it searches (`Handle::locate_many`, `store/batch.rs`): the miss
+    /// filter if installed, the pack a search tries first (the last hit's), and the multi-pack-indices.
+    pub(super) fn warm_targets(
+        &self,
+    ) -> (Option<&MissFilter>, Option<&LoadedPack>, &[Arc<LoadedMidx>]) {
+        (
+            self.filter.as_deref(),
+            self.packs.get(self.last_hit).map(|p| &**p),
+            &self.midx,
+        )
+    }
+
     /// Use `f` from now on: this snapshot holds every slot of the settled map `f` was published in.
     pub(super) fn install_filter(&mut self, f: Arc<MissFilter>) {
         self.outside = self

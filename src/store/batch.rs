@@ -1,0 +1,326 @@
+//! [`Handle::locate_many`]: a batch of lookups whose searches run interleaved and whose misses share one change
+//! check.
+//!
+//! - **Interleaved searches.** A lookup in a large index waits on a few cache misses, one after the other (the
+//!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and, for
+//!   the whole group, prefetches each step's line before any search waits on one: the miss filter's block and the
+//!   first interpolation probe in the pack tried first, then the corrected probe, then the offset; in each
+//!   multi-pack-index, its binary search stepped one probe at a time for every id of the group. Then it searches
+//!   each id as [`Handle::locate`] does: the prefetches are hints, every answer comes from the same search.
+//! - **One change check per batch** (docs/PROTOCOL.md, section 8c, B1). The misses of a batch are held until every
+//!   search of the batch is done; then one check (an `ioctl` with events; without them, one `stat` of each pack
+//!   directory, after each miss's loose probe) stands for each miss's own. Each miss still goes through the same
+//!   steps in the same order as a single lookup's (packs, change check, loose; or packs, loose, `stat`): only the
+//!   check is shared, and it is made after every search of the batch, so it is made after each miss's search
+//!   began, as a single lookup's is. A check that says anything but "quiet", or a handle that moved to another
+//!   listing during the batch (a slow-path lookup refreshed), sends each held miss through [`Handle::locate`]
+//!   again, from its pack search.
+
+use crate::error::Error;
+use crate::midx::batch::Step;
+use crate::oid::ObjectId;
+use crate::prefetch::prefetch;
+use crate::sync;
+
+use super::{Check, Handle, Location, RealFs};
+
+/// Ids searched together: the lines of each step are prefetched for the whole group before any of its searches
+/// reads one. A core keeps about ten to twenty misses in flight; each id warms two lines a step (an id may
+/// straddle two), so sixteen ids fill the queue without waiting on their own prefetches.
+const GROUP: usize = 16;
+
+impl Handle {
+    /// [`Handle::locate_many`]'s body.
+    pub(super) fn locate_batch(
+        &mut self,
+        ids: &[ObjectId],
+        out: &mut Vec<Option<Location>>,
+    ) -> Result<(), Error> {
+        let base = out.len();
+        out.reserve(ids.len());
+        let mut misses = std::mem::take(&mut self.batch_misses);
+        misses.clear();
+        // The listing whose searches the held misses were: compared by the `Arc` (a clone, so a freed map's
+        // address cannot come back as another map's while the batch runs).
+        let listing = sync::Arc::clone(self.view.map());
+        let mut failed = None;
+        'groups: for (g, group) in ids.chunks(GROUP).enumerate() {
+            self.warm(group);
+            for (k, id) in group.iter().enumerate() {
+                let loc = match self.search_steady(id) {
+                    Ok(Some(loc)) => Some(loc),
+                    Ok(None) => {
+                        misses.push(g * GROUP + k);
+                        None
+                    }
+                    Err(stage) => match self.locate_slow(id, stage) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            failed = Some(e);
+                            break 'groups;
+                        }
+                    },
+                };
+                out.push(loc);
+            }
+        }
+        // The held misses before an error are answered too: `out` holds every answer before the id that failed.
+        let r = self.answer_misses(ids, base, &listing, &mut misses, out);
+        self.batch_misses = misses;
+        match (r, failed) {
+            (Err(e), _) | (Ok(()), Some(e)) => Err(e),
+            (Ok(()), None) => Ok(()),
+        }
+    }
+
+    /// The misses `misses` (positions in `ids`, answered `None` at `out[base + position]` so far) of a batch whose
+    /// searches are all done, with one change check for them all. On an error, `out` is cut at the miss that
+    /// failed.
+    fn answer_misses(
+        &mut self,
+        ids: &[ObjectId],
+        base: usize,
+        listing: &sync::Arc<super::Map>,
+        misses: &mut Vec<usize>,
+        out: &mut Vec<Option<Location>>,
+    ) -> Result<(), Error> {
+        if misses.is_empty() {
+            return Ok(());
+        }
+        let check = if !sync::Arc::ptr_eq(listing, self.view.map()) {
+            // Searched in a listing this handle has left: each miss again, in the current one.
+            Check::Changed
+        } else if self.watching {
+            self.view.map().meta().fresh.steady()
+        } else {
+            Check::Stat
+        };
+        match check {
+            Check::Quiet => {
+                for &j in misses.iter() {
+                    if !sync::Arc::ptr_eq(listing, self.view.map()) {
+                        self.again(ids, base, j, out)?;
+                        continue;
+                    }
+                    match self.probe_loose(&ids[j], true, false) {
+                        Ok(r) => out[base + j] = r,
+                        Err(()) => self.again(ids, base, j, out)?,
+                    }
+                }
+            }
+            Check::Stat => {
+                // The loose probes first, then one `stat` of each pack directory for the misses left (a single
+                // lookup's order: packs, loose, `stat`).
+                let mut left = 0;
+                for i in 0..misses.len() {
+                    let j = misses[i];
+                    if !sync::Arc::ptr_eq(listing, self.view.map()) {
+                        self.again(ids, base, j, out)?;
+                        continue;
+                    }
+                    match self.probe_loose(&ids[j], false, false) {
+                        Ok(None) => {
+                            misses[left] = j;
+                            left += 1;
+                        }
+                        Ok(Some(loc)) => out[base + j] = Some(loc),
+                        Err(()) => self.again(ids, base, j, out)?,
+                    }
+                }
+                misses.truncate(left);
+                if left == 0 || !self.refresh_on_miss {
+                    return Ok(());
+                }
+                let g = self.view.map().meta();
+                // Counted as `left` misses towards the deferred switch to events (F4 counts misses, not checks).
+                let changed = !sync::Arc::ptr_eq(listing, self.view.map())
+                    || g.fresh
+                        .stat_changed(&self.tally, g.dirs.len() * left, &RealFs);
+                if changed {
+                    for &j in misses.iter() {
+                        self.again(ids, base, j, out)?;
+                    }
+                }
+            }
+            Check::Changed => {
+                for &j in misses.iter() {
+                    self.again(ids, base, j, out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Held miss `j` through [`Handle::locate`], from its pack search (the listing changed, or its loose step
+    /// needs the general path). On an error, `out` is cut at `j`.
+    #[cold]
+    fn again(
+        &mut self,
+        ids: &[ObjectId],
+        base: usize,
+        j: usize,
+        out: &mut Vec<Option<Location>>,
+    ) -> Result<(), Error> {
+        match self.locate(&ids[j]) {
+            Ok(r) => {
+                out[base + j] = r;
+                Ok(())
+            }
+            Err(e) => {
+                out.truncate(base + j);
+                Err(e)
+            }
+        }
+    }
+
+    /// Prefetch, for every id of `group`, the lines its search will read, one step at a time for the whole
+    /// group (see the module's notes). Reads only what the searches read; answers nothing.
+    fn warm(&self, group: &[ObjectId]) {
+        let (filter, pack, midx) = self.snap.warm_targets();
+        let mut first = [None::<u32>; GROUP];
+        for (id, p) in group.iter().zip(first.iter_mut()) {
+            let b = id.as_bytes();
+            if let Some(block) = filter.and_then(|f| f.block_of_id(b)) {
+                prefetch(block);
+            }
+            if let Some(pack) = pack {
+                *p = pack.idx.warm_first(b);
+            }
+        }
+        if let Some(pack) = pack {
+            for (id, p) in group.iter().zip(first.iter_mut()) {
+                let b = id.as_bytes();
+                // The filter's block is warm now: an id it rules out is not searched in the packs it covers.
+                if filter.is_some_and(|f| !f.may_contain(b)) {
+                    *p = None;
+                }
+                if let Some(q) = *p {
+                    pack.idx.warm_second(b, q);
+                }
+            }
+            for (id, p) in group.iter().zip(first.iter()) {
+                if p.is_some() {
+                    pack.idx.warm_offset(id.as_bytes());
+                }
+            }
+        }
+        for m in midx {
+            let mut steps = [Step::default(); GROUP];
+            for (id, s) in group.iter().zip(steps.iter_mut()) {
+                *s = m.midx.warm_start(id.as_bytes());
+            }
+            loop {
+                let mut going = false;
+                for (id, s) in group.iter().zip(steps.iter_mut()) {
+                    *s = m.midx.warm_step(id.as_bytes(), *s);
+                    going |= !s.done();
+                }
+                if !going {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use std::path::Path;
+
+    use crate::idx::write::{Entry, write_idx};
+    use crate::oid::{HashKind, ObjectId};
+    use crate::store::{Options, Store};
+
+    const KIND: HashKind = HashKind::Sha1;
+
+    fn id(n: u32) -> ObjectId {
+        KIND.digest(&n.to_le_bytes())
+    }
+
+    /// Write a pack of `ids` as git does: the `.pack`, then the `.idx` under a temporary name, renamed into place.
+    fn write_pack(objects: &Path, serial: u32, ids: &[ObjectId]) {
+        let entries: Vec<Entry> = (0u64..)
+            .zip(ids)
+            .map(|(k, &id)| Entry {
+                id,
+                offset: 12 + 10 * k,
+                crc32: 0,
+            })
+            .collect();
+        let sum = KIND.digest(format!("batch test pack {serial}").as_bytes());
+        let idx = objects.join("pack").join(format!("pack-{sum}.idx"));
+        odb_index_testkit::write_stub_pack(
+            &idx.with_extension("pack"),
+            entries.len() as u32,
+            12 + 10 * entries.len() as u64 + 1 + KIND.len() as u64,
+            sum.as_bytes(),
+        );
+        let tmp = idx.with_extension("tmp");
+        std::fs::write(&tmp, write_idx(2, KIND, &entries, &sum).unwrap()).unwrap();
+        std::fs::rename(&tmp, &idx).unwrap();
+    }
+
+    /// B1 on the real store, with events and with `stat`: a batch whose misses were answered quietly, then a
+    /// pack renamed into place, then a batch: it finds the pack's object (its one check is its own, made after
+    /// it began, not the previous batch's). Fails with the check removed or kept from batch to batch.
+    #[test]
+    fn a_batch_finds_a_pack_written_before_it_began() {
+        for options in [
+            Options::default().hash_kind(KIND).change_events_after(1),
+            Options::default().hash_kind(KIND).change_events(false),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let objects = tmp.path();
+            std::fs::create_dir_all(objects.join("pack")).unwrap();
+            let old: Vec<ObjectId> = (0..40).map(id).collect();
+            write_pack(objects, 0, &old);
+            let store = Store::open(objects, options.clone()).unwrap();
+            let mut h = store.handle();
+            let asks = [old[3], id(1000), old[20], id(1001)];
+            // Several batches: the listing is trusted and the detector settled (events set up) before the write.
+            for _ in 0..4 {
+                let mut out = Vec::new();
+                h.locate_many(&asks, &mut out).unwrap();
+                assert!(
+                    out[0].is_some() && out[1].is_none() && out[2].is_some() && out[3].is_none()
+                );
+            }
+            // A directory stamp within a second of its listing is not trusted: let the clock move past it.
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            let mut out = Vec::new();
+            h.locate_many(&asks, &mut out).unwrap();
+            write_pack(objects, 1, &[id(1000)]);
+            let mut out = Vec::new();
+            h.locate_many(&asks, &mut out).unwrap();
+            assert!(
+                out[1].is_some(),
+                "{options:?}: the object of a pack renamed into place before the batch began was missed"
+            );
+            assert!(out[0].is_some() && out[2].is_some() && out[3].is_none());
+        }
+    }
+
+    /// An error stops the batch where `locate` would: `out` holds the answers of the ids before the one that
+    /// failed (a held miss before it included), and nothing after.
+    #[test]
+    fn an_error_cuts_the_answers_at_the_failing_id() {
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path();
+        std::fs::create_dir_all(objects.join("pack")).unwrap();
+        let ids: Vec<ObjectId> = (0..40).map(id).collect();
+        write_pack(objects, 0, &ids);
+        let store = Store::open(objects, Options::default().hash_kind(KIND)).unwrap();
+        let mut h = store.handle();
+        let other = HashKind::Sha256.digest(b"x");
+        let asks = [ids[0], id(5000), other, ids[1]];
+        let mut out = vec![None];
+        let e = h.locate_many(&asks, &mut out).unwrap_err();
+        assert!(matches!(e, crate::Error::WrongIdHashKind { .. }), "{e}");
+        assert_eq!(
+            out.len(),
+            3,
+            "the answers before the failing id, after what `out` held"
+        );
+        assert!(out[1].is_some() && out[2].is_none());
+    }
+}
