@@ -21,6 +21,10 @@ use crate::convert::{kind_to_gix, oid_from_gix};
 use crate::loose::Loose;
 use crate::rev::RevIndex;
 
+/// `Objects::info_many`, the batch path.
+#[path = "batch.rs"]
+mod batch;
+
 /// Where an object's bytes are: what [`Objects::place`] turns a [`Location`] into.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Place {
