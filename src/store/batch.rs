@@ -5,7 +5,7 @@
 //!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and, for
 //!   the whole group, prefetches each step's line before any search waits on one: the miss filter's block and the
 //!   first interpolation probe in the pack tried first, then the corrected probe, then the offset; in each
-//!   multi-pack-index, its binary search stepped one probe at a time for every id of the group. Then it searches
+//!   multi-pack-index, the line where its binary search ends (predicted from the id). Then it searches
 //!   each id as [`Handle::locate`] does: the prefetches are hints, every answer comes from the same search.
 //! - **One change check per batch** (docs/PROTOCOL.md, section 8c, B1). The misses of a batch are held until every
 //!   search of the batch is done; then one check (an `ioctl` with events; without them, one `stat` of each pack
@@ -17,7 +17,6 @@
 //!   again, from its pack search.
 
 use crate::error::Error;
-use crate::midx::batch::Step;
 use crate::oid::ObjectId;
 use crate::prefetch::prefetch;
 use crate::sync;
@@ -28,6 +27,18 @@ use super::{Check, Handle, Location, RealFs};
 /// reads one. A core keeps about ten to twenty misses in flight; each id warms two lines a step (an id may
 /// straddle two), so sixteen ids fill the queue without waiting on their own prefetches.
 const GROUP: usize = 16;
+
+/// Indices with fewer ids than this are not warmed: their ids (1.3 MB of SHA-1 ids at most, under a core's
+/// second-level cache on the machines measured) stay cached in a batch that searches them, where the warming
+/// steps would cost instructions and save no wait. Measured (docs/BENCHMARKS.md, "Batches"): warming a
+/// 12 300-id multi-pack-index made a batch 3.9x slower than `locate` per id; warming a 100 000-id `.idx` made
+/// its random hits 0.42x.
+const WARM_MIN: u32 = 1 << 16;
+
+/// The miss filter is warmed only from this size (its bits for 1.4 million ids): below it, its blocks stay in a
+/// core's second-level cache. Measured (docs/BENCHMARKS.md, "Batches"): warming the 1.5 MB filter of a
+/// 1 000 000-id index made a batch's misses 1.8x slower than `locate`'s.
+const FILTER_WARM_MIN: usize = 2 << 20;
 
 impl Handle {
     /// [`Handle::locate_many`]'s body.
@@ -174,49 +185,44 @@ impl Handle {
     }
 
     /// Prefetch, for every id of `group`, the lines its search will read, one step at a time for the whole
-    /// group (see the module's notes). Reads only what the searches read; answers nothing.
+    /// group (see the module's notes). Reads only what the searches read; answers nothing. Indices smaller than
+    /// [`WARM_MIN`] ids are not warmed.
     fn warm(&self, group: &[ObjectId]) {
         let (filter, pack, midx) = self.snap.warm_targets();
-        let mut first = [None::<u32>; GROUP];
-        for (id, p) in group.iter().zip(first.iter_mut()) {
-            let b = id.as_bytes();
-            if let Some(block) = filter.and_then(|f| f.block_of_id(b)) {
-                prefetch(block);
-            }
-            if let Some(pack) = pack {
-                *p = pack.idx.warm_first(b);
+        let pack = pack.filter(|p| p.idx.len() >= WARM_MIN);
+        // Step 1: the filter's blocks; an id the filter rules out is searched in no pack it covers, so the packs'
+        // lines wait for step 2, where the blocks are warm.
+        if let Some(f) = filter.filter(|f| f.bytes() >= FILTER_WARM_MIN) {
+            for id in group {
+                if let Some(block) = f.block_of_id(id.as_bytes()) {
+                    prefetch(block);
+                }
             }
         }
+        let mut first = [None::<u32>; GROUP];
         if let Some(pack) = pack {
             for (id, p) in group.iter().zip(first.iter_mut()) {
                 let b = id.as_bytes();
-                // The filter's block is warm now: an id it rules out is not searched in the packs it covers.
-                if filter.is_some_and(|f| !f.may_contain(b)) {
-                    *p = None;
+                if filter.is_none_or(|f| f.may_contain(b)) {
+                    *p = pack.idx.warm_first(b);
                 }
+            }
+        }
+        // The multi-pack-indices (searched whatever the filter says): where each search ends, predicted.
+        for m in midx.iter().filter(|m| m.midx.len() >= WARM_MIN) {
+            for id in group {
+                m.midx.warm_predicted(id.as_bytes());
+            }
+        }
+        if let Some(pack) = pack {
+            for (id, p) in group.iter().zip(first.iter()) {
                 if let Some(q) = *p {
-                    pack.idx.warm_second(b, q);
+                    pack.idx.warm_second(id.as_bytes(), q);
                 }
             }
             for (id, p) in group.iter().zip(first.iter()) {
                 if p.is_some() {
                     pack.idx.warm_offset(id.as_bytes());
-                }
-            }
-        }
-        for m in midx {
-            let mut steps = [Step::default(); GROUP];
-            for (id, s) in group.iter().zip(steps.iter_mut()) {
-                *s = m.midx.warm_start(id.as_bytes());
-            }
-            loop {
-                let mut going = false;
-                for (id, s) in group.iter().zip(steps.iter_mut()) {
-                    *s = m.midx.warm_step(id.as_bytes(), *s);
-                    going |= !s.done();
-                }
-                if !going {
-                    break;
                 }
             }
         }
@@ -297,6 +303,73 @@ mod tests {
                 "{options:?}: the object of a pack renamed into place before the batch began was missed"
             );
             assert!(out[0].is_some() && out[2].is_some() && out[3].is_none());
+        }
+    }
+
+    /// Indices large enough to be warmed (a `.idx` of each version and a multi-pack-index, [`WARM_MIN`] ids and
+    /// more; the proptest's are smaller): `locate_many` answers hits and misses as `locate` does, with the miss
+    /// filter and without.
+    #[test]
+    fn warmed_indices_answer_as_locate() {
+        use crate::midx::write::{PackEntries, write_midx};
+        use crate::store::MissFilterMode;
+        let n = super::WARM_MIN + 1000;
+        let ids: Vec<ObjectId> = (0..n).map(id).collect();
+        for (version, midx, filter) in [
+            (2, false, MissFilterMode::Eager),
+            (1, false, MissFilterMode::Off),
+            (2, true, MissFilterMode::Auto),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let objects = tmp.path();
+            std::fs::create_dir_all(objects.join("pack")).unwrap();
+            let entries: Vec<Entry> = (0u64..)
+                .zip(&ids)
+                .map(|(k, &id)| Entry {
+                    id,
+                    offset: 12 + 10 * k,
+                    crc32: 0,
+                })
+                .collect();
+            let sum = KIND.digest(b"warmed");
+            let idx = objects.join("pack").join(format!("pack-{sum}.idx"));
+            let len = 12 + 10 * u64::from(n) + 1 + KIND.len() as u64;
+            odb_index_testkit::write_stub_pack(&idx.with_extension("pack"), n, len, sum.as_bytes());
+            std::fs::write(&idx, write_idx(version, KIND, &entries, &sum).unwrap()).unwrap();
+            if midx {
+                let packs = [PackEntries {
+                    name: idx.file_name().unwrap().to_str().unwrap().to_owned(),
+                    entries: entries.iter().map(|e| (e.id, e.offset)).collect(),
+                }];
+                let bytes = write_midx(1, KIND, &packs).unwrap();
+                std::fs::write(objects.join("pack/multi-pack-index"), bytes).unwrap();
+            }
+            let store = Store::open(
+                objects,
+                Options::default().hash_kind(KIND).miss_filter(filter),
+            )
+            .unwrap();
+            let asks: Vec<ObjectId> = (0..3000u32)
+                .map(|k| {
+                    if k % 3 == 0 {
+                        id(n + k)
+                    } else {
+                        ids[(k * 7919 % n) as usize]
+                    }
+                })
+                .collect();
+            let mut one = store.handle();
+            let want: Vec<_> = asks.iter().map(|i| one.locate(i).unwrap()).collect();
+            let mut many = store.handle();
+            for _ in 0..3 {
+                let mut out = Vec::new();
+                many.locate_many(&asks, &mut out).unwrap();
+                assert_eq!(
+                    out, want,
+                    "version {version}, midx {midx}, filter {filter:?}"
+                );
+            }
+            assert_eq!(want.iter().filter(|l| l.is_some()).count(), 2000);
         }
     }
 
