@@ -1,6 +1,7 @@
-//! Batched lookups in one `.idx`: the search of [`PackIndex::find_entry`] cut into the steps whose reads miss
-//! the cache, so that a group of searches (`Handle::locate_many`) prefetches each step's line for every id of the
-//! group before any of them waits for one. Hints only: every answer still comes from `find_entry`, so a step that
+//! Batched lookups in one `.idx`: the first two probes of [`PackIndex::find_entry`]'s interpolation search, as
+//! steps, so that a group of searches (`Handle::locate_many`) prefetches each step's line for every id of the
+//! group before any of them waits for one (a third step that ran the whole search to prefetch the exact offset
+//! doubled the instructions of a hit and was dropped: the offset is prefetched at the second probe). Hints only: every answer still comes from `find_entry`, so a step that
 //! predicts a line wrongly costs time, never an answer.
 
 use super::PackIndex;
@@ -28,7 +29,9 @@ impl PackIndex {
     }
 
     /// Step 2: read the first probe `p` (warm after step 1) and prefetch the second, `find_interpolated`'s
-    /// correction by the distance in id space at the bucket's density. Nothing when the first probe is `id`.
+    /// correction by the distance in id space at the bucket's density, with the offset of that entry (version 2;
+    /// version 1 keeps it beside the id): the search ends there or a few entries away (a gallop from it), and
+    /// the offsets of sixteen neighbours share a line. Only the offset when the first probe is `id`.
     #[inline]
     pub(crate) fn warm_second(&self, id: &[u8], p: u32) {
         let (Some(e), Some(k)) = (self.id_at(p), id.first_chunk::<8>()) else {
@@ -41,7 +44,10 @@ impl PackIndex {
         let b = usize::from(id[0]);
         let (mut l, mut r) = (self.fanout[b], self.fanout[b + 1]);
         match e.cmp(id) {
-            std::cmp::Ordering::Equal => return,
+            std::cmp::Ordering::Equal => {
+                self.prefetch_offset(p);
+                return;
+            }
             std::cmp::Ordering::Less => l = p + 1,
             std::cmp::Ordering::Greater => r = p,
         }
@@ -52,17 +58,13 @@ impl PackIndex {
         let step = ((i128::from(key) - i128::from(v)) * i128::from(n)) >> 56;
         let q = (i128::from(p) + step).clamp(i128::from(l), i128::from(r) - 1) as u32;
         self.prefetch_id(q);
+        self.prefetch_offset(q);
     }
 
-    /// Step 3: the search itself (its probes warm after steps 1 and 2, the gallop near the second), then a
-    /// prefetch of the line `find_entry` reads next: the entry's offset (version 2; version 1 keeps it beside
-    /// the id, warm already).
-    #[inline]
-    pub(crate) fn warm_offset(&self, id: &[u8]) {
-        if self.version == 1 {
-            return;
-        }
-        if let Some(i) = self.position(id) {
+    /// Prefetch the offset of entry `i` (version 2's offset table; nothing for version 1).
+    #[inline(always)]
+    fn prefetch_offset(&self, i: u32) {
+        if self.version != 1 {
             prefetch_at(
                 &self.data,
                 self.offsets_at

@@ -67,7 +67,6 @@ pub use crate::ids::ChunkId;
 use crate::idx::{PACK_HEADER_LEN, PackIndex};
 use crate::oid::{HashKind, ObjectId};
 
-mod batch;
 pub mod chain;
 mod prefix;
 pub mod write;

@@ -4,9 +4,13 @@
 //! - **Interleaved searches.** A lookup in a large index waits on a few cache misses, one after the other (the
 //!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and, for
 //!   the whole group, prefetches each step's line before any search waits on one: the miss filter's block and the
-//!   first interpolation probe in the pack tried first, then the corrected probe, then the offset; in each
-//!   multi-pack-index, the line where its binary search ends (predicted from the id). Then it searches
+//!   first interpolation probe in the pack tried first, then the corrected probe and its offset. Then it searches
 //!   each id as [`Handle::locate`] does: the prefetches are hints, every answer comes from the same search.
+//!   Multi-pack-indices are not warmed: stepping every binary search of the group one probe at a time made a
+//!   batch 2.5x (hits) to 5.5x (misses) slower than `locate` per id on a 100 000-id file, and prefetching the
+//!   predicted end of each search gained nothing on a 1 000 000-id one (1.32x hits, 1.00x misses, load 6-8;
+//!   docs/BENCHMARKS.md, "Batches"): its binary search's first probes are shared by a bucket's ids and cached,
+//!   its last ones scattered.
 //! - **One change check per batch** (docs/PROTOCOL.md, section 8c, B1). The misses of a batch are held until every
 //!   search of the batch is done; then one check (an `ioctl` with events; without them, one `stat` of each pack
 //!   directory, after each miss's loose probe) stands for each miss's own. Each miss still goes through the same
@@ -188,7 +192,7 @@ impl Handle {
     /// group (see the module's notes). Reads only what the searches read; answers nothing. Indices smaller than
     /// [`WARM_MIN`] ids are not warmed.
     fn warm(&self, group: &[ObjectId]) {
-        let (filter, pack, midx) = self.snap.warm_targets();
+        let (filter, pack) = self.snap.warm_targets();
         let pack = pack.filter(|p| p.idx.len() >= WARM_MIN);
         // Step 1: the filter's blocks; an id the filter rules out is searched in no pack it covers, so the packs'
         // lines wait for step 2, where the blocks are warm.
@@ -208,21 +212,10 @@ impl Handle {
                 }
             }
         }
-        // The multi-pack-indices (searched whatever the filter says): where each search ends, predicted.
-        for m in midx.iter().filter(|m| m.midx.len() >= WARM_MIN) {
-            for id in group {
-                m.midx.warm_predicted(id.as_bytes());
-            }
-        }
         if let Some(pack) = pack {
             for (id, p) in group.iter().zip(first.iter()) {
                 if let Some(q) = *p {
                     pack.idx.warm_second(id.as_bytes(), q);
-                }
-            }
-            for (id, p) in group.iter().zip(first.iter()) {
-                if p.is_some() {
-                    pack.idx.warm_offset(id.as_bytes());
                 }
             }
         }

@@ -137,14 +137,11 @@ impl Snapshot {
     }
 
     /// What a batch of lookups warms before it searches (`Handle::locate_many`, `store/batch.rs`): the miss
-    /// filter if installed, the pack a search tries first (the last hit's), and the multi-pack-indices.
-    pub(super) fn warm_targets(
-        &self,
-    ) -> (Option<&MissFilter>, Option<&LoadedPack>, &[Arc<LoadedMidx>]) {
+    /// filter if installed, and the pack a search tries first (the last hit's).
+    pub(super) fn warm_targets(&self) -> (Option<&MissFilter>, Option<&LoadedPack>) {
         (
             self.filter.as_deref(),
             self.packs.get(self.last_hit).map(|p| &**p),
-            &self.midx,
         )
     }
 
