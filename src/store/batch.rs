@@ -58,6 +58,8 @@ impl Handle {
         // The listing whose searches the held misses were: compared by the `Arc` (a clone, so a freed map's
         // address cannot come back as another map's while the batch runs).
         let listing = sync::Arc::clone(self.view.map());
+        // Without loose objects, a refresh check or events, a steady miss is final at its search: nothing to hold.
+        let hold = self.loose_on || self.refresh_on_miss || self.watching;
         let mut failed = None;
         'groups: for (g, group) in ids.chunks(GROUP).enumerate() {
             self.warm(group);
@@ -65,7 +67,9 @@ impl Handle {
                 let loc = match self.search_steady(id) {
                     Ok(Some(loc)) => Some(loc),
                     Ok(None) => {
-                        misses.push(g * GROUP + k);
+                        if hold {
+                            misses.push(g * GROUP + k);
+                        }
                         None
                     }
                     Err(stage) => match self.locate_slow(id, stage) {
