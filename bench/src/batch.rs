@@ -100,8 +100,26 @@ pub fn rows(dir: &Path, objects: &Path, quick: bool) -> Result<Vec<Row>, String>
         ("100packs".to_owned(), &many, &many_ids),
         ("100packs-midx".to_owned(), &many_midx, &many_ids),
     ] {
-        rows.extend(locate_vs_many(&label, objects, hits, &misses, &s)?);
+        rows.extend(locate_vs_many(
+            &label,
+            objects,
+            hits,
+            &misses,
+            Kind::OdbNone,
+            &s,
+        )?);
     }
+    // The configuration users run (loose objects watched, refresh on miss): a miss's change check is per lookup
+    // for `locate`, per batch for `locate_many`.
+    let one_pack = all_ids(objects)?;
+    rows.extend(locate_vs_many(
+        "1pack-default",
+        objects,
+        &one_pack,
+        &misses,
+        Kind::OdbDefault,
+        &s,
+    )?);
     rows.extend(syscalls(objects, s.syscall_batches)?);
     if s.cachegrind_lookups > 0 {
         rows.extend(cachegrind(&big, &name, s.cachegrind_lookups)?);
@@ -134,16 +152,18 @@ fn fresh(n: usize, seed: u64) -> Vec<ObjectId> {
 }
 
 /// `locate` per id and `locate_many` in batches of [`BATCH`], on random hits and fresh misses of `objects`:
-/// two handles of one store (no loose objects, no refresh: the index searches alone), interleaved run by run;
+/// two handles of one store opened as arm `kind` (`OdbNone`: no loose objects, no refresh, the index searches
+/// alone; `OdbDefault`: `Options::default()`), interleaved run by run;
 /// each run takes the next `lookups` ids (so a run does not find the previous run's lines in cache).
 fn locate_vs_many(
     label: &str,
     objects: &Path,
     hits: &[ObjectId],
     misses: &[ObjectId],
+    kind: Kind,
     s: &Sizes,
 ) -> Result<Vec<Row>, String> {
-    let store = Store::open(objects, odb_options(Kind::OdbNone)).map_err(|e| e.to_string())?;
+    let store = Store::open(objects, odb_options(kind)).map_err(|e| e.to_string())?;
     let (mut one, mut many) = (store.handle(), store.handle());
     let mut out = Vec::with_capacity(BATCH);
     // Warm up: every index loaded, the miss filter built (as the other rows settle it).
@@ -209,7 +229,7 @@ fn locate_vs_many(
             runs: s.runs,
             lookups: n,
             note: format!("load {load:.1}"),
-            ..Row::new(&scenario, "odb-index locate")
+            ..Row::new(&scenario, &format!("{} locate", arm_label(kind)))
         });
         rows.push(
             Row {
@@ -218,7 +238,7 @@ fn locate_vs_many(
                 runs: s.runs,
                 lookups: n,
                 note: format!("{ratio:.2}x locate (medians, same run; load {load:.1})"),
-                ..Row::new(&scenario, "odb-index locate_many 4096")
+                ..Row::new(&scenario, &format!("{} locate_many 4096", arm_label(kind)))
             }
             .with("ratio_to_locate", Val::Num(ratio))
             .with("load", Val::Num(load)),
@@ -226,6 +246,15 @@ fn locate_vs_many(
         eprintln!("bench: {scenario}: locate_many {ratio:.2}x locate");
     }
     Ok(rows)
+}
+
+/// The arm's name in the rows: `odb-index`, or `odb-index default` for `Options::default()`.
+fn arm_label(kind: Kind) -> &'static str {
+    if kind == Kind::OdbDefault {
+        "odb-index default"
+    } else {
+        "odb-index"
+    }
 }
 
 fn min_median(v: &[f64]) -> (f64, f64) {
