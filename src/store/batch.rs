@@ -4,7 +4,9 @@
 //! - **Interleaved searches.** A lookup in a large index waits on a few cache misses, one after the other (the
 //!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and, for
 //!   the whole group, prefetches each step's line before any search waits on one: the miss filter's block and the
-//!   first interpolation probe in the pack tried first, then the corrected probe and its offset. Then it searches
+//!   first interpolation probe in the pack tried first, then the corrected probe and its offset, each step a
+//!   group ahead of the next (a software pipeline: while one group is searched, the next ones are warmed; run
+//!   with the steps of one group back to back, hits were 0.67x `locate`, pipelined 0.55x). Then it searches
 //!   each id as [`Handle::locate`] does: the prefetches are hints, every answer comes from the same search.
 //!   Multi-pack-indices are not warmed: stepping every binary search of the group one probe at a time made a
 //!   batch 2.5x (hits) to 5.5x (misses) slower than `locate` per id on a 100 000-id file, and prefetching the
@@ -61,9 +63,25 @@ impl Handle {
         // Without loose objects, a refresh check or events, a steady miss is final at its search: nothing to hold.
         let hold = self.loose_on || self.refresh_on_miss || self.watching;
         let mut failed = None;
-        'groups: for (g, group) in ids.chunks(GROUP).enumerate() {
-            self.warm(group);
-            for (k, id) in group.iter().enumerate() {
+        // The warming steps run ahead of the searches, a software pipeline over the groups: while group `g` is
+        // searched, group `g + 1`'s second probes, group `g + 2`'s first probes and group `g + 3`'s filter blocks
+        // are on their way (each step reads lines the step before prefetched a group earlier, so none waits).
+        let group = |g: usize| {
+            ids.get(g * GROUP..ids.len().min((g + 1) * GROUP))
+                .unwrap_or(&[])
+        };
+        let mut firsts = [[None::<u32>; GROUP]; 3];
+        for g in 0..3 {
+            self.warm_filter(group(g));
+        }
+        firsts[0] = self.warm_first(group(0));
+        firsts[1] = self.warm_first(group(1));
+        self.warm_second(group(0), &firsts[0]);
+        'groups: for g in 0..ids.len().div_ceil(GROUP) {
+            self.warm_filter(group(g + 3));
+            firsts[(g + 2) % 3] = self.warm_first(group(g + 2));
+            self.warm_second(group(g + 1), &firsts[(g + 1) % 3]);
+            for (k, id) in group(g).iter().enumerate() {
                 let loc = match self.search_steady(id) {
                     Ok(Some(loc)) => Some(loc),
                     Ok(None) => {
@@ -192,23 +210,26 @@ impl Handle {
         }
     }
 
-    /// Prefetch, for every id of `group`, the lines its search will read, one step at a time for the whole
-    /// group (see the module's notes). Reads only what the searches read; answers nothing. Indices smaller than
-    /// [`WARM_MIN`] ids are not warmed.
-    fn warm(&self, group: &[ObjectId]) {
-        let (filter, pack) = self.snap.warm_targets();
-        let pack = pack.filter(|p| p.idx.len() >= WARM_MIN);
-        // Step 1: the filter's blocks; an id the filter rules out is searched in no pack it covers, so the packs'
-        // lines wait for step 2, where the blocks are warm.
-        if let Some(f) = filter.filter(|f| f.bytes() >= FILTER_WARM_MIN) {
+    /// Warming step 1 for `group` (see the module's notes): prefetch the miss filter's blocks (filters of
+    /// [`FILTER_WARM_MIN`] bytes and more). Reads only what the searches read; answers nothing.
+    fn warm_filter(&self, group: &[ObjectId]) {
+        if let (Some(f), _) = self.snap.warm_targets()
+            && f.bytes() >= FILTER_WARM_MIN
+        {
             for id in group {
                 if let Some(block) = f.block_of_id(id.as_bytes()) {
                     prefetch(block);
                 }
             }
         }
+    }
+
+    /// Warming step 2: for each id the filter does not rule out (its block warm after step 1), the first probe
+    /// in the pack tried first (indices of [`WARM_MIN`] ids and more), prefetched; returned for step 3.
+    fn warm_first(&self, group: &[ObjectId]) -> [Option<u32>; GROUP] {
         let mut first = [None::<u32>; GROUP];
-        if let Some(pack) = pack {
+        let (filter, pack) = self.snap.warm_targets();
+        if let Some(pack) = pack.filter(|p| p.idx.len() >= WARM_MIN) {
             for (id, p) in group.iter().zip(first.iter_mut()) {
                 let b = id.as_bytes();
                 if filter.is_none_or(|f| f.may_contain(b)) {
@@ -216,7 +237,15 @@ impl Handle {
                 }
             }
         }
-        if let Some(pack) = pack {
+        first
+    }
+
+    /// Warming step 3: read each first probe of step 2 and prefetch the corrected probe and its offset. (A pack
+    /// tried first that changed since step 2 gets positions of another index: hints that miss, nothing more.)
+    fn warm_second(&self, group: &[ObjectId], first: &[Option<u32>; GROUP]) {
+        if let (_, Some(pack)) = self.snap.warm_targets()
+            && pack.idx.len() >= WARM_MIN
+        {
             for (id, p) in group.iter().zip(first.iter()) {
                 if let Some(q) = *p {
                     pack.idx.warm_second(id.as_bytes(), q);
