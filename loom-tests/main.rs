@@ -1074,3 +1074,47 @@ fn freshness_vanished_pack_back_is_loaded_again() {
     builder()
         .check(move || crate::store::freshness_model::vanished_pack_back_is_loaded_again(&objects));
 }
+
+/// B1 (docs/PROTOCOL.md, section 8c), events: a pack renamed into place while another thread refreshes is found
+/// by a batch that began after the rename returned, whose misses share one check made after its searches.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn batch_events_finds_a_pack_written_before_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder().check(move || {
+        crate::store::batch_model::events_batch_finds_a_pack_written_before_it(&objects)
+    });
+}
+
+/// B1 with the `stat` detector: the batch's one `stat` of the pack directory.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn batch_stat_finds_a_pack_written_before_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    builder().check(move || {
+        crate::store::batch_model::stat_batch_finds_a_pack_written_before_it(&objects)
+    });
+}
+
+/// B1's witness: the batch answers its misses from a check made before it began (a handle keeping its last
+/// check). loom must find the false miss; this test passes only because it does.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn witness_batch_check_before_the_batch() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
+    let objects = tmp.path().to_path_buf();
+    let result = catch_unwind(|| {
+        builder().check(move || {
+            crate::store::batch_model::events_batch_with_an_earlier_check_misses(&objects)
+        });
+    });
+    assert!(
+        result.is_err(),
+        "loom did not find the false miss of a batch whose check was made before it began"
+    );
+}

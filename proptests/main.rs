@@ -1,4 +1,5 @@
 #![cfg(not(any(loom, shuttle)))]
+mod batch;
 mod fanout;
 mod filter;
 mod idx;

@@ -54,6 +54,7 @@ mod load_mode;
 mod loose;
 pub mod midx;
 mod oid;
+mod prefetch;
 mod prefix;
 pub(crate) mod protocol;
 pub mod repo;

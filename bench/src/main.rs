@@ -6,6 +6,7 @@
 //! See docs/BENCHMARKS.md for the figures and how to reproduce them.
 
 mod arms;
+mod batch;
 /// The library's split-block Bloom filter (crate-private there), compiled from its own source so that scenario
 /// `filter-build` measures exactly the store's code.
 #[path = "../../src/store/bloom.rs"]
@@ -29,11 +30,12 @@ pub use arms::Kind;
 #[global_allocator]
 static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
 
-const USAGE: &str = "usage: odb-index-bench [PATH] [--json] [--svg FILE] [--quick]
+const USAGE: &str = "usage: odb-index-bench [PATH] [--json] [--svg FILE] [--quick] [--scenario batches]
   Benchmark lookups: odb-index (loose probe, cached, none), gix-odb 0.83 and gix-odb 0.87, interleaved in
   one process. Without PATH, build the fixture of the gix-odb sched_yield report with git (12 328 objects in
   one pack) in a temporary directory. Prints a table (one JSON object per line with --json); --svg draws it as
-  a bar chart; --quick is a short run. See docs/BENCHMARKS.md.
+  a bar chart; --quick is a short run; --scenario batches runs that group alone (every group without it).
+  See docs/BENCHMARKS.md.
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
 
 fn main() -> ExitCode {
@@ -83,6 +85,10 @@ pub struct Args {
     pub open_first_miss_loop: Option<usize>,
     /// Hidden: `--open-first-miss` opens the store with `Options::midx_checksum(true)`.
     pub midx_checksum: bool,
+    /// `--scenario NAME`: run one scenario group only (`batches`), for measurements on a loaded machine.
+    pub scenario: Option<String>,
+    /// Hidden: `--batch-child WHAT ARG`: a child of the `batches` group (strace, cachegrind, the front ends).
+    pub batch_child: Option<(String, String)>,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -103,6 +109,8 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         store_filter_build: None,
         open_first_miss_loop: None,
         midx_checksum: false,
+        scenario: None,
+        batch_child: None,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -111,6 +119,21 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
             Long("quick") => a.quick = true,
             Long("fresh") => a.fresh = true,
             Long("midx-checksum") => a.midx_checksum = true,
+            Long("scenario") => {
+                let v = parser.value().map_err(|e| e.to_string())?;
+                match v.to_str() {
+                    Some("batches") => a.scenario = Some("batches".into()),
+                    _ => return Err(format!("--scenario takes batches, not {v:?}")),
+                }
+            }
+            Long("batch-child") => {
+                let what = parser.value().map_err(|e| e.to_string())?;
+                let arg = parser.value().map_err(|e| e.to_string())?;
+                a.batch_child = Some((
+                    what.to_string_lossy().into_owned(),
+                    arg.to_string_lossy().into_owned(),
+                ));
+            }
             Long("svg") => a.svg = Some(parser.value().map_err(|e| e.to_string())?.into()),
             Long("only-miss-loop") => {
                 let v = parser.value().map_err(|e| e.to_string())?;
@@ -164,6 +187,9 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
 
 /// Run the benchmark.
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    if let (Some((what, arg)), Some(path)) = (&args.batch_child, &args.path) {
+        return batch::child(what, arg, path).map(|()| ExitCode::SUCCESS);
+    }
     if let Some(objects) = &args.open_first_miss {
         return scenarios::open_first_miss(objects, args.midx_checksum).map(|()| ExitCode::SUCCESS);
     }
@@ -224,11 +250,16 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return scenarios::only_miss_loop(kind, &objects, n, args.fresh)
             .map(|()| ExitCode::SUCCESS);
     }
-    let rows = match &args.ratio_rows {
-        Some(many) => scenarios::ratio_rows(&objects, many, args.quick)?,
-        None => scenarios::all(&objects, args.path.is_some(), args.quick)?,
+    let rows = match (&args.ratio_rows, &args.scenario) {
+        (Some(many), _) => scenarios::ratio_rows(&objects, many, args.quick)?,
+        (None, Some(_batches)) => {
+            let tmp = fixture::TempDir::new("bench-batches")?;
+            batch::rows(tmp.path(), &objects, args.quick)?
+        }
+        (None, None) => scenarios::all(&objects, args.path.is_some(), args.quick)?,
     };
-    let targets = report::targets(&rows);
+    let mut targets = report::targets(&rows);
+    targets.extend(batch::targets(&rows));
     if args.json {
         for r in rows.iter().chain(&targets) {
             println!("{}", r.json());

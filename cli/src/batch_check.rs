@@ -131,9 +131,10 @@ impl Format {
 ///
 /// The full-length ids among them are looked up first, all at once, with [`Handle::locate_many`] on `handle` (a
 /// handle of `objects`' store, kept by the caller from batch to batch: it keeps its snapshot, its miss filter
-/// and its watched fan-out listings, which a new handle per batch would build again): a miss (of an id that no
-/// replace ref names) is answered from that (one pass, no call per id), everything else (hits, prefixes,
-/// replaced ids, a lookup that failed) by [`answer_line`].
+/// and its watched fan-out listings, which a new handle per batch would build again): their searches run
+/// interleaved and their misses share one change check. An id that no replace ref names is answered from that
+/// (a miss at once, a hit read where the batch located it); everything else (prefixes, replaced ids, a lookup
+/// that failed) by [`answer_line`].
 pub fn answer_lines(
     objects: &Objects,
     handle: &mut Handle,
@@ -162,9 +163,21 @@ pub fn answer_lines(
     // by one (with the error where there is one).
     let _ = handle.locate_many(&ids, &mut found);
     for (line, (name, at)) in lines.iter().zip(names) {
-        match at.and_then(|i| found.get(i)) {
-            Some(None) => status(name, b"missing", out),
-            _ => answer_line(objects, line, format, out)?,
+        match at.and_then(|i| Some((&ids[i], found.get(i)?))) {
+            Some((_, None)) => status(name, b"missing", out),
+            // Located by the batch: read from there (a file gone since is looked for again by `write_object`).
+            Some((id, Some(loc))) => match objects.place_at(id, *loc) {
+                Ok(place) => {
+                    let asked = Asked {
+                        id,
+                        name: Some(name),
+                        rest: split(line, format).1,
+                    };
+                    write_object(objects, &asked, id, &place, format, out)?
+                }
+                Err(e) => error(name, &e, out)?,
+            },
+            None => answer_line(objects, line, format, out)?,
         }
     }
     Ok(())

@@ -21,6 +21,10 @@ use crate::convert::{AnyId, kind_to_gix, oid_from_gix};
 use crate::loose::Loose;
 use crate::rev::RevIndex;
 
+/// `Objects::info_many`, the batch path.
+#[path = "batch.rs"]
+mod batch;
+
 /// Where an object's bytes are: what [`Objects::place`] turns a [`Location`] into.
 ///
 /// ```
@@ -511,11 +515,22 @@ impl Objects {
     fn at_place<T>(
         &self,
         id: &ObjectId,
-        mut f: impl FnMut(&Place) -> Result<T, Error>,
+        f: impl FnMut(&Place) -> Result<T, Error>,
     ) -> Result<Option<(Place, T)>, Error> {
         let Some(place) = self.place(id)? else {
             return Ok(None);
         };
+        self.at_located(id, place, f)
+    }
+
+    /// `f` at `place`, where the store located `id`; where the file is gone, at the place the store finds it
+    /// again ([`place_again`](Self::place_again)).
+    pub(crate) fn at_located<T>(
+        &self,
+        id: &ObjectId,
+        place: Place,
+        mut f: impl FnMut(&Place) -> Result<T, Error>,
+    ) -> Result<Option<(Place, T)>, Error> {
         match f(&place) {
             Err(e) if e.is_gone() => match self.place_again(id, &place)? {
                 Some(again) => f(&again).map(|t| Some((again, t))),
@@ -565,9 +580,17 @@ impl Objects {
     /// Type and size of `id` from headers only (a deltified entry's type from the end of its chain, its size
     /// from the delta's header), and where it is; `None` if absent.
     pub fn info(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Info>, Error> {
-        let id = id.to_object_id();
-        let id = &id;
-        match self.at_place(id, |place| self.header_at(place)) {
+        let id = &id.to_object_id();
+        match self.place(id)? {
+            Some(place) => self.info_at(id, place),
+            None => Ok(None),
+        }
+    }
+
+    /// [`info`](Self::info) of `id`, which the store located at `place` (the one way `info` and
+    /// [`info_many`](Self::info_many) read a header).
+    pub(crate) fn info_at(&self, id: &ObjectId, place: Place) -> Result<Option<Info>, Error> {
+        match self.at_located(id, place, |place| self.header_at(place)) {
             Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
             found => Ok(found?.map(|(place, (kind, size))| Info {
                 id: *id,

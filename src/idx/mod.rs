@@ -53,6 +53,7 @@
 //! here, the checks against the pack and of the whole file in `verify.rs`, the writer and the tests in `write.rs`
 //! and `tests.rs`.
 
+mod batch;
 mod layout;
 mod order;
 mod prefix;

@@ -106,6 +106,14 @@ impl SplitBlockBloom {
         miss == 0
     }
 
+    /// The block [`may_contain`](Self::may_contain) reads for `id` (for a batch to prefetch it); `None` where it
+    /// reads none.
+    #[inline(always)]
+    pub(crate) fn block_of_id(&self, id: &[u8]) -> Option<&[u64; 4]> {
+        let (k, _) = keys(id)?;
+        self.blocks.get(self.block_of(k)).map(|b| &b.0)
+    }
+
     /// Memory held by the bits.
     pub(crate) fn bytes(&self) -> usize {
         self.blocks.len() * std::mem::size_of::<Block>()

@@ -53,6 +53,18 @@ impl MissFilter {
         self.bits.may_contain(id)
     }
 
+    /// Memory held by the bits (a batch warms them only when they are larger than a core's caches).
+    #[inline(always)]
+    pub(super) fn bytes(&self) -> usize {
+        self.bits.bytes()
+    }
+
+    /// The bits [`may_contain`](Self::may_contain) reads for `id` (a batch prefetches them).
+    #[inline(always)]
+    pub(super) fn block_of_id(&self, id: &[u8]) -> Option<&[u64; 4]> {
+        self.bits.block_of_id(id)
+    }
+
     pub(super) fn covers(&self, pack: PackId) -> bool {
         self.covered.binary_search(&pack).is_ok()
     }

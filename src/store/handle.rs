@@ -23,6 +23,10 @@ use crate::sync;
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
+/// `locate_many`: a batch's searches interleaved, one change check for its misses.
+#[path = "batch.rs"]
+mod batch;
+
 impl Store {
     /// A new handle for one thread.
     pub fn handle(self: &Arc<Self>) -> Handle {
@@ -39,6 +43,7 @@ impl Store {
             fanouts: FanoutLists::default(),
             tally: Tally::default(),
             own_indices: Vec::new(),
+            batch_misses: Vec::new(),
             _not_sync: PhantomData,
         }
     }
@@ -90,6 +95,9 @@ pub struct Handle {
     tally: Tally,
     /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
     pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
+    /// The positions of a batch's misses waiting for its one change check (`store/batch.rs`); kept between
+    /// batches, so a batch allocates nothing once this has room.
+    batch_misses: Vec<usize>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -338,8 +346,11 @@ impl Handle {
     /// answer it).
     ///
     /// For front ends that check many ids at once (fetch negotiation, receiving a pack, `cat-file
-    /// --batch-check`): a steady-state lookup runs inside this loop, loose probe included, so the probe's system
-    /// call is made from this function rather than from a call per id. Allocates nothing once `out` has room.
+    /// --batch-check`). The searches of a group of ids run interleaved: the lines each will read (the miss
+    /// filter's block, the index probes, the entry's offset) are prefetched for the whole group before any of
+    /// them waits on one, so several cache misses are in flight instead of one. The misses of the batch share
+    /// one change check, made after every search of the batch (an object renamed into place before the call
+    /// began is found). Allocates nothing once `out` has room (and the handle has held a batch's misses).
     ///
     /// Errors: the first error of [`locate`](Self::locate) stops the loop; `out` then holds the answers of the
     /// ids before the one that failed (`out.len()` minus its length at the call is that id's position).
@@ -364,15 +375,7 @@ impl Handle {
         ids: &[ObjectId],
         out: &mut Vec<Option<Location>>,
     ) -> Result<(), Error> {
-        out.reserve(ids.len());
-        for id in ids {
-            let loc = match self.locate_steady(id) {
-                Ok(r) => r,
-                Err(stage) => self.locate_slow(id, stage)?,
-            };
-            out.push(loc);
-        }
-        Ok(())
+        self.locate_batch(ids, out)
     }
 
     /// The steady-state lookup, inlined into [`locate_many`](Self::locate_many)'s loop: a hit in the snapshot,
@@ -380,6 +383,17 @@ impl Handle {
     /// may be needed: [`locate_slow`](Self::locate_slow) goes on from `stage` (what was done is not done again).
     #[inline(always)]
     fn locate_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+        match self.search_steady(id)? {
+            Some(loc) => Ok(Some(loc)),
+            None => self.steady_miss(id),
+        }
+    }
+
+    /// The pack search of [`locate_steady`](Self::locate_steady): a hit, or `None` for a miss in a settled map
+    /// whose loose step and change check are still to make ([`steady_miss`](Self::steady_miss); a batch makes
+    /// one check for all its misses, `store/batch.rs`).
+    #[inline(always)]
+    fn search_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
         if id.kind() != self.kind {
             return Err(Stage::Packs);
         }
@@ -396,10 +410,16 @@ impl Handle {
             return Err(Stage::Packs);
         }
         self.filter_tick();
-        let g = self.view.map().meta();
-        if !g.unreadable.is_empty() {
+        if !self.view.map().meta().unreadable.is_empty() {
             return Err(Stage::Loose);
         }
+        Ok(None)
+    }
+
+    /// The rest of a steady miss after [`search_steady`](Self::search_steady): the change check, the loose step.
+    #[inline(always)]
+    fn steady_miss(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+        let g = self.view.map().meta();
         // The change check is a branch: with events, one system call stands for every pack directory's `stat`
         // and every loose probe. Quiet (nothing changed since the listing): no refresh, the watched listings
         // answer for loose objects.

@@ -137,6 +137,15 @@ impl Snapshot {
         None
     }
 
+    /// What a batch of lookups warms before it searches (`Handle::locate_many`, `store/batch.rs`): the miss
+    /// filter if installed, and the pack a search tries first (the last hit's).
+    pub(super) fn warm_targets(&self) -> (Option<&MissFilter>, Option<&LoadedPack>) {
+        (
+            self.filter.as_deref(),
+            self.packs.get(self.last_hit).map(|p| &**p),
+        )
+    }
+
     /// Use `f` from now on: this snapshot holds every slot of the settled map `f` was published in.
     pub(super) fn install_filter(&mut self, f: Arc<MissFilter>) {
         self.outside = self

@@ -1,0 +1,103 @@
+//! [`Objects::info_many`]: the batch path of the adapter (`cat-file --batch-check --buffer`, fetch negotiation,
+//! connectivity checks): the ids located together by [`Handle::locate_many`](odb_index::Handle::locate_many)
+//! (their searches interleaved, one change check for the batch's misses), then each header read.
+
+use odb_index::{Location, ObjectId};
+
+use super::{Info, Objects};
+use crate::Error;
+
+impl Objects {
+    /// Type, size and place of each of `ids`, appended to `out` in order, each as [`Objects::info`] answers it
+    /// (`None`: absent). The ids are located together with
+    /// [`Handle::locate_many`](odb_index::Handle::locate_many), which keeps several index reads in flight and
+    /// makes one change check for the batch's misses (an object written before the call began is found); each
+    /// header is then read from its place (a file found gone is looked for again, as [`Objects::info`] does).
+    ///
+    /// Errors: the first error stops the call; `out` then holds the answers of the ids before the one that
+    /// failed (`out.len()` minus its length at the call is that id's position).
+    ///
+    /// ```
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let st = std::process::Command::new("git").args(["init", "-q", "--bare", "."]).current_dir(tmp.path())
+    /// #     .env("GIT_CONFIG_GLOBAL", "/dev/null").status()?;
+    /// # assert!(st.success());
+    /// use odb_index_gix::{ObjectId, Objects};
+    ///
+    /// let objects = Objects::open(tmp.path())?;
+    /// let ids: Vec<ObjectId> = ["0123456789012345678901234567890123456789"]
+    ///     .iter().map(|h| h.parse()).collect::<Result<_, _>>()?;
+    /// let mut out = Vec::new();
+    /// objects.info_many(&ids, &mut out)?;
+    /// assert!(out[0].is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn info_many(&self, ids: &[ObjectId], out: &mut Vec<Option<Info>>) -> Result<(), Error> {
+        if ids.iter().any(|id| id.kind() != self.hash_kind()) {
+            // `info` answers "absent" for an id of the other hash kind, where the store's lookup errs.
+            for id in ids {
+                out.push(self.info(id)?);
+            }
+            return Ok(());
+        }
+        self.forget_dead_packs();
+        let mut locs = Vec::with_capacity(ids.len());
+        // The borrow ends here, before anything below can re-enter.
+        let located = self.handle.borrow_mut().locate_many(ids, &mut locs);
+        for (id, loc) in ids.iter().zip(&locs) {
+            out.push(match *loc {
+                Some(loc) => self.info_located(id, loc)?,
+                None => None,
+            });
+        }
+        located?;
+        Ok(())
+    }
+
+    /// [`Objects::info`] for `id`, which the store located at `loc`.
+    fn info_located(&self, id: &ObjectId, loc: Location) -> Result<Option<Info>, Error> {
+        self.info_at(id, self.place_at(id, loc)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use odb_index_testkit::{fast_import_blobs, git, init_repo};
+
+    use crate::{ObjectId, Objects};
+
+    /// `info_many` answers each id as `info` does: packed and loose objects (kind, size, place) and absent ids,
+    /// in order, across several groups of the store's batch.
+    #[test]
+    fn info_many_answers_as_info() {
+        let repo = init_repo("sha1", true);
+        fast_import_blobs(repo.path(), 60, 7, "main");
+        git(repo.path(), &["repack", "-adq"]);
+        let loose = git(repo.path(), &["hash-object", "-w", "--stdin"]);
+        let mut ids: Vec<ObjectId> = odb_index_testkit::all_objects(repo.path())
+            .iter()
+            .map(|h| h.parse().unwrap())
+            .collect();
+        ids.push(loose.trim().parse().unwrap());
+        for (k, h) in odb_index_testkit::absent_ids(30, 40, 3).iter().enumerate() {
+            ids.insert(k * 2, h.parse().unwrap());
+        }
+        let objects = Objects::open(repo.path()).unwrap();
+        let mut out = Vec::new();
+        objects.info_many(&ids, &mut out).unwrap();
+        assert_eq!(out.len(), ids.len());
+        let mut found = 0;
+        for (id, got) in ids.iter().zip(&out) {
+            let want = objects.info(id).unwrap();
+            let key =
+                |i: &Option<crate::Info>| i.as_ref().map(|i| (i.kind, i.size, i.place.location()));
+            assert_eq!(key(got), key(&want), "{id}");
+            found += usize::from(got.is_some());
+        }
+        assert_eq!(
+            found,
+            ids.len() - 30,
+            "every written object found, no absent one"
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! A software prefetch: the hint that lets a batch of lookups keep several cache misses in flight
+//! (`Handle::locate_many` warms the lines its searches will read, for a group of ids, before it searches them).
+
+/// Ask the CPU to bring the cache line holding `*r` into every cache level, without waiting for it. A hint only:
+/// it changes no value the program can observe, and a wrong address (not possible here: `r` is a reference)
+/// would not fault. A no-op on targets other than x86-64 (stable Rust has no portable prefetch).
+#[inline(always)]
+pub(crate) fn prefetch<T: ?Sized>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is in the target's baseline, so the
+        // compiler may assume it); the instruction reads nothing the program observes and cannot fault, and the
+        // pointer comes from a live reference.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(r).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
+/// [`prefetch`] the line of `bytes[at]`; nothing if `at` is out of bounds.
+#[inline(always)]
+pub(crate) fn prefetch_at(bytes: &[u8], at: usize) {
+    if let Some(b) = bytes.get(at) {
+        prefetch(b);
+    }
+}
