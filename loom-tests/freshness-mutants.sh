@@ -40,6 +40,8 @@ vanished-relisting-confirms-std ~~ src/store/freshness.rs ~~ lib:store::relist_t
 vanished-failure-carried ~~ src/store/successor.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~             (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}\n ~~ 
 tmp-index-listed ~~ src/store/scan.rs ~~ int:freshness::temporary_packs_of_repack_are_not_listed ~~     if stem.starts_with(".tmp-") { ~~     if stem.starts_with(".tmp-") && false {
 cached-name-unconfirmed ~~ src/store/loose_sources.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),
+loose-check-before-probe ~~ src/store/handle.rs ~~ lib:store::relist_tests::an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found ~~         if !self.loose_listed { ~~         if false && !self.loose_listed {
+slow-check-before-loose-step ~~ src/store/handle.rs ~~ lib:store::relist_tests::an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found ~~                 let drained = self.drain_for_loose(); ~~                 let drained = self.drain_for_loose();\n                let early = self.refresh_on_miss && self.packs_changed(); ~~                     return Ok(Some(loc));\n                } ~~                     return Ok(Some(loc));\n                }\n                if !early && stage != Stage::Refresh && !self.snap.vanished {\n                    return self.not_found(bytes);\n                }
 LIST
 )
 

@@ -124,66 +124,86 @@ impl Handle {
         if misses.is_empty() {
             return Ok(());
         }
-        let check = if !sync::Arc::ptr_eq(listing, self.view.map()) {
+        if !sync::Arc::ptr_eq(listing, self.view.map()) {
             // Searched in a listing this handle has left: each miss again, in the current one.
+            return self.all_again(ids, base, misses, out);
+        }
+        if self.watching && self.loose_listed {
+            // Watched listings answer as of the last drain and read no file: the one check first vouches for
+            // them (a single lookup's order with events).
+            match self.view.map().meta().fresh.steady() {
+                Check::Quiet => {
+                    for &j in misses.iter() {
+                        if !sync::Arc::ptr_eq(listing, self.view.map()) {
+                            self.again(ids, base, j, out)?;
+                            continue;
+                        }
+                        match self.probe_loose(&ids[j], LooseStep::SteadyQuiet) {
+                            Ok(r) => out[base + j] = r,
+                            Err(()) => self.again(ids, base, j, out)?,
+                        }
+                    }
+                    return Ok(());
+                }
+                Check::Changed => return self.all_again(ids, base, misses, out),
+                Check::Stat => {}
+            }
+        }
+        // The loose probes first, then one change check for the misses left (a single lookup's order: packs,
+        // loose, then the check; F5).
+        let mut left = 0;
+        for i in 0..misses.len() {
+            let j = misses[i];
+            if !sync::Arc::ptr_eq(listing, self.view.map()) {
+                self.again(ids, base, j, out)?;
+                continue;
+            }
+            match self.probe_loose(&ids[j], LooseStep::SteadyProbe) {
+                Ok(None) => {
+                    misses[left] = j;
+                    left += 1;
+                }
+                Ok(Some(loc)) => out[base + j] = Some(loc),
+                Err(()) => self.again(ids, base, j, out)?,
+            }
+        }
+        misses.truncate(left);
+        if left == 0 || !self.refresh_on_miss {
+            return Ok(());
+        }
+        let g = self.view.map().meta();
+        let check = if !sync::Arc::ptr_eq(listing, self.view.map()) {
             Check::Changed
         } else if self.watching {
-            self.view.map().meta().fresh.steady()
+            g.fresh.steady()
         } else {
             Check::Stat
         };
-        match check {
-            Check::Quiet => {
-                for &j in misses.iter() {
-                    if !sync::Arc::ptr_eq(listing, self.view.map()) {
-                        self.again(ids, base, j, out)?;
-                        continue;
-                    }
-                    match self.probe_loose(&ids[j], LooseStep::SteadyQuiet) {
-                        Ok(r) => out[base + j] = r,
-                        Err(()) => self.again(ids, base, j, out)?,
-                    }
-                }
-            }
-            Check::Stat => {
-                // The loose probes first, then one `stat` of each pack directory for the misses left (a single
-                // lookup's order: packs, loose, `stat`).
-                let mut left = 0;
-                for i in 0..misses.len() {
-                    let j = misses[i];
-                    if !sync::Arc::ptr_eq(listing, self.view.map()) {
-                        self.again(ids, base, j, out)?;
-                        continue;
-                    }
-                    match self.probe_loose(&ids[j], LooseStep::SteadyProbe) {
-                        Ok(None) => {
-                            misses[left] = j;
-                            left += 1;
-                        }
-                        Ok(Some(loc)) => out[base + j] = Some(loc),
-                        Err(()) => self.again(ids, base, j, out)?,
-                    }
-                }
-                misses.truncate(left);
-                if left == 0 || !self.refresh_on_miss {
-                    return Ok(());
-                }
-                let g = self.view.map().meta();
-                // Counted as `left` misses towards the deferred switch to events (F4 counts misses, not checks).
-                let changed = !sync::Arc::ptr_eq(listing, self.view.map())
-                    || g.fresh
-                        .stat_changed(&self.tally, g.dirs.len() * left, &RealFs);
-                if changed {
-                    for &j in misses.iter() {
-                        self.again(ids, base, j, out)?;
-                    }
-                }
-            }
-            Check::Changed => {
-                for &j in misses.iter() {
-                    self.again(ids, base, j, out)?;
-                }
-            }
+        let changed = match check {
+            Check::Quiet => false,
+            Check::Changed => true,
+            // Counted as `left` misses towards the deferred switch to events (F4 counts misses, not checks).
+            Check::Stat => g
+                .fresh
+                .stat_changed(&self.tally, g.dirs.len() * left, &RealFs),
+        };
+        if changed {
+            return self.all_again(ids, base, misses, out);
+        }
+        Ok(())
+    }
+
+    /// Every held miss of `misses` through [`Handle::locate`] (see [`again`](Self::again)).
+    #[cold]
+    fn all_again(
+        &mut self,
+        ids: &[ObjectId],
+        base: usize,
+        misses: &[usize],
+        out: &mut Vec<Option<Location>>,
+    ) -> Result<(), Error> {
+        for &j in misses {
+            self.again(ids, base, j, out)?;
         }
         Ok(())
     }

@@ -173,21 +173,15 @@ impl Freshness {
     }
 
     /// The refresh check: whether a pack directory changed since this listing (or the listing is too recent to
-    /// trust, or a deferred detector's count is reached: the refresh sets events up). With events: drain (or use
-    /// `drained`, a drain this lookup made after its pack search) and compare with the token; without:
-    /// [`stat_changed`](Self::stat_changed).
-    pub(super) fn changed(
-        &self,
-        tally: &Tally,
-        dirs: usize,
-        drained: Option<u64>,
-        fs: &dyn Fs,
-    ) -> bool {
+    /// trust, or a deferred detector's count is reached: the refresh sets events up). With events: drain and
+    /// compare with the token; without: [`stat_changed`](Self::stat_changed). A lookup makes it after its loose
+    /// step, never earlier (F5).
+    pub(super) fn changed(&self, tally: &Tally, dirs: usize, fs: &dyn Fs) -> bool {
         if self.watch.upgrade_due() {
             return true;
         }
         if self.watch.has_events() {
-            let t = drained.unwrap_or_else(|| self.watch.drain());
+            let t = self.watch.drain();
             if t & FALLBACK == 0 {
                 return t != self.token.load(Ordering::Relaxed);
             }
@@ -386,7 +380,7 @@ mod tests {
             Check::Quiet,
             "Quiet for a listing whose scan missed a pack"
         );
-        assert!(second.changed(&Tally::default(), 1, None, &fs));
+        assert!(second.changed(&Tally::default(), 1, &fs));
     }
 
     /// F1 without events: a stamp that differs from the listing's is "changed"; an equal one is not (and the
@@ -405,9 +399,9 @@ mod tests {
             || scanned(&dir, stamp(0)),
         );
         let t = Tally::default();
-        assert!(!f.changed(&t, 1, None, &fs));
+        assert!(!f.changed(&t, 1, &fs));
         *fs.stamp.lock().unwrap() = stamp(1);
-        assert!(f.changed(&t, 1, None, &fs));
+        assert!(f.changed(&t, 1, &fs));
     }
 
     /// A listing made within a second of its directory's mtime is untrusted (the next check says "changed"),
@@ -431,7 +425,7 @@ mod tests {
             false,
             || scanned(&dir, now),
         );
-        assert!(f.changed(&Tally::default(), 1, None, &fs));
+        assert!(f.changed(&Tally::default(), 1, &fs));
         assert!(f.relist_trusts_timestamps(false));
         assert!(!f.relist_trusts_timestamps(true));
         let ((), g) = Freshness::listing(
@@ -442,7 +436,7 @@ mod tests {
             true,
             || scanned(&dir, now),
         );
-        assert!(!g.changed(&Tally::default(), 1, None, &fs));
+        assert!(!g.changed(&Tally::default(), 1, &fs));
     }
 
     /// The deferred count: a handle reports its misses [`DEFERRED_BATCH`] at a time, counted once per objects
@@ -469,13 +463,13 @@ mod tests {
             let misses_needed = u64::from(after).div_ceil(dirs as u64);
             for m in 1..misses_needed {
                 assert!(
-                    !f.changed(&t, dirs, None, &fs),
+                    !f.changed(&t, dirs, &fs),
                     "changed after {m} misses of {dirs} directories (count {after})"
                 );
                 assert!(t.pending() < DEFERRED_BATCH, "a batch was not reported");
             }
             assert!(
-                f.changed(&t, dirs, None, &fs),
+                f.changed(&t, dirs, &fs),
                 "not changed after {misses_needed} misses of {dirs} directories (count {after})"
             );
             assert!(f.watch.upgrade_due());
@@ -495,12 +489,12 @@ mod tests {
             scanned(&dir, stamp(0))
         });
         *fs.stamp.lock().unwrap() = stamp(1);
-        assert!(old.changed(&Tally::default(), 1, None, &fs));
+        assert!(old.changed(&Tally::default(), 1, &fs));
         let ((), new) = Freshness::listing(Some(&old), Detector::Stat, dirs, &fs, true, || {
             scanned(&dir, stamp(1))
         });
         assert!(!old.confirm(&new, true, false), "the old stamps kept");
-        assert!(!new.changed(&Tally::default(), 1, None, &fs));
+        assert!(!new.changed(&Tally::default(), 1, &fs));
         // The same stamps: the same listing.
         let ((), again) = Freshness::listing(Some(&new), Detector::Stat, dirs, &fs, true, || {
             scanned(&dir, stamp(1))

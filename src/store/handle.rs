@@ -40,6 +40,7 @@ impl Store {
             refresh_on_miss: self.options.refresh != RefreshMode::Never,
             watching: self.options.refresh != RefreshMode::Never
                 || self.options.loose == LooseMode::Watched,
+            loose_listed: matches!(self.options.loose, LooseMode::Watched | LooseMode::None),
             fanouts: FanoutLists::default(),
             tally: Tally::default(),
             own_indices: Vec::new(),
@@ -88,6 +89,10 @@ pub struct Handle {
     refresh_on_miss: bool,
     /// Misses ask the listing's change detector (a refresh check, or watched loose listings).
     watching: bool,
+    /// The loose step of a quiet miss reads no file ([`LooseMode::Watched`]: the listings answer, as of the last
+    /// drain; or no loose objects), so the change check may come first. Otherwise the loose probe comes first
+    /// and the check after it (F5).
+    loose_listed: bool,
     /// This handle's listings of fan-out directories ([`LooseMode::Watched`]).
     fanouts: FanoutLists,
     /// Misses answered while the store's change events are deferred, not yet reported to the detector
@@ -159,9 +164,10 @@ impl Handle {
                 }
             }
             // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
-            let mut drained = None;
             if stage <= Stage::Loose {
-                drained = self.drain_for_loose();
+                let drained = self.drain_for_loose();
+                #[cfg(all(test, not(any(loom, shuttle))))]
+                super::relist_tests::before_loose();
                 let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
                 self.snap.loose_failed.clear();
                 if let Ok(Some(loc)) = self.probe_loose(id, LooseStep::slow(quiet)) {
@@ -170,12 +176,13 @@ impl Handle {
             }
             // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
             //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
-            //    The drain of step 2, made after this lookup's pack search, counts every pack written before
-            //    the lookup began: it stands for the refresh check's own (one `read` fewer).
+            //    The check is made after the loose step, never taken from the drain before it: a loose object
+            //    that `repack -d` packed (new pack written) and pruned between that drain and the loose step was
+            //    in the repository all along, and only a check after the loose step sees its new pack (F5,
+            //    docs/PROTOCOL.md section 8c; `relist_tests::an_object_packed_and_pruned_between_the_drain_and_
+            //    the_loose_step_is_found`).
             let refresh = self.refresh_on_miss
-                && (stage == Stage::Refresh
-                    || self.snap.vanished
-                    || self.packs_changed_after(drained));
+                && (stage == Stage::Refresh || self.snap.vanished || self.packs_changed());
             if !refresh {
                 break;
             }
@@ -426,6 +433,20 @@ impl Handle {
         if !self.watching {
             return self.steady_without_events(id);
         }
+        if !self.loose_listed {
+            // The loose probe reads the file system: it comes first, the change check after it (F5: an object
+            // packed and pruned between a check and the probe would be missed).
+            match self.probe_loose(id, LooseStep::SteadyProbe) {
+                Ok(None) => {}
+                Ok(Some(loc)) => return Ok(Some(loc)),
+                Err(()) => return Err(Stage::Loose),
+            }
+            return match self.view.map().meta().fresh.steady() {
+                Check::Quiet => Ok(None),
+                Check::Changed => Err(Stage::Refresh),
+                Check::Stat => self.stat_after_loose(),
+            };
+        }
         match g.fresh.steady() {
             Check::Quiet => self
                 .probe_loose(id, LooseStep::SteadyQuiet)
@@ -444,6 +465,13 @@ impl Handle {
             Ok(Some(loc)) => return Ok(Some(loc)),
             Err(()) => return Err(Stage::Loose),
         }
+        self.stat_after_loose()
+    }
+
+    /// A steady miss after its loose step, without events: under [`RefreshMode::OnMiss`], `stat` the pack
+    /// directories.
+    #[inline(always)]
+    fn stat_after_loose(&self) -> Result<Option<Location>, Stage> {
         // No `snap.vanished` test here: an index that vanished is also in `snap.failed`, which sent the lookup
         // to the general path (`should_refresh` there reads it).
         if self.refresh_on_miss && self.pack_dirs_changed() {
@@ -473,7 +501,13 @@ impl Handle {
                         None => return Err(()),
                     }
                 }
-                l => l.contains(id),
+                l => {
+                    #[cfg(all(test, not(any(loom, shuttle))))]
+                    if !step.is_slow() {
+                        super::relist_tests::before_steady_probe();
+                    }
+                    l.contains(id)
+                }
             };
             match r {
                 Ok(false) => {}
@@ -499,16 +533,11 @@ impl Handle {
     }
 
     /// Whether the pack directories changed since this handle's listing was made: the one refresh check of
-    /// every lookup path (drain the events and compare counters, or, without events, `stat` each directory).
+    /// every lookup path (drain the events and compare counters, or, without events, `stat` each directory),
+    /// made after the lookup's loose step (F5).
     pub(super) fn packs_changed(&self) -> bool {
-        self.packs_changed_after(None)
-    }
-
-    /// [`packs_changed`](Self::packs_changed), with `drained` the value of a drain this lookup made after its
-    /// pack search on the same map (then not drained again).
-    fn packs_changed_after(&self, drained: Option<u64>) -> bool {
         let g = self.view.map().meta();
-        g.fresh.changed(&self.tally, g.dirs.len(), drained, &RealFs)
+        g.fresh.changed(&self.tally, g.dirs.len(), &RealFs)
     }
 
     /// One settled miss towards building (or picking up) the miss filter.

@@ -35,6 +35,32 @@ thread_local! {
     static BEFORE_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
 }
 
+thread_local! {
+    /// Run once, on the slow path of the next lookup on this thread, between its drain of the events and its
+    /// loose step (`Handle::locate_slow`).
+    static BEFORE_LOOSE: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+}
+
+/// Called by `Handle::locate_slow` after the drain that precedes its loose step, before the loose step.
+pub(super) fn before_loose() {
+    if let Some(f) = BEFORE_LOOSE.with(|h| h.borrow_mut().take()) {
+        f();
+    }
+}
+
+thread_local! {
+    /// Run once, on the steady path of the next lookup on this thread, right before a loose probe that reads
+    /// the file system (`Handle::probe_loose`).
+    static BEFORE_STEADY_PROBE: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+}
+
+/// Called by `Handle::probe_loose` on the steady path, right before a loose probe that reads the file system.
+pub(super) fn before_steady_probe() {
+    if let Some(f) = BEFORE_STEADY_PROBE.with(|h| h.borrow_mut().take()) {
+        f();
+    }
+}
+
 /// Called by `Handle::refresh_after_miss` before it lists the pack directories again.
 pub(super) fn before_relist() {
     if let Some(f) = BEFORE_RELIST.with(|h| h.borrow_mut().take()) {
@@ -391,4 +417,61 @@ fn a_dropped_handle_reports_its_uncounted_misses() {
         !deferring(),
         "the dropped handle's misses reached the detector"
     );
+}
+
+/// A loose object packed as `git repack -d` packs it (a new pack written, then the loose file pruned) between
+/// a lookup's change check and its loose step: the object was in the repository all along, so the lookup must
+/// find it (git's order: packs, loose, then the pack directories again; F5 in docs/PROTOCOL.md, 8c). Where it
+/// happens: `LooseMode::Watched` on the slow path, after the drain that lets it list a fan-out directory afresh
+/// (the refresh check reused that drain and said "nothing changed"); `Probe` and `Cached` with events on the
+/// steady path, whose quiet check came before the probe.
+#[test]
+fn an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found() {
+    for loose in [LooseMode::Watched, LooseMode::Probe, LooseMode::Cached] {
+        let repo = init_repo("sha1", true);
+        let p = repo.path();
+        fast_import_blobs(p, 30, 1, "a");
+        // One loose object: `fast-import` writes a pack, so the blob is written with `hash-object -w`.
+        let x = git_stdin(
+            p,
+            &["hash-object", "-w", "--stdin"],
+            b"packed while it is looked up\n",
+        )
+        .trim()
+        .to_string();
+        let store = Store::open(p, Options::default().loose(loose).change_events_after(0)).unwrap();
+        let mut h = store.handle();
+        let absent = "0123456789012345678901234567890123456789".parse().unwrap();
+        assert_eq!(h.locate(&absent).unwrap(), None);
+        assert!(store.change_events(), "events are set up");
+        let (repo_path, x2) = (p.to_path_buf(), x.clone());
+        let pack_and_prune: Box<dyn FnOnce()> = Box::new(move || {
+            // What `repack -d` does for a loose object: a new pack holding it, then `prune-packed`.
+            git_stdin(
+                &repo_path,
+                &["pack-objects", "-q", "objects/pack/pack"],
+                format!("{x2}\n").as_bytes(),
+            );
+            git(&repo_path, &["prune-packed"]);
+        });
+        let hook = if loose == LooseMode::Watched {
+            &BEFORE_LOOSE
+        } else {
+            &BEFORE_STEADY_PROBE
+        };
+        hook.with(|hook| *hook.borrow_mut() = Some(pack_and_prune));
+        let found = h.locate(&x.parse().unwrap());
+        assert!(
+            hook.with(|h| h.borrow().is_none()),
+            "the hook ran ({loose:?})"
+        );
+        assert!(
+            !p.join("objects").join(&x[..2]).join(&x[2..]).exists(),
+            "prune-packed removed the loose file"
+        );
+        assert!(
+            matches!(found, Ok(Some(Location::Packed { .. }))),
+            "{x}: {found:?} ({loose:?})"
+        );
+    }
 }
