@@ -576,7 +576,17 @@ fn prefix(id: &[u8]) -> u64 {
 /// those pages are read): the `.idx` names of the packs it covers, in pack int id order.
 pub fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
     let data = Data::open(path, LoadMode::Mmap).map_err(|e| Error::io(path, e))?;
-    let l = parse_layout(&data, kind).map_err(|e| e.into_error(path, kind))?;
+    pack_names_in(&data, path, kind)
+}
+
+/// The pack names of `data`, the contents of the multi-pack-index at `path` (used in errors), reading only its
+/// header, chunk table and `PNAM` chunk (as [`read_pack_names`] does).
+pub(crate) fn pack_names_in(
+    data: &[u8],
+    path: &Path,
+    kind: HashKind,
+) -> Result<Vec<String>, Error> {
+    let l = parse_layout(data, kind).map_err(|e| e.into_error(path, kind))?;
     parse_pack_names(&data[l.pnam.0..l.pnam.1], l.num_packs, l.version).map_err(|problem| {
         Error::CorruptMultiPackIndex {
             path: path.to_owned(),

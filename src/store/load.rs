@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use super::listing::Listing;
 use super::options::{MidxCheck, Options};
-use super::plan::SlotSpec;
+use super::plan::{OpenedMidx, SlotSpec};
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::fanout::{BucketState, Confirmed};
@@ -258,17 +258,29 @@ pub(super) fn load_slot(
             packs,
             names,
             layer,
+            opened,
             ..
         } => {
             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);
-            let opened = match layer {
-                // A layer of an incremental chain must also end with the checksum it is named after.
-                Some(checksum) => crate::midx::chain::Layer {
-                    checksum: *checksum,
-                    path: path.clone(),
+            // The file the listing opened (once per listing), checked now; opened again only if it was taken.
+            let listed = lock(opened).take();
+            let opened = match listed.map(|o| *o) {
+                Some(OpenedMidx::Mapped(data)) => {
+                    MultiPackIndex::from_data(data, path.clone(), kind)
                 }
-                .open(kind, mode),
+                Some(OpenedMidx::Read(m)) => Ok(*m),
                 None => MultiPackIndex::open_with(path, kind, mode),
+            };
+            // A layer of an incremental chain must also end with the checksum it is named after.
+            let opened = match layer {
+                Some(checksum) => opened.and_then(|m| {
+                    crate::midx::chain::Layer {
+                        checksum: *checksum,
+                        path: path.clone(),
+                    }
+                    .check(m)
+                }),
+                None => opened,
             };
             // Under `Options::midx_checksum`, the whole file is hashed once, here, before it answers anything: a
             // file that fails is a failed load like any other (the packs' own indices answer).
