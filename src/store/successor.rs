@@ -84,10 +84,7 @@ pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
         };
         match carried {
             Some(v) => {
-                if let SlotSpec::Midx { opened, .. } = &mut spec {
-                    // Loaded already: the file this listing opened is not needed (nor kept mapped).
-                    *opened.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
-                }
+                drop_opened(&mut spec);
                 ready_specs.push((i, spec));
                 ready_vals.push(v);
             }
@@ -121,4 +118,11 @@ pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
         }),
     );
     SlotMap::new(ready_vals, listing.slots.len() - n_ready, listing)
+}
+
+/// A carried slot is loaded already: the file its new listing opened is not needed (nor kept mapped).
+fn drop_opened(spec: &mut SlotSpec) {
+    if let SlotSpec::Midx { opened, .. } = spec {
+        *opened.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
