@@ -11,10 +11,10 @@
 //! listing the lookup starts from, or that listing's `steady` check is not Quiet and its `changed` check says so
 //! (the lookup then refreshes, and the refreshed listing holds it), whatever a concurrent refresh is doing.
 //!
-//! Not modelled: the scan itself (the model's scan reads its directory under the lock; the real `scan_pack_dir`
-//! stamps the directory from its descriptor before reading entries, argued in PROTOCOL.md), the kernel (as in
-//! `loom-tests/watch.rs`), and coarse timestamps (the model's stamps change with every write; `untrusted` covers
-//! the real ones and has unit tests).
+//! Not modelled: the scan itself (the model's scan reads its directory under the lock; the real `scan_pack_dir`,
+//! `src/store/scan.rs`, stamps the directory from its descriptor before reading entries, argued in PROTOCOL.md),
+//! the kernel (as in `loom-tests/watch.rs`), and coarse timestamps (the model's stamps change with every write;
+//! `untrusted` covers the real ones and has unit tests).
 
 use std::path::{Path, PathBuf};
 

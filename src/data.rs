@@ -375,7 +375,21 @@ impl Data {
     /// carrying [`FileProblem::NotRegular`]); under [`LoadMode::Read`] a sparse file is refused with
     /// [`FileProblem::Sparse`] before anything is read.
     pub fn open(path: &Path, mode: LoadMode) -> io::Result<Data> {
+        Self::open_with_metadata(path, mode).map(|(data, _)| data)
+    }
+
+    /// [`Data::open`], with the metadata of the descriptor it read (what a `stat` of `path` said of the file it
+    /// opened, without a second `stat`).
+    pub(crate) fn open_with_metadata(
+        path: &Path,
+        mode: LoadMode,
+    ) -> io::Result<(Data, std::fs::Metadata)> {
         let (file, md) = open_regular(path)?;
+        Self::bring_in(&file, &md, mode).map(|data| (data, md))
+    }
+
+    /// The contents of `file` (open, regular, with metadata `md`) as `mode` says.
+    fn bring_in(file: &File, md: &std::fs::Metadata, mode: LoadMode) -> io::Result<Data> {
         let len = md.len();
         match mode {
             LoadMode::Mmap => {
@@ -396,12 +410,12 @@ impl Data {
                 // name, which leaves this mapping on the old inode), and `LoadMode::Read` exists for setups where
                 // that discipline does not hold. Every read of the mapping is bounds-checked against its length
                 // as it was when mapped.
-                let map = unsafe { memmap2::MmapOptions::new().len(len).map(&file)? };
+                let map = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
                 Ok(Data::Mmap(map))
             }
             LoadMode::Read => {
-                check_not_sparse(&md)?;
-                Ok(Data::Vec(read_all(&file, len, u64::MAX)?))
+                check_not_sparse(md)?;
+                Ok(Data::Vec(read_all(file, len, u64::MAX)?))
             }
         }
     }

@@ -114,6 +114,48 @@ pub fn write_idx(
     entries: &[Entry],
     pack_checksum: &ObjectId,
 ) -> Result<Vec<u8>, WriteError> {
+    let sorted = checked_sorted(version, kind, entries, pack_checksum)?;
+    let h = kind.len();
+    let mut out = Vec::new();
+    if version == 2 {
+        out.extend_from_slice(b"\xfftOc");
+        out.extend_from_slice(&2u32.to_be_bytes());
+    }
+    let mut fanout = [0u32; 256];
+    for e in &sorted {
+        fanout[usize::from(e.id.first_byte())] += 1;
+    }
+    let mut total = 0u32;
+    for n in fanout {
+        // Cannot overflow: the total is entries.len(), checked above to fit in u32.
+        total += n;
+        out.extend_from_slice(&total.to_be_bytes());
+    }
+    if version == 1 {
+        for e in &sorted {
+            // Checked above: every offset fits in 32 bits.
+            let off = u32::try_from(e.offset).unwrap_or(u32::MAX);
+            out.extend_from_slice(&off.to_be_bytes());
+            out.extend_from_slice(e.id.as_bytes());
+        }
+    } else {
+        v2_tables(&mut out, &sorted)?;
+    }
+    debug_assert_eq!(h, pack_checksum.as_bytes().len());
+    out.extend_from_slice(pack_checksum.as_bytes());
+    let sum = kind.digest(&out);
+    out.extend_from_slice(sum.as_bytes());
+    Ok(out)
+}
+
+/// `entries` sorted by id, once `version`, the hash kinds, the count, distinct ids and the offsets `version` can
+/// store are checked.
+fn checked_sorted<'a>(
+    version: u32,
+    kind: HashKind,
+    entries: &'a [Entry],
+    pack_checksum: &ObjectId,
+) -> Result<Vec<&'a Entry>, WriteError> {
     if version != 1 && version != 2 {
         return Err(WriteError::UnsupportedVersion(version));
     }
@@ -152,62 +194,38 @@ pub fn write_idx(
     if version == 2 && !sorted.is_empty() && sorted.iter().all(|e| e.offset > MAX_SMALL_OFFSET) {
         return Err(WriteError::NoSmallOffset);
     }
-    let h = kind.len();
-    let mut out = Vec::new();
-    if version == 2 {
-        out.extend_from_slice(b"\xfftOc");
-        out.extend_from_slice(&2u32.to_be_bytes());
+    Ok(sorted)
+}
+
+/// A version 2 index's tables after the fan-out: ids, CRCs, 32-bit offsets, then the 64-bit ones.
+fn v2_tables(out: &mut Vec<u8>, sorted: &[&Entry]) -> Result<(), WriteError> {
+    for e in sorted {
+        out.extend_from_slice(e.id.as_bytes());
     }
-    let mut fanout = [0u32; 256];
-    for e in &sorted {
-        fanout[usize::from(e.id.first_byte())] += 1;
+    for e in sorted {
+        out.extend_from_slice(&e.crc32.to_be_bytes());
     }
-    let mut total = 0u32;
-    for n in fanout {
-        // Cannot overflow: the total is entries.len(), checked above to fit in u32.
-        total += n;
-        out.extend_from_slice(&total.to_be_bytes());
+    let mut large: Vec<u64> = Vec::new();
+    for e in sorted {
+        let word = if e.offset > MAX_SMALL_OFFSET {
+            let index = u32::try_from(large.len())
+                .ok()
+                .filter(|&i| u64::from(i) <= MAX_SMALL_OFFSET)
+                .ok_or(WriteError::TooManyEntries {
+                    count: sorted.len(),
+                })?;
+            large.push(e.offset);
+            index | 0x8000_0000
+        } else {
+            // Checked by the branch: the offset is below 2^31.
+            u32::try_from(e.offset).unwrap_or(0)
+        };
+        out.extend_from_slice(&word.to_be_bytes());
     }
-    if version == 1 {
-        for e in &sorted {
-            // Checked above: every offset fits in 32 bits.
-            let off = u32::try_from(e.offset).unwrap_or(u32::MAX);
-            out.extend_from_slice(&off.to_be_bytes());
-            out.extend_from_slice(e.id.as_bytes());
-        }
-    } else {
-        for e in &sorted {
-            out.extend_from_slice(e.id.as_bytes());
-        }
-        for e in &sorted {
-            out.extend_from_slice(&e.crc32.to_be_bytes());
-        }
-        let mut large: Vec<u64> = Vec::new();
-        for e in &sorted {
-            let word = if e.offset > MAX_SMALL_OFFSET {
-                let index = u32::try_from(large.len())
-                    .ok()
-                    .filter(|&i| u64::from(i) <= MAX_SMALL_OFFSET)
-                    .ok_or(WriteError::TooManyEntries {
-                        count: entries.len(),
-                    })?;
-                large.push(e.offset);
-                index | 0x8000_0000
-            } else {
-                // Checked by the branch: the offset is below 2^31.
-                u32::try_from(e.offset).unwrap_or(0)
-            };
-            out.extend_from_slice(&word.to_be_bytes());
-        }
-        for off in large {
-            out.extend_from_slice(&off.to_be_bytes());
-        }
+    for off in large {
+        out.extend_from_slice(&off.to_be_bytes());
     }
-    debug_assert_eq!(h, pack_checksum.as_bytes().len());
-    out.extend_from_slice(pack_checksum.as_bytes());
-    let sum = kind.digest(&out);
-    out.extend_from_slice(sum.as_bytes());
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -111,7 +111,11 @@ impl Layer {
     /// Open the layer (as `mode` says) and check it like any multi-pack-index, then check that it ends with the
     /// checksum it is named after.
     pub fn open(&self, kind: HashKind, mode: LoadMode) -> Result<MultiPackIndex, Error> {
-        let m = MultiPackIndex::open_with(&self.path, kind, mode)?;
+        self.check(MultiPackIndex::open_with(&self.path, kind, mode)?)
+    }
+
+    /// `m`, this layer's file as opened, if it ends with the checksum the layer is named after.
+    pub(crate) fn check(&self, m: MultiPackIndex) -> Result<MultiPackIndex, Error> {
         let found = m.checksum();
         if found != self.checksum {
             return Err(Error::CorruptChain {

@@ -1,3 +1,4 @@
+// Over 600 lines: the lookups and the checks each answer gets when it is used (the format's layout and verification are in layout.rs and verify.rs), and a runnable module example.
 //! The `multi-pack-index` file (`objects/pack/multi-pack-index`): one sorted table of the objects of many packs.
 //!
 //! The format is git's (`gitformat-pack(5)`, section "multi-pack-index (MIDX) files have the following format",
@@ -608,7 +609,17 @@ fn prefix(id: &[u8]) -> u64 {
 /// those pages are read): the `.idx` names of the packs it covers, in pack int id order.
 pub(crate) fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
     let data = Data::open(path, LoadMode::Mmap).map_err(|e| Error::io(path, e))?;
-    let l = parse_layout(&data, kind).map_err(|e| e.into_error(path, kind))?;
+    pack_names_in(&data, path, kind)
+}
+
+/// The pack names of `data`, the contents of the multi-pack-index at `path` (used in errors), reading only its
+/// header, chunk table and `PNAM` chunk (as [`read_pack_names`] does).
+pub(crate) fn pack_names_in(
+    data: &[u8],
+    path: &Path,
+    kind: HashKind,
+) -> Result<Vec<String>, Error> {
+    let l = parse_layout(data, kind).map_err(|e| e.into_error(path, kind))?;
     parse_pack_names(&data[l.pnam.0..l.pnam.1], l.num_packs, l.version).map_err(|problem| {
         Error::CorruptMultiPackIndex {
             path: path.to_owned(),

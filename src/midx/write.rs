@@ -120,82 +120,11 @@ pub fn write_midx(
     kind: HashKind,
     packs: &[PackEntries],
 ) -> Result<Vec<u8>, WriteError> {
-    if version != 1 && version != 2 {
-        return Err(WriteError::UnsupportedVersion { version });
-    }
-    let num_packs =
-        u32::try_from(packs.len()).map_err(|_| WriteError::TooManyPacks { packs: packs.len() })?;
-    if let Some(p) = packs.iter().find(|p| bad_name(&p.name)) {
-        return Err(WriteError::BadPackName {
-            name: p.name.clone(),
-        });
-    }
-    // order[pack int id] = index into `packs`.
-    let mut order: Vec<usize> = (0..packs.len()).collect();
-    let mut by_name = order.clone();
-    by_name.sort_by(|&a, &b| packs[a].name.cmp(&packs[b].name));
-    if let Some(w) = by_name
-        .windows(2)
-        .find(|w| packs[w[0]].name == packs[w[1]].name)
-    {
-        return Err(WriteError::DuplicatePackName {
-            name: packs[w[0]].name.clone(),
-        });
-    }
-    if version == 1 {
-        order = by_name;
-    }
-
-    // (id, pack int id, offset), sorted by id then pack int id; keep the first of each id.
-    let mut all: Vec<(ObjectId, u32, u64)> =
-        Vec::with_capacity(packs.iter().map(|p| p.entries.len()).sum());
-    for (pack_int_id, &i) in (0u32..).zip(&order) {
-        for &(id, off) in &packs[i].entries {
-            if id.kind() != kind {
-                return Err(WriteError::WrongIdKind {
-                    pack: packs[i].name.clone(),
-                    id,
-                });
-            }
-            all.push((id, pack_int_id, off));
-        }
-    }
-    all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    if let Some(w) = all
-        .windows(2)
-        .find(|w| w[0].0 == w[1].0 && w[0].1 == w[1].1)
-    {
-        return Err(WriteError::DuplicateObjectInPack {
-            pack: packs[order[w[0].1 as usize]].name.clone(),
-            id: w[0].0,
-        });
-    }
-    all.dedup_by(|b, a| a.0 == b.0);
+    let (num_packs, order) = pack_order(version, packs)?;
+    let all = sorted_entries(kind, packs, &order)?;
     let count =
         u32::try_from(all.len()).map_err(|_| WriteError::TooManyObjects { objects: all.len() })?;
-
-    // Offsets: LOFF only if some offset does not fit in 32 bits; then every offset >= 2^31 goes there.
-    let large_needed = all.iter().any(|e| e.2 > u64::from(u32::MAX));
-    let mut ooff: Vec<u8> = Vec::with_capacity(all.len() * 8);
-    let mut loff: Vec<u8> = Vec::new();
-    let mut large = 0usize;
-    for &(_, pack, off) in &all {
-        ooff.extend_from_slice(&pack.to_be_bytes());
-        let stored = if large_needed && off >= 1 << 31 {
-            let row = u32::try_from(large)
-                .ok()
-                .filter(|r| r & super::LARGE_OFFSET_BIT == 0);
-            let row = row.ok_or(WriteError::TooManyLargeOffsets { large: large + 1 })?;
-            loff.extend_from_slice(&off.to_be_bytes());
-            large += 1;
-            row | super::LARGE_OFFSET_BIT
-        } else {
-            // Fits: either every offset fits in 32 bits, or this one is below 2^31.
-            off as u32
-        };
-        ooff.extend_from_slice(&stored.to_be_bytes());
-    }
-
+    let (ooff, loff, large_needed) = offset_chunks(&all)?;
     let mut pnam: Vec<u8> = Vec::new();
     for &i in &order {
         pnam.extend_from_slice(packs[i].name.as_bytes());
@@ -228,6 +157,103 @@ pub fn write_midx(
     if large_needed {
         chunks.push((CHUNK_LOFF, &loff));
     }
+    Ok(chunk_file(version, kind, num_packs, &chunks))
+}
+
+/// The number of packs and their order (`order[pack int id]` is an index into `packs`: as given for version 2,
+/// by name for version 1), once `version` and the names are checked.
+fn pack_order(version: u8, packs: &[PackEntries]) -> Result<(u32, Vec<usize>), WriteError> {
+    if version != 1 && version != 2 {
+        return Err(WriteError::UnsupportedVersion { version });
+    }
+    let num_packs =
+        u32::try_from(packs.len()).map_err(|_| WriteError::TooManyPacks { packs: packs.len() })?;
+    if let Some(p) = packs.iter().find(|p| bad_name(&p.name)) {
+        return Err(WriteError::BadPackName {
+            name: p.name.clone(),
+        });
+    }
+    // order[pack int id] = index into `packs`.
+    let mut order: Vec<usize> = (0..packs.len()).collect();
+    let mut by_name = order.clone();
+    by_name.sort_by(|&a, &b| packs[a].name.cmp(&packs[b].name));
+    if let Some(w) = by_name
+        .windows(2)
+        .find(|w| packs[w[0]].name == packs[w[1]].name)
+    {
+        return Err(WriteError::DuplicatePackName {
+            name: packs[w[0]].name.clone(),
+        });
+    }
+    if version == 1 {
+        order = by_name;
+    }
+
+    Ok((num_packs, order))
+}
+
+/// Every `(id, pack int id, offset)` of `packs` in `order`, sorted by id, the first pack's copy of each id kept.
+fn sorted_entries(
+    kind: HashKind,
+    packs: &[PackEntries],
+    order: &[usize],
+) -> Result<Vec<(ObjectId, u32, u64)>, WriteError> {
+    // (id, pack int id, offset), sorted by id then pack int id; keep the first of each id.
+    let mut all: Vec<(ObjectId, u32, u64)> =
+        Vec::with_capacity(packs.iter().map(|p| p.entries.len()).sum());
+    for (pack_int_id, &i) in (0u32..).zip(order) {
+        for &(id, off) in &packs[i].entries {
+            if id.kind() != kind {
+                return Err(WriteError::WrongIdKind {
+                    pack: packs[i].name.clone(),
+                    id,
+                });
+            }
+            all.push((id, pack_int_id, off));
+        }
+    }
+    all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    if let Some(w) = all
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && w[0].1 == w[1].1)
+    {
+        return Err(WriteError::DuplicateObjectInPack {
+            pack: packs[order[w[0].1 as usize]].name.clone(),
+            id: w[0].0,
+        });
+    }
+    all.dedup_by(|b, a| a.0 == b.0);
+    Ok(all)
+}
+
+/// The `OOFF` chunk of `all` and its `LOFF` chunk, and whether the file needs one.
+fn offset_chunks(all: &[(ObjectId, u32, u64)]) -> Result<(Vec<u8>, Vec<u8>, bool), WriteError> {
+    // Offsets: LOFF only if some offset does not fit in 32 bits; then every offset >= 2^31 goes there.
+    let large_needed = all.iter().any(|e| e.2 > u64::from(u32::MAX));
+    let mut ooff: Vec<u8> = Vec::with_capacity(all.len() * 8);
+    let mut loff: Vec<u8> = Vec::new();
+    let mut large = 0usize;
+    for &(_, pack, off) in all {
+        ooff.extend_from_slice(&pack.to_be_bytes());
+        let stored = if large_needed && off >= 1 << 31 {
+            let row = u32::try_from(large)
+                .ok()
+                .filter(|r| r & super::LARGE_OFFSET_BIT == 0);
+            let row = row.ok_or(WriteError::TooManyLargeOffsets { large: large + 1 })?;
+            loff.extend_from_slice(&off.to_be_bytes());
+            large += 1;
+            row | super::LARGE_OFFSET_BIT
+        } else {
+            // Fits: either every offset fits in 32 bits, or this one is below 2^31.
+            off as u32
+        };
+        ooff.extend_from_slice(&stored.to_be_bytes());
+    }
+    Ok((ooff, loff, large_needed))
+}
+
+/// A multi-pack-index file: the header, the table of `chunks`, the chunks and the checksum.
+fn chunk_file(version: u8, kind: HashKind, num_packs: u32, chunks: &[(ChunkId, &[u8])]) -> Vec<u8> {
     let table_len = (chunks.len() + 1) * super::TOC_ROW_LEN;
     let body_len = super::HEADER_LEN + table_len + chunks.iter().map(|c| c.1.len()).sum::<usize>();
     let mut out: Vec<u8> = Vec::with_capacity(body_len + kind.len());
@@ -238,17 +264,17 @@ pub fn write_midx(
     out.push(0);
     out.extend_from_slice(&num_packs.to_be_bytes());
     let mut at = (super::HEADER_LEN + table_len) as u64;
-    for (id, bytes) in &chunks {
+    for (id, bytes) in chunks {
         out.extend_from_slice(&id.0);
         out.extend_from_slice(&at.to_be_bytes());
         at += bytes.len() as u64;
     }
     out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&at.to_be_bytes());
-    for (_, bytes) in &chunks {
+    for (_, bytes) in chunks {
         out.extend_from_slice(bytes);
     }
     let sum = kind.digest(&out);
     out.extend_from_slice(sum.as_bytes());
-    Ok(out)
+    out
 }

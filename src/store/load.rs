@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use super::listing::Listing;
 use super::options::{MidxCheck, Options};
-use super::plan::SlotSpec;
+use super::plan::{OpenedMidx, SlotSpec};
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::fanout::{BucketState, Confirmed};
@@ -258,18 +258,11 @@ pub(super) fn load_slot(
             packs,
             names,
             layer,
+            opened,
             ..
         } => {
             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);
-            let opened = match layer {
-                // A layer of an incremental chain must also end with the checksum it is named after.
-                Some(checksum) => crate::midx::chain::Layer {
-                    checksum: *checksum,
-                    path: path.clone(),
-                }
-                .open(kind, mode),
-                None => MultiPackIndex::open_with(path, kind, mode),
-            };
+            let opened = open_listed_midx(path, layer, opened, kind, mode);
             // Under `Options::midx_checksum`, the whole file is hashed once, here, before it answers anything: a
             // file that fails is a failed load like any other (the packs' own indices answer).
             let opened = opened.and_then(|m| {
@@ -319,6 +312,32 @@ pub(super) fn load_slot(
                 },
             }
         }
+    }
+}
+
+/// The multi-pack-index of a slot, checked: the file its listing opened (once per listing), else (taken
+/// already) the file at `path` opened now; a `layer` of an incremental chain must also end with the checksum it
+/// is named after.
+fn open_listed_midx(
+    path: &Path,
+    layer: &Option<ObjectId>,
+    opened: &Mutex<Option<Box<OpenedMidx>>>,
+    kind: HashKind,
+    mode: LoadMode,
+) -> Result<MultiPackIndex, Error> {
+    let listed = lock(opened).take();
+    let midx = match listed.map(|o| *o) {
+        Some(OpenedMidx::Mapped(data)) => MultiPackIndex::from_data(data, path.to_path_buf(), kind),
+        Some(OpenedMidx::Read(m)) => Ok(*m),
+        None => MultiPackIndex::open_with(path, kind, mode),
+    }?;
+    match layer {
+        Some(checksum) => crate::midx::chain::Layer {
+            checksum: *checksum,
+            path: path.to_path_buf(),
+        }
+        .check(midx),
+        None => Ok(midx),
     }
 }
 

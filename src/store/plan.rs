@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 
 use super::problem::Problem;
 use super::scan::{ListedPack, MidxFiles};
-use crate::data::LoadMode;
+use crate::data::{Data, LoadMode};
 use crate::dir::Stamp;
 use crate::error::Error;
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
-use crate::sync::plain::Arc;
+// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them); a
+// `Mutex` that hands a file the listing opened to the one load of its slot.
+use crate::sync::plain::{Arc, Mutex};
 
 /// What one slot loads.
 #[derive(Debug)]
@@ -33,7 +34,21 @@ pub(super) enum SlotSpec {
         packs: Box<[Option<usize>]>,
         /// For a layer of an incremental chain: the checksum it is named after (and must end with).
         layer: Option<ObjectId>,
+        /// The file as the listing opened it, for the slot's load to take (the file is opened once per
+        /// listing; `None` once taken).
+        // plain: handed once from the listing to the one load of its slot; no protocol reads it.
+        opened: Mutex<Option<Box<OpenedMidx>>>,
     },
+}
+
+/// A multi-pack-index as the listing opened it.
+#[derive(Debug)]
+pub(super) enum OpenedMidx {
+    /// Mapped ([`LoadMode::Mmap`]): its pack names were read; the rest is checked when the slot loads.
+    Mapped(Data),
+    /// Read whole and checked ([`LoadMode::Read`]: no mapping at all, even a short-lived one, since a file
+    /// truncated in place would raise SIGBUS).
+    Read(Box<MultiPackIndex>),
 }
 
 /// The slots planned so far.
@@ -128,9 +143,8 @@ impl Plan {
         layer: Option<ObjectId>,
         problems: &mut Vec<Problem>,
     ) {
-        let midx_stamp = Stamp::of(&midx_path);
-        match (self.pack_names(&midx_path), midx_stamp) {
-            (Ok(names), Some(midx_stamp)) => {
+        match self.open_midx(&midx_path) {
+            Ok((opened, names, midx_stamp)) => {
                 let map = dir.packs_named(&names);
                 let slot = self.slots.len();
                 for p in map.iter().flatten() {
@@ -142,29 +156,32 @@ impl Plan {
                     stamp: midx_stamp,
                     packs: map,
                     layer,
+                    opened: Mutex::new(Some(Box::new(opened))),
                 });
             }
             // A `multi-pack-index` removed since the directory was read (a gc or repack): as if it were not there,
             // as git has it. A layer the chain file names but that is not there stays a problem (git warns).
-            (Err(e), _) if layer.is_none() && e.is_vanished() => {}
-            (Err(e), _) => problems.push(Problem::MultiPackIndexIgnored {
+            Err(e) if layer.is_none() && e.is_vanished() => {}
+            Err(e) => problems.push(Problem::MultiPackIndexIgnored {
                 path: midx_path,
                 error: Arc::new(e),
             }),
-            (Ok(_), None) => {}
         }
     }
 
-    /// The pack names of the multi-pack-index at `path`.
-    fn pack_names(&self, path: &Path) -> Result<Vec<String>, Error> {
-        if self.midx == Some(LoadMode::Read) {
-            // No mapping at all in this mode, even a short-lived one (a file truncated in place would raise
-            // SIGBUS): read the whole file and take its names.
-            MultiPackIndex::open_with(path, self.kind, LoadMode::Read)
-                .map(|m| m.pack_names().to_vec())
-        } else {
-            crate::midx::read_pack_names(path, self.kind)
+    /// Open the multi-pack-index at `path` once: the file (for its slot's load), its pack names and its stamp
+    /// (from the descriptor opened: no second `stat`).
+    fn open_midx(&self, path: &Path) -> Result<(OpenedMidx, Vec<String>, Stamp), Error> {
+        let mode = self.midx.unwrap_or(LoadMode::Mmap);
+        let (data, md) = Data::open_with_metadata(path, mode).map_err(|e| Error::io(path, e))?;
+        let stamp = Stamp::from_metadata(&md);
+        if mode == LoadMode::Read {
+            let m = MultiPackIndex::from_data(data, path.to_path_buf(), self.kind)?;
+            let names = m.pack_names().to_vec();
+            return Ok((OpenedMidx::Read(Box::new(m)), names, stamp));
         }
+        let names = crate::midx::pack_names_in(&data, path, self.kind)?;
+        Ok((OpenedMidx::Mapped(data), names, stamp))
     }
 
     /// The slots in load order: multi-pack-indices and uncovered packs as planned, then the covered packs.

@@ -64,7 +64,7 @@ pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
     let mut ready_specs = Vec::new();
     let mut ready_vals = Vec::new();
     let mut rest = Vec::new();
-    for (i, spec) in old_slots.into_iter().enumerate() {
+    for (i, mut spec) in old_slots.into_iter().enumerate() {
         let carried = match &spec {
             SlotSpec::Pack { pack, .. } => {
                 let p = &listing.packs[*pack];
@@ -84,6 +84,7 @@ pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
         };
         match carried {
             Some(v) => {
+                drop_opened(&mut spec);
                 ready_specs.push((i, spec));
                 ready_vals.push(v);
             }
@@ -117,4 +118,11 @@ pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
         }),
     );
     SlotMap::new(ready_vals, listing.slots.len() - n_ready, listing)
+}
+
+/// A carried slot is loaded already: the file its new listing opened is not needed (nor kept mapped).
+fn drop_opened(spec: &mut SlotSpec) {
+    if let SlotSpec::Midx { opened, .. } = spec {
+        *opened.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
