@@ -149,7 +149,7 @@ impl Store {
             return found;
         }
         let quiet = check.unwrap_or_else(|| l.fresh.steady()) == Check::Quiet;
-        if quiet || !l.fresh.changed(&Tally::default(), 1, None, &self.fs) {
+        if quiet || !l.fresh.changed(&Tally::default(), 1, &self.fs) {
             return found;
         }
         self.refresh(detector);

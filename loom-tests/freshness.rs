@@ -188,7 +188,7 @@ impl Store {
         if l.fresh.steady() == Check::Quiet {
             return false;
         }
-        if !l.fresh.changed(tally, 1, None, &self.fs) {
+        if !l.fresh.changed(tally, 1, &self.fs) {
             return false;
         }
         self.refresh();
@@ -208,7 +208,7 @@ fn pack_written_during_a_refresh_is_found(objects: &Path, detector: Detector, sw
     if switch {
         // The deferred count reached (one report of 64 misses on a count of 1): the next listing sets events up.
         let first = store.current();
-        assert!(first.fresh.changed(&Tally::default(), 64, None, &store.fs));
+        assert!(first.fresh.changed(&Tally::default(), 64, &store.fs));
     }
     let s1 = std::sync::Arc::clone(&store);
     let writer = thread::spawn(move || s1.fs.write_pack(1));
