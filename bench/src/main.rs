@@ -16,8 +16,10 @@ mod batch;
 )]
 mod bloom;
 mod fixture;
+mod git;
 mod report;
 mod scenarios;
+mod targets;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -258,14 +260,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         (None, None) => scenarios::all(&objects, args.path.is_some(), args.quick)?,
     };
-    let mut targets = report::targets(&rows);
-    targets.extend(batch::targets(&rows));
+    let tables: &[&[targets::Target]] = match (&args.ratio_rows, &args.scenario) {
+        (None, Some(_batches)) => &[batch::TARGETS],
+        _ => &[targets::MAIN, batch::TARGETS],
+    };
+    let targets = targets::evaluate(&rows, tables);
     if args.json {
         for r in rows.iter().chain(&targets) {
             println!("{}", r.json());
         }
     } else {
         report::print_table(&rows, &targets, &objects);
+        report::print_comparison(&rows);
     }
     if let Some(svg) = &args.svg {
         report::svg(&rows, svg)?;

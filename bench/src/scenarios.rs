@@ -10,6 +10,7 @@ use odb_index::{HashKind, LoadMode, ObjectId, Store};
 use super::Rng;
 use super::arms::{Arm, Ids, Kind, odb_options};
 use super::fixture;
+use super::git;
 use super::report::{Row, Val, add_ratios};
 use odb_index_testkit::alloc::thread_allocs;
 
@@ -461,16 +462,27 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     }
     let mut arms = open_arms(&kinds1, objects)?;
     rows.extend(one_pack_misses(&mut arms, &misses, &fresh, &plan)?);
+    rows.push(git::row("miss-1pack", objects, &misses.oids, 0, plan.runs));
     // 2. Hits, ids in random order (a repository given as PATH may have no packs).
     match present(objects, 2) {
-        Ok(hits) => rows.extend(measure(
-            "hit-1pack-random",
-            &mut arms,
-            &hits,
-            plan.hits,
-            plan.runs,
-            Expect::AllFound,
-        )?),
+        Ok(hits) => {
+            rows.extend(measure(
+                "hit-1pack-random",
+                &mut arms,
+                &hits,
+                plan.hits,
+                plan.runs,
+                Expect::AllFound,
+            )?);
+            let n = hits.len();
+            rows.push(git::row(
+                "hit-1pack-random",
+                objects,
+                &hits.oids,
+                n,
+                plan.runs,
+            ));
+        }
         Err(e) => rows.push(Row {
             note: format!("not measured: {e}"),
             ..Row::new("hit-1pack-random", "-")
@@ -507,6 +519,21 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
             plan.runs,
             Expect::AllFound,
         )?);
+        rows.push(git::row(
+            &format!("miss-{label}"),
+            dir,
+            &misses.oids,
+            0,
+            plan.runs,
+        ));
+        let n = many_hits.len();
+        rows.push(git::row(
+            &format!("hit-{label}-random"),
+            dir,
+            &many_hits.oids,
+            n,
+            plan.runs,
+        ));
     }
 
     // 5. A 1 000 000-object index.
@@ -651,6 +678,15 @@ fn real(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, 
             r.note.clone_from(&note);
         }
     }
+    rows.push(git::row("miss-real", &objects, &misses.oids, 0, plan.runs));
+    let n = hits.len();
+    rows.push(git::row(
+        "hit-real-random",
+        &objects,
+        &hits.oids,
+        n,
+        plan.runs,
+    ));
     Ok(rows)
 }
 
