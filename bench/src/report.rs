@@ -117,7 +117,7 @@ pub fn print_table(rows: &[Row], targets: &[Row], objects: &Path) {
     }
     println!("\ntargets (docs/BENCHMARKS.md, Targets):");
     for t in targets {
-        println!("  {:<62} {}", t.arm, t.note);
+        println!("  {:<78} {}", t.arm, t.note);
     }
 }
 
@@ -239,7 +239,7 @@ odb-index beside gix-odb 0.87 and git (median ns per lookup; ratio = odb-index /
         let gix = median(k.gix, k.scenario);
         let git = median(k.git, k.scenario);
         let ratio = |p: Option<f64>| match (odb, p) {
-            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+            (Some(a), Some(b)) if a >= 0.0 && b > 0.0 => crate::targets::fig(a / b, "x"),
             _ => "-".into(),
         };
         let arm = row(rows, k.scenario, k.odb).map_or(k.odb, |r| r.arm.as_str());

@@ -360,7 +360,11 @@ impl Figure {
             Vs087(s, a) => Some(row(rows, s, a)?.ns_median? / gix(s)?.ns_median?),
             MinVs087(s, a) => Some(row(rows, s, a)?.ns_min? / gix(s)?.ns_min?),
             Extra(s, a, k) => extra(row(rows, s, a)?, k),
-            Over(a, b) => Some(a.read(rows)? / b.read(rows)?),
+            Over(a, b) => {
+                let (a, b) = (a.read(rows)?, b.read(rows)?);
+                // A difference of two wall times can come out negative on a tiny input: no ratio then.
+                (a >= 0.0 && b > 0.0).then(|| a / b)
+            }
             Scaled(a, k) => Some(a.read(rows)? * k),
             Or(a, b) => a.read(rows).or_else(|| b.read(rows)),
             Max(figs) => figs.iter().filter_map(|f| f.read(rows)).reduce(f64::max),
@@ -426,14 +430,12 @@ impl Target {
     }
 }
 
-/// A figure with its unit: `1.36x`, `52.1 ns`.
-fn fig(v: f64, unit: &str) -> String {
-    let prec = if v.abs() >= 100.0 {
+/// A figure with its unit, two significant digits at least: `1.36x`, `0.0052x`, `52.10 ns`.
+pub fn fig(v: f64, unit: &str) -> String {
+    let prec = if v == 0.0 || !v.is_finite() || v.abs() >= 100.0 {
         1
-    } else if v.abs() >= 1.0 {
-        2
     } else {
-        3
+        (1.0 - v.abs().log10().floor()).clamp(2.0, 6.0) as usize
     };
     if unit == "x" {
         format!("{v:.prec$}x")
