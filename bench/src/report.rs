@@ -230,7 +230,7 @@ pub fn print_comparison(rows: &[Row]) {
     println!("
 odb-index beside gix-odb 0.87 and git (median ns per lookup; ratio = odb-index / peer, < 1 is faster):");
     println!(
-        "  {:<31} {:<36} {:>9} {:>9} {:>7} {:>9} {:>7}",
+        "  {:<31} {:<36} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "", "odb-index arm", "odb-index", "gix 0.87", "ratio", "git", "ratio"
     );
     let ns = |x: Option<f64>| x.map_or_else(|| "-".into(), |v| format!("{v:.1}"));
@@ -244,7 +244,7 @@ odb-index beside gix-odb 0.87 and git (median ns per lookup; ratio = odb-index /
         };
         let arm = row(rows, k.scenario, k.odb).map_or(k.odb, |r| r.arm.as_str());
         println!(
-            "  {:<31} {:<36} {:>9} {:>9} {:>7} {:>9} {:>7}",
+            "  {:<31} {:<36} {:>9} {:>9} {:>9} {:>9} {:>9}",
             k.label,
             arm,
             ns(odb),
