@@ -452,25 +452,7 @@ fn front_end(dir: &Path, s: &Sizes) -> Result<Vec<Row>, String> {
         );
         fixture::real_history(dir, &src, s.real_cap)?;
     }
-    let objects = repo.join("objects");
-    let listed = Command::new("git")
-        .arg("--git-dir")
-        .arg(&repo)
-        .args(["rev-list", "--objects", "--all"])
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .map_err(|e| format!("git rev-list: {e}"))?;
-    let text = String::from_utf8_lossy(&listed.stdout);
-    let ids: Vec<&str> = text.lines().filter_map(|l| l.get(..40)).collect();
-    let ids_file = dir.join("batch-rev-list-ids.txt");
-    let mut f =
-        std::fs::File::create(&ids_file).map_err(|e| format!("{}: {e}", ids_file.display()))?;
-    for id in &ids {
-        writeln!(f, "{id}").map_err(|e| e.to_string())?;
-    }
-    drop(f);
-    let empty_file = dir.join("batch-no-ids.txt");
-    std::fs::write(&empty_file, b"").map_err(|e| format!("{}: {e}", empty_file.display()))?;
+    let (n, ids_file, empty_file) = rev_list_ids(dir, &repo)?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let arms: [(&str, Vec<PathBuf>); 3] = [
         (
@@ -488,49 +470,99 @@ fn front_end(dir: &Path, s: &Sizes) -> Result<Vec<Row>, String> {
     let mut rss = vec![[Vec::new(), Vec::new()]; arms.len()];
     for _ in 0..s.front_runs {
         for (i, (name, argv)) in arms.iter().enumerate() {
-            for (input, file, want) in [(0, &ids_file, ids.len()), (1, &empty_file, 0)] {
-                let mut c = Command::new("/usr/bin/time");
-                c.args(["-f", "%M"]).args(argv);
-                if argv.len() == 1 {
-                    c.arg("--git-dir")
-                        .arg(&repo)
-                        .args(["cat-file", "--batch-check", "--buffer"]);
-                } else {
-                    c.arg(file).arg(&objects);
-                }
-                let stdin = std::fs::File::open(file).map_err(|e| e.to_string())?;
-                let t = Instant::now();
-                let o = c
-                    .stdin(stdin)
-                    .stdout(Stdio::piped())
-                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                    .output()
-                    .map_err(|e| format!("{name}: {e}"))?;
-                let dt = t.elapsed();
-                let out = String::from_utf8_lossy(&o.stdout);
-                let err = String::from_utf8_lossy(&o.stderr);
-                let found = if argv.len() == 1 {
-                    out.lines().filter(|l| !l.ends_with("missing")).count()
-                } else {
-                    out.trim().parse().unwrap_or(0)
-                };
-                if !o.status.success() || found != want {
-                    return Err(format!("{name}: found {found} of {want} ({err})"));
-                }
-                let kib: f64 = err
-                    .lines()
-                    .last()
-                    .and_then(|l| l.trim().parse().ok())
-                    .unwrap_or(f64::NAN);
-                wall[i][input].push(dt.as_nanos() as f64);
+            for (input, file, want) in [(0, &ids_file, n), (1, &empty_file, 0)] {
+                let (ns, kib) = front_run(name, argv, &repo, file, want)?;
+                wall[i][input].push(ns);
                 rss[i][input].push(kib);
             }
         }
     }
+    let names = arms.map(|(name, _)| name);
+    Ok(front_rows(&names, &wall, &rss, n, s.front_runs))
+}
+
+/// The ids of `git rev-list --objects --all` in `repo`, written one a line to a file under `dir`, and an
+/// empty file beside it: (how many ids, the ids' file, the empty one).
+fn rev_list_ids(dir: &Path, repo: &Path) -> Result<(usize, PathBuf, PathBuf), String> {
+    let listed = Command::new("git")
+        .arg("--git-dir")
+        .arg(repo)
+        .args(["rev-list", "--objects", "--all"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .map_err(|e| format!("git rev-list: {e}"))?;
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let ids: Vec<&str> = text.lines().filter_map(|l| l.get(..40)).collect();
+    let ids_file = dir.join("batch-rev-list-ids.txt");
+    let mut f =
+        std::fs::File::create(&ids_file).map_err(|e| format!("{}: {e}", ids_file.display()))?;
+    for id in &ids {
+        writeln!(f, "{id}").map_err(|e| e.to_string())?;
+    }
+    drop(f);
+    let empty_file = dir.join("batch-no-ids.txt");
+    std::fs::write(&empty_file, b"").map_err(|e| format!("{}: {e}", empty_file.display()))?;
+    Ok((ids.len(), ids_file, empty_file))
+}
+
+/// One run of a front-end arm (`argv`: this binary's child mode, or git alone) over the ids of `file` under
+/// `/usr/bin/time`: its wall time (ns) and peak resident memory (KiB); `want` objects must be found.
+fn front_run(
+    name: &str,
+    argv: &[PathBuf],
+    repo: &Path,
+    file: &Path,
+    want: usize,
+) -> Result<(f64, f64), String> {
+    let mut c = Command::new("/usr/bin/time");
+    c.args(["-f", "%M"]).args(argv);
+    if argv.len() == 1 {
+        c.arg("--git-dir")
+            .arg(repo)
+            .args(["cat-file", "--batch-check", "--buffer"]);
+    } else {
+        c.arg(file).arg(repo.join("objects"));
+    }
+    let stdin = std::fs::File::open(file).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let o = c
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .map_err(|e| format!("{name}: {e}"))?;
+    let dt = t.elapsed();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let found = if argv.len() == 1 {
+        out.lines().filter(|l| !l.ends_with("missing")).count()
+    } else {
+        out.trim().parse().unwrap_or(0)
+    };
+    if !o.status.success() || found != want {
+        return Err(format!("{name}: found {found} of {want} ({err})"));
+    }
+    let kib: f64 = err
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    Ok((dt.as_nanos() as f64, kib))
+}
+
+/// The front-end rows from each arm's wall times and peak memory over every id (`[0]`) and over none (`[1]`):
+/// the differences per object, and per million objects for the memory.
+fn front_rows(
+    names: &[&str],
+    wall: &[[Vec<f64>; 2]],
+    rss: &[[Vec<f64>; 2]],
+    ids: usize,
+    runs: usize,
+) -> Vec<Row> {
     let load = load();
-    let n = ids.len() as f64;
+    let n = ids as f64;
     let mut rows = Vec::new();
-    for (i, (name, _)) in arms.iter().enumerate() {
+    for (i, name) in names.iter().enumerate() {
         let (min_all, med_all) = min_median(&wall[i][0]);
         let (min_none, med_none) = min_median(&wall[i][1]);
         let (_, kib_all) = min_median(&rss[i][0]);
@@ -541,12 +573,11 @@ fn front_end(dir: &Path, s: &Sizes) -> Result<Vec<Row>, String> {
             Row {
                 ns_min: Some((min_all - min_none) / n),
                 ns_median: Some((med_all - med_none) / n),
-                runs: s.front_runs,
-                lookups: ids.len(),
+                runs,
+                lookups: ids,
                 note: format!(
-                    "{} objects in rev-list order, type+size; per object: (every id - no id) / ids, start-up {:.1} ms; \
+                    "{ids} objects in rev-list order, type+size; per object: (every id - no id) / ids, start-up {:.1} ms; \
                      peak RSS {:.1} MiB, {:.1} MiB over no id = {mib_per_m:.1} MiB per million objects; load {load:.1}",
-                    ids.len(),
                     med_none / 1e6,
                     kib_all / 1024.0,
                     kib / 1024.0
@@ -559,7 +590,7 @@ fn front_end(dir: &Path, s: &Sizes) -> Result<Vec<Row>, String> {
             .with("load", Val::Num(load)),
         );
     }
-    Ok(rows)
+    rows
 }
 
 /// The hidden `--batch-child WHAT ARG PATH` modes run by [`syscalls`], [`cachegrind`] and [`front_end`].

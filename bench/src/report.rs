@@ -224,11 +224,13 @@ pub fn print_comparison(rows: &[Row]) {
         .iter()
         .filter(|k| median(k.odb, k.scenario).is_some())
         .collect();
+    println!(
+        "\nodb-index beside gix-odb 0.87 and git (median ns per lookup; ratio = odb-index / peer, < 1 is faster):"
+    );
     if present.is_empty() {
+        println!("  no row of this table was measured in this run");
         return;
     }
-    println!("
-odb-index beside gix-odb 0.87 and git (median ns per lookup; ratio = odb-index / peer, < 1 is faster):");
     println!(
         "  {:<31} {:<36} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "", "odb-index arm", "odb-index", "gix 0.87", "ratio", "git", "ratio"
@@ -265,11 +267,9 @@ odb-index beside gix-odb 0.87 and git (median ns per lookup; ratio = odb-index /
     );
 }
 
-/// A horizontal bar chart (log scale) of every row with a median in ns.
-pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
-    use plotters::prelude::*;
-    let bars: Vec<(String, f64)> = rows
-        .iter()
+/// The chart's bars: every row with a median in ns per lookup (not the open and build rows, in ms).
+fn bars(rows: &[Row]) -> Vec<(String, f64)> {
+    rows.iter()
         .filter(|r| {
             !r.scenario.starts_with("cold-load-")
                 && !r.scenario.starts_with("open-first-miss")
@@ -277,7 +277,13 @@ pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
         })
         .filter_map(|r| Some((format!("{}  {}", r.scenario, r.arm), r.ns_median?)))
         .filter(|(_, v)| *v > 0.0)
-        .collect();
+        .collect()
+}
+
+/// A horizontal bar chart (log scale) of every row with a median in ns.
+pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
+    use plotters::prelude::*;
+    let bars = bars(rows);
     if bars.is_empty() {
         return Err("nothing to draw".into());
     }
