@@ -159,19 +159,8 @@ fn locate_vs_many(
     let store = Store::open(objects, odb_options(kind)).map_err(|e| e.to_string())?;
     let (mut one, mut many) = (store.handle(), store.handle());
     let mut out = Vec::with_capacity(BATCH);
-    // Warm up: every index loaded, the miss filter built (as the other rows settle it).
     for h in [&mut one, &mut many] {
-        h.locate_many(&hits[..hits.len().min(BATCH)], &mut out)
-            .map_err(|e| e.to_string())?;
-        // (A store whose packs a multi-pack-index covers builds none: 64 batches at most.)
-        for _ in 0..64 {
-            if store.miss_filter().is_some() {
-                break;
-            }
-            out.clear();
-            h.locate_many(&misses[..BATCH], &mut out)
-                .map_err(|e| e.to_string())?;
-        }
+        warm_up(&store, h, hits, misses, &mut out)?;
     }
     let mut rows = Vec::new();
     for (what, ids, want_found) in [("hit", hits, true), ("miss", misses, false)] {
@@ -212,8 +201,7 @@ fn locate_vs_many(
             }
         }
         let load = load();
-        let (min1, med1) = min_median(&t_one);
-        let (minm, medm) = min_median(&t_many);
+        let ((min1, med1), (minm, medm)) = (min_median(&t_one), min_median(&t_many));
         let scenario = format!("batch-{what}-{label}");
         let ratio = medm / med1;
         rows.push(Row {
@@ -239,6 +227,28 @@ fn locate_vs_many(
         eprintln!("bench: {scenario}: locate_many {ratio:.2}x locate");
     }
     Ok(rows)
+}
+
+/// Warm a handle up: every index loaded, the miss filter built (as the other rows settle it).
+fn warm_up(
+    store: &Store,
+    h: &mut odb_index::Handle,
+    hits: &[ObjectId],
+    misses: &[ObjectId],
+    out: &mut Vec<Option<odb_index::Location>>,
+) -> Result<(), String> {
+    h.locate_many(&hits[..hits.len().min(BATCH)], out)
+        .map_err(|e| e.to_string())?;
+    // (A store whose packs a multi-pack-index covers builds none: 64 batches at most.)
+    for _ in 0..64 {
+        if store.miss_filter().is_some() {
+            break;
+        }
+        out.clear();
+        h.locate_many(&misses[..BATCH], out)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// The arm's name in the rows: `odb-index`, or `odb-index default` for `Options::default()`.
@@ -344,6 +354,21 @@ fn parse_strace(text: &str) -> Vec<(String, u64)> {
     v
 }
 
+/// A figure of cachegrind's summary on stderr: lines look like `==123== I   refs:      1,234,567` and
+/// `==123== LL misses:   12,345 (...)`.
+fn cachegrind_field(text: &str, key: &str) -> Option<f64> {
+    text.lines()
+        .map(|l| l.rsplit("==").next().unwrap_or(l).trim_start())
+        .find(|l| {
+            l.split(':')
+                .next()
+                .is_some_and(|k| k.split_whitespace().eq(key.split_whitespace()))
+        })
+        .and_then(|l| l.split(':').nth(1))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.replace(',', "").parse::<f64>().ok())
+}
+
 /// Last-level cache misses (and instructions) per lookup of `locate` and of `locate_many`, random hits and fresh
 /// misses of the big index: cachegrind's simulated caches over the hidden child, `n` lookups minus none.
 fn cachegrind(big: &Path, name: &str, n: usize) -> Result<Vec<Row>, String> {
@@ -379,20 +404,10 @@ fn cachegrind(big: &Path, name: &str, n: usize) -> Result<Vec<Row>, String> {
             .output()
             .map_err(|e| format!("valgrind: {e}"))?;
         let text = String::from_utf8_lossy(&o.stderr);
-        // Summary lines look like `==123== I   refs:      1,234,567` and `==123== LL misses:   12,345 (...)`.
-        let field = |key: &str| {
-            text.lines()
-                .map(|l| l.rsplit("==").next().unwrap_or(l).trim_start())
-                .find(|l| {
-                    l.split(':')
-                        .next()
-                        .is_some_and(|k| k.split_whitespace().eq(key.split_whitespace()))
-                })
-                .and_then(|l| l.split(':').nth(1))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.replace(',', "").parse::<f64>().ok())
-        };
-        match (field("I refs"), field("LL misses")) {
+        match (
+            cachegrind_field(&text, "I refs"),
+            cachegrind_field(&text, "LL misses"),
+        ) {
             (Some(i), Some(ll)) => Ok((i, ll)),
             _ => Err(format!(
                 "valgrind --batch-child cachegrind-{what}-{arm}: no summary:\n{text}"
@@ -596,103 +611,113 @@ fn front_rows(
 /// The hidden `--batch-child WHAT ARG PATH` modes run by [`syscalls`], [`cachegrind`] and [`front_end`].
 pub fn child(what: &str, arg: &str, path: &Path) -> Result<(), String> {
     match what {
-        "syscalls" => {
-            let k: usize = arg
-                .parse()
-                .map_err(|_| format!("--batch-child syscalls {arg}"))?;
-            let store =
-                Store::open(path, odb_options(Kind::OdbDefault)).map_err(|e| e.to_string())?;
-            let mut h = store.handle();
-            let ids = fresh(BATCH, 41);
-            let mut out = Vec::with_capacity(BATCH);
-            // Warm-up: past the deferral of change events (2 048 misses), every fan-out listing made.
-            for _ in 0..3 + k {
-                out.clear();
-                h.locate_many(&ids, &mut out).map_err(|e| e.to_string())?;
-                if out.iter().any(Option::is_some) {
-                    return Err("an absent id was found".into());
-                }
-            }
-            Ok(())
-        }
-        "front-adapter" | "front-gix" => {
-            let (ids_file, objects) = (Path::new(arg), path);
-            let text = std::fs::read_to_string(ids_file).map_err(|e| e.to_string())?;
-            let ids: Vec<ObjectId> = text
-                .lines()
-                .map(|l| l.parse().map_err(|e| format!("{l}: {e}")))
-                .collect::<Result<_, _>>()?;
-            let found = if what == "front-adapter" {
-                let objects = odb_index_gix::Objects::open(objects).map_err(|e| e.to_string())?;
-                let mut out = Vec::with_capacity(BATCH);
-                let mut found = 0;
-                for chunk in ids.chunks(BATCH) {
-                    out.clear();
-                    objects
-                        .info_many(chunk, &mut out)
-                        .map_err(|e| e.to_string())?;
-                    for info in out.iter().flatten() {
-                        black_box(info.size);
-                        found += 1;
-                    }
-                }
-                found
-            } else {
-                use gix_odb::Header as _;
-                let h = gix_odb::at(objects, gix_hash::Kind::Sha1).map_err(|e| e.to_string())?;
-                let mut found = 0;
-                for id in &ids {
-                    let oid = gix_hash::oid::from_bytes_unchecked(id.as_bytes());
-                    if let Some(hd) = h.try_header(oid).map_err(|e| e.to_string())? {
-                        black_box((hd.kind(), hd.size()));
-                        found += 1;
-                    }
-                }
-                found
-            };
-            println!("{found}");
-            Ok(())
-        }
-        w if w.starts_with("cachegrind-") => {
-            let n: usize = arg
-                .parse()
-                .map_err(|_| format!("--batch-child {w} {arg}"))?;
-            let store = Store::open(path, odb_options(Kind::OdbNone)).map_err(|e| e.to_string())?;
-            let hits = w.contains("-hit-");
-            let ids = if hits {
-                let mut ids = all_ids(path)?;
-                ids.truncate(n.max(1));
-                ids
-            } else {
-                fresh(n.max(1), 51)
-            };
-            let mut h = store.handle();
-            let mut out = Vec::with_capacity(BATCH);
-            // Warm-up (the same in the runs with and without lookups): indices loaded, the filter built.
-            let warm = fresh(BATCH, 52);
-            for _ in 0..64 {
-                out.clear();
-                h.locate_many(&warm, &mut out).map_err(|e| e.to_string())?;
-                if store.miss_filter().is_some() {
-                    break;
-                }
-            }
-            let ids = &ids[..n.min(ids.len())];
-            if w.ends_with("-many") {
-                for chunk in ids.chunks(BATCH) {
-                    out.clear();
-                    h.locate_many(black_box(chunk), &mut out)
-                        .map_err(|e| e.to_string())?;
-                }
-            } else {
-                for id in ids {
-                    black_box(h.locate(black_box(id)).map_err(|e| e.to_string())?);
-                }
-            }
-            Ok(())
-        }
+        "syscalls" => child_syscalls(arg, path),
+        "front-adapter" | "front-gix" => child_front(what, arg, path),
+        w if w.starts_with("cachegrind-") => child_cachegrind(w, arg, path),
         other => Err(format!("--batch-child: unknown mode {other}")),
     }
+}
+
+/// `--batch-child syscalls K OBJECTS`: 3 + K batches of [`BATCH`] absent ids under `Options::default()`.
+fn child_syscalls(arg: &str, path: &Path) -> Result<(), String> {
+    let k: usize = arg
+        .parse()
+        .map_err(|_| format!("--batch-child syscalls {arg}"))?;
+    let store = Store::open(path, odb_options(Kind::OdbDefault)).map_err(|e| e.to_string())?;
+    let mut h = store.handle();
+    let ids = fresh(BATCH, 41);
+    let mut out = Vec::with_capacity(BATCH);
+    // Warm-up: past the deferral of change events (2 048 misses), every fan-out listing made.
+    for _ in 0..3 + k {
+        out.clear();
+        h.locate_many(&ids, &mut out).map_err(|e| e.to_string())?;
+        if out.iter().any(Option::is_some) {
+            return Err("an absent id was found".into());
+        }
+    }
+    Ok(())
+}
+
+/// `--batch-child front-adapter|front-gix IDS_FILE OBJECTS`: type and size of every id of the file, through
+/// the adapter's `info_many` or gix-odb 0.87's `try_header`; prints how many were found.
+fn child_front(what: &str, arg: &str, path: &Path) -> Result<(), String> {
+    let (ids_file, objects) = (Path::new(arg), path);
+    let text = std::fs::read_to_string(ids_file).map_err(|e| e.to_string())?;
+    let ids: Vec<ObjectId> = text
+        .lines()
+        .map(|l| l.parse().map_err(|e| format!("{l}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let found = if what == "front-adapter" {
+        let objects = odb_index_gix::Objects::open(objects).map_err(|e| e.to_string())?;
+        let mut out = Vec::with_capacity(BATCH);
+        let mut found = 0;
+        for chunk in ids.chunks(BATCH) {
+            out.clear();
+            objects
+                .info_many(chunk, &mut out)
+                .map_err(|e| e.to_string())?;
+            for info in out.iter().flatten() {
+                black_box(info.size);
+                found += 1;
+            }
+        }
+        found
+    } else {
+        use gix_odb::Header as _;
+        let h = gix_odb::at(objects, gix_hash::Kind::Sha1).map_err(|e| e.to_string())?;
+        let mut found = 0;
+        for id in &ids {
+            let oid = gix_hash::oid::from_bytes_unchecked(id.as_bytes());
+            if let Some(hd) = h.try_header(oid).map_err(|e| e.to_string())? {
+                black_box((hd.kind(), hd.size()));
+                found += 1;
+            }
+        }
+        found
+    };
+    println!("{found}");
+    Ok(())
+}
+
+/// `--batch-child cachegrind-{hit,miss}-{locate,many} N OBJECTS`: N lookups (hits or fresh misses), by `locate`
+/// per id or `locate_many` in batches, after the same warm-up as a run with N = 0.
+fn child_cachegrind(w: &str, arg: &str, path: &Path) -> Result<(), String> {
+    let n: usize = arg
+        .parse()
+        .map_err(|_| format!("--batch-child {w} {arg}"))?;
+    let store = Store::open(path, odb_options(Kind::OdbNone)).map_err(|e| e.to_string())?;
+    let hits = w.contains("-hit-");
+    let ids = if hits {
+        let mut ids = all_ids(path)?;
+        ids.truncate(n.max(1));
+        ids
+    } else {
+        fresh(n.max(1), 51)
+    };
+    let mut h = store.handle();
+    let mut out = Vec::with_capacity(BATCH);
+    // Warm-up (the same in the runs with and without lookups): indices loaded, the filter built.
+    let warm = fresh(BATCH, 52);
+    for _ in 0..64 {
+        out.clear();
+        h.locate_many(&warm, &mut out).map_err(|e| e.to_string())?;
+        if store.miss_filter().is_some() {
+            break;
+        }
+    }
+    let ids = &ids[..n.min(ids.len())];
+    if w.ends_with("-many") {
+        for chunk in ids.chunks(BATCH) {
+            out.clear();
+            h.locate_many(black_box(chunk), &mut out)
+                .map_err(|e| e.to_string())?;
+        }
+    } else {
+        for id in ids {
+            black_box(h.locate(black_box(id)).map_err(|e| e.to_string())?);
+        }
+    }
+    Ok(())
 }
 
 /// The group's targets (issue 32; judged by [`crate::targets::evaluate`]). The end-to-end row is a time ratio

@@ -91,30 +91,7 @@ pub(super) fn syscalls(
     for &k in kinds {
         let mut counts = Vec::new();
         for m in [n, 2 * n] {
-            let out = std::env::temp_dir().join(format!(
-                "odb-index-strace-{}-{}-{m}.txt",
-                std::process::id(),
-                k.flag()
-            ));
-            let st = std::process::Command::new("strace")
-                .args(["-f", "-c", "-o"])
-                .arg(&out)
-                .arg(&exe)
-                .args(["--only-miss-loop", &m.to_string(), "--arm", k.flag()])
-                .arg(objects)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .map_err(|e| format!("strace: {e}"))?;
-            let text = std::fs::read_to_string(&out).unwrap_or_default();
-            let _ = std::fs::remove_file(&out);
-            if !st.success() {
-                return Err(format!(
-                    "strace of --only-miss-loop --arm {} failed",
-                    k.flag()
-                ));
-            }
-            counts.push(parse_strace(&text));
+            counts.push(parse_strace(&strace_miss_loop(&exe, objects, k, m)?));
         }
         let mut per: Vec<(String, f64)> = counts[1]
             .iter()
@@ -150,6 +127,34 @@ pub(super) fn syscalls(
         );
     }
     Ok(rows)
+}
+
+/// The `strace -f -c` summary of this binary's `--only-miss-loop M --arm K` on `objects`.
+fn strace_miss_loop(exe: &Path, objects: &Path, k: Kind, m: usize) -> Result<String, String> {
+    let out = std::env::temp_dir().join(format!(
+        "odb-index-strace-{}-{}-{m}.txt",
+        std::process::id(),
+        k.flag()
+    ));
+    let st = std::process::Command::new("strace")
+        .args(["-f", "-c", "-o"])
+        .arg(&out)
+        .arg(exe)
+        .args(["--only-miss-loop", &m.to_string(), "--arm", k.flag()])
+        .arg(objects)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("strace: {e}"))?;
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    if !st.success() {
+        return Err(format!(
+            "strace of --only-miss-loop --arm {} failed",
+            k.flag()
+        ));
+    }
+    Ok(text)
 }
 
 /// `(syscall, calls)` from a `strace -c` summary.

@@ -28,20 +28,8 @@ pub(super) fn filter_build(ids: &[ObjectId], fresh: &Ids, runs: usize) -> Result
     }
     let (sb, bf) = (sb.expect("built"), bf.expect("built"));
     // False positives and query time over the fresh absent ids.
-    let t = Instant::now();
-    let sb_fp = fresh
-        .raw
-        .iter()
-        .filter(|id| sb.may_contain(black_box(&id[..])))
-        .count();
-    let sb_ns = t.elapsed().as_nanos() as f64 / fresh.len() as f64;
-    let t = Instant::now();
-    let bf_fp = fresh
-        .raw
-        .iter()
-        .filter(|id| bf.contains(&key(black_box(&id[..]))))
-        .count();
-    let bf_ns = t.elapsed().as_nanos() as f64 / fresh.len() as f64;
+    let (sb_fp, sb_ns) = false_positives(fresh, |id| sb.may_contain(black_box(id)));
+    let (bf_fp, bf_ns) = false_positives(fresh, |id| bf.contains(&key(black_box(id))));
     let present_ok = ids.iter().all(|id| sb.may_contain(id.as_bytes()))
         && ids.iter().all(|id| bf.contains(&key(id.as_bytes())));
     if !present_ok {
@@ -86,4 +74,11 @@ pub(super) fn filter_build(ids: &[ObjectId], fresh: &Ids, runs: usize) -> Result
             bf_ns,
         ),
     ])
+}
+
+/// How many of the `fresh` (absent) ids `may_contain` lets through, and its ns per query.
+fn false_positives(fresh: &Ids, may_contain: impl Fn(&[u8]) -> bool) -> (usize, f64) {
+    let t = Instant::now();
+    let fp = fresh.raw.iter().filter(|id| may_contain(&id[..])).count();
+    (fp, t.elapsed().as_nanos() as f64 / fresh.len() as f64)
 }

@@ -80,22 +80,7 @@ pub(super) fn floors(objects: &Path, ids: &Ids, n: usize, runs: usize) -> Result
         Mode::empty(),
     )
     .map_err(|e| format!("{}: {e}", objects.display()))?;
-    let rel: Vec<std::ffi::CString> = ids
-        .oids
-        .iter()
-        .map(|id| {
-            let h = id.to_string();
-            std::ffi::CString::new(format!("{}/{}", &h[..2], &h[2..])).expect("hex has no NUL")
-        })
-        .collect();
-    let abs: Vec<PathBuf> = ids
-        .oids
-        .iter()
-        .map(|id| {
-            let h = id.to_string();
-            objects.join(&h[..2]).join(&h[2..])
-        })
-        .collect();
+    let (rel, abs) = loose_paths(objects, ids);
     let mut a = Vec::new();
     let mut b = Vec::new();
     let mut c = Vec::new();
@@ -159,6 +144,27 @@ pub(super) fn floors(objects: &Path, ids: &Ids, n: usize, runs: usize) -> Result
             "std::fs::metadata of the absolute path",
         ),
     ])
+}
+
+/// The loose paths of `ids`: relative to `objects` (`xx/yyyy..`, for `fstatat`) and absolute.
+fn loose_paths(objects: &Path, ids: &Ids) -> (Vec<std::ffi::CString>, Vec<PathBuf>) {
+    let rel = ids
+        .oids
+        .iter()
+        .map(|id| {
+            let h = id.to_string();
+            std::ffi::CString::new(format!("{}/{}", &h[..2], &h[2..])).expect("hex has no NUL")
+        })
+        .collect();
+    let abs = ids
+        .oids
+        .iter()
+        .map(|id| {
+            let h = id.to_string();
+            objects.join(&h[..2]).join(&h[2..])
+        })
+        .collect();
+    (rel, abs)
 }
 
 /// One `fstatat` of a missing loose path, never inlined: the per-call floor of a lookup function that probes.

@@ -15,45 +15,12 @@ pub(super) fn sparse_open(dir: &Path, objects: u64, runs: usize) -> Result<Vec<R
     let (mut ns, mut rss) = (Vec::new(), Vec::new());
     let mut killed = false;
     for _ in 0..runs.max(1) {
-        let mut child = std::process::Command::new(&exe)
-            .arg("--open-first-miss")
-            .arg(&sparse)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| format!("{}: {e}", exe.display()))?;
-        let t = Instant::now();
-        let status = loop {
-            if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-                break Some(st);
-            }
-            if t.elapsed() > Duration::from_secs(5) {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        };
-        let Some(status) = status else {
+        let Some((t, kib)) = sparse_child(&exe, &sparse)? else {
             killed = true;
             break;
         };
-        let mut out = String::new();
-        if let Some(mut o) = child.stdout.take() {
-            use std::io::Read as _;
-            let _ = o.read_to_string(&mut out);
-        }
-        let v: Vec<f64> = out
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        if !status.success() || v.len() != 2 {
-            return Err(format!(
-                "--open-first-miss on the sparse index: {status}, {out:?}"
-            ));
-        }
-        ns.push(v[0]);
-        rss.push(v[1]);
+        ns.push(t);
+        rss.push(kib);
     }
     let _ = std::fs::remove_dir_all(dir.join("sparse"));
     eprintln!("bench: open-first-miss-sparse done");
@@ -85,6 +52,47 @@ pub(super) fn sparse_open(dir: &Path, objects: u64, runs: usize) -> Result<Vec<R
     }
     .with("killed", Val::Bool(false))
     .with("peak_rss_mb", Val::Num(rss_med / 1024.0))])
+}
+
+/// One child process of [`sparse_open`]: its time (ns) and peak RSS (KiB), `None` if killed after 5 s.
+fn sparse_child(exe: &Path, sparse: &Path) -> Result<Option<(f64, f64)>, String> {
+    let mut child = std::process::Command::new(exe)
+        .arg("--open-first-miss")
+        .arg(sparse)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", exe.display()))?;
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(st);
+        }
+        if t.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let Some(status) = status else {
+        return Ok(None);
+    };
+    let mut out = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        use std::io::Read as _;
+        let _ = o.read_to_string(&mut out);
+    }
+    let v: Vec<f64> = out
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if !status.success() || v.len() != 2 {
+        return Err(format!(
+            "--open-first-miss on the sparse index: {status}, {out:?}"
+        ));
+    }
+    Ok(Some((v[0], v[1])))
 }
 
 /// The hidden `--open-first-miss OBJECTS` mode: open a store, look up one absent id, print the nanoseconds it

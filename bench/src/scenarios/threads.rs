@@ -123,59 +123,14 @@ pub(super) fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Ve
         let mut loader_ru = Vec::new();
         let mut waiter_ru = Vec::new();
         for _ in 0..runs {
-            let store = Store::open(&big, odb_options(Kind::OdbNone).load(LoadMode::Read))
-                .map_err(|e| e.to_string())?;
-            // Waiters start their lookup once the loader has begun loading (the store counts an index
-            // load when it starts); polling with sleeps happens before their CPU clocks are read.
-            let one = |waiter: bool| {
-                let store = store.clone();
-                move || {
-                    let mut h = store.handle();
-                    if !waiter {
-                        // The loader runs at nice 19, so the scheduler lets a waking waiter preempt it at once
-                        // and the waiters arrive while the load is in flight.
-                        // On Linux, PRIO_PROCESS with a thread id sets that thread's nice value.
-                        let tid = rustix::thread::gettid();
-                        let _ = rustix::process::setpriority_process(Some(tid), 19);
-                    }
-                    while waiter && store.metrics().index_loads == 0 {
-                        std::thread::sleep(Duration::from_micros(50));
-                    }
-                    let (c0, r0) = (thread_clock(), thread_cpu());
-                    let t = Instant::now();
-                    let r = h.contains(&absent_id);
-                    (thread_clock() - c0, thread_cpu() - r0, t.elapsed(), r.ok())
-                }
-            };
-            let ws: Vec<_> = (0..3).map(|_| std::thread::spawn(one(true))).collect();
-            let loader = std::thread::spawn(one(false));
-            let (lc, lru, lw, lr) = loader.join().map_err(|_| "loader panicked")?;
-            let mut wc = Duration::ZERO;
-            let mut wru = Duration::ZERO;
-            let mut ww = Duration::ZERO;
-            for w in ws {
-                let (c, ru, wall, r) = w.join().map_err(|_| "waiter panicked")?;
-                if r != Some(false) {
-                    return Err(format!("waiter: lookup of an absent id gave {r:?}"));
-                }
-                wc += c;
-                wru += ru;
-                ww = ww.max(wall);
-                // A waiter that arrived after the load finished did a plain miss (a few microseconds at most,
-                // the first lookup of a handle included); one that waited took at least 50 us.
-                if wall >= Duration::from_micros(50) {
-                    waited += 1;
-                }
-            }
-            if lr != Some(false) || store.metrics().index_loads != 1 {
-                return Err(format!("loader: {lr:?}, {} index loads", store.metrics().index_loads));
-            }
-            loader_ru.push(lru.as_nanos() as f64);
-            waiter_ru.push(wru.as_nanos() as f64);
-            loader_cpu.push(lc.as_nanos() as f64);
-            loader_wall.push(lw.as_nanos() as f64);
-            waiter_cpu.push(wc.as_nanos() as f64);
-            waiter_wall.push(ww.as_nanos() as f64);
+            let ([lc, lru, lw, wc, wru, ww], w) = waiters_run(&big, absent_id)?;
+            waited += w;
+            loader_ru.push(lru);
+            waiter_ru.push(wru);
+            loader_cpu.push(lc);
+            loader_wall.push(lw);
+            waiter_cpu.push(wc);
+            waiter_wall.push(ww);
         }
         let (_, lc) = min_median(&loader_cpu);
         let (wcmin, wc) = min_median(&waiter_cpu);
@@ -211,4 +166,63 @@ pub(super) fn waiters(big: &Path, absent_id: ObjectId, runs: usize) -> Result<Ve
     })
     .join()
     .map_err(|_| "waiters scenario panicked".to_owned())?
+}
+
+/// One run of [`waiters`] (on the pinned thread): a fresh store, three waiters and the loader; in ns, the
+/// loader's CPU (clock, rusage) and wall time, the waiters' CPU in all (clock, rusage) and the slowest waiter's
+/// wall time; and how many waiters waited.
+fn waiters_run(big: &Path, absent_id: ObjectId) -> Result<([f64; 6], usize), String> {
+    let mut waited = 0usize;
+    let store = Store::open(big, odb_options(Kind::OdbNone).load(LoadMode::Read))
+        .map_err(|e| e.to_string())?;
+    // Waiters start their lookup once the loader has begun loading (the store counts an index
+    // load when it starts); polling with sleeps happens before their CPU clocks are read.
+    let one = |waiter: bool| {
+        let store = store.clone();
+        move || {
+            let mut h = store.handle();
+            if !waiter {
+                // The loader runs at nice 19, so the scheduler lets a waking waiter preempt it at once
+                // and the waiters arrive while the load is in flight.
+                // On Linux, PRIO_PROCESS with a thread id sets that thread's nice value.
+                let tid = rustix::thread::gettid();
+                let _ = rustix::process::setpriority_process(Some(tid), 19);
+            }
+            while waiter && store.metrics().index_loads == 0 {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            let (c0, r0) = (thread_clock(), thread_cpu());
+            let t = Instant::now();
+            let r = h.contains(&absent_id);
+            (thread_clock() - c0, thread_cpu() - r0, t.elapsed(), r.ok())
+        }
+    };
+    let ws: Vec<_> = (0..3).map(|_| std::thread::spawn(one(true))).collect();
+    let loader = std::thread::spawn(one(false));
+    let (lc, lru, lw, lr) = loader.join().map_err(|_| "loader panicked")?;
+    let mut wc = Duration::ZERO;
+    let mut wru = Duration::ZERO;
+    let mut ww = Duration::ZERO;
+    for w in ws {
+        let (c, ru, wall, r) = w.join().map_err(|_| "waiter panicked")?;
+        if r != Some(false) {
+            return Err(format!("waiter: lookup of an absent id gave {r:?}"));
+        }
+        wc += c;
+        wru += ru;
+        ww = ww.max(wall);
+        // A waiter that arrived after the load finished did a plain miss (a few microseconds at most,
+        // the first lookup of a handle included); one that waited took at least 50 us.
+        if wall >= Duration::from_micros(50) {
+            waited += 1;
+        }
+    }
+    if lr != Some(false) || store.metrics().index_loads != 1 {
+        return Err(format!(
+            "loader: {lr:?}, {} index loads",
+            store.metrics().index_loads
+        ));
+    }
+    let ns = |d: Duration| d.as_nanos() as f64;
+    Ok(([ns(lc), ns(lru), ns(lw), ns(wc), ns(wru), ns(ww)], waited))
 }
