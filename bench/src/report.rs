@@ -235,7 +235,12 @@ pub fn print_comparison(rows: &[Row]) {
         "  {:<31} {:<36} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "", "odb-index arm", "odb-index", "gix 0.87", "ratio", "git", "ratio"
     );
-    let ns = |x: Option<f64>| x.map_or_else(|| "-".into(), |v| format!("{v:.1}"));
+    // A difference of two wall times (the process rows) can come out below zero on a small input: `<0`.
+    let ns = |x: Option<f64>| match x {
+        None => "-".into(),
+        Some(v) if v < 0.0 => "<0".into(),
+        Some(v) => format!("{v:.1}"),
+    };
     for k in present {
         let odb = median(k.odb, k.scenario);
         let gix = median(k.gix, k.scenario);
