@@ -55,7 +55,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Kind::OdbProbe => "odb-index loose=probe",
             Kind::OdbNone => "odb-index loose=none",

@@ -16,8 +16,10 @@ mod batch;
 )]
 mod bloom;
 mod fixture;
+mod git;
 mod report;
 mod scenarios;
+mod targets;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -135,22 +137,8 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                 ));
             }
             Long("svg") => a.svg = Some(parser.value().map_err(|e| e.to_string())?.into()),
-            Long("only-miss-loop") => {
-                let v = parser.value().map_err(|e| e.to_string())?;
-                a.only_miss_loop = Some(
-                    v.to_str()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| format!("--only-miss-loop takes a number, not {v:?}"))?,
-                );
-            }
-            Long("only-hit-loop") => {
-                let v = parser.value().map_err(|e| e.to_string())?;
-                a.only_hit_loop = Some(
-                    v.to_str()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| format!("--only-hit-loop takes a number, not {v:?}"))?,
-                );
-            }
+            Long("only-miss-loop") => a.only_miss_loop = Some(number(parser, "only-miss-loop")?),
+            Long("only-hit-loop") => a.only_hit_loop = Some(number(parser, "only-hit-loop")?),
             Long("arm") => {
                 let v = parser.value().map_err(|e| e.to_string())?;
                 a.arm = Some(v.to_str().and_then(Kind::from_flag).ok_or_else(|| {
@@ -160,11 +148,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                 })?);
             }
             Long("open-first-miss-loop") => {
-                let v = parser.value().map_err(|e| e.to_string())?;
-                a.open_first_miss_loop =
-                    Some(v.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
-                        format!("--open-first-miss-loop takes a number, not {v:?}")
-                    })?);
+                a.open_first_miss_loop = Some(number(parser, "open-first-miss-loop")?)
             }
             Long("open-first-miss") => {
                 a.open_first_miss = Some(parser.value().map_err(|e| e.to_string())?.into())
@@ -185,6 +169,37 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
     Ok(Some(a))
 }
 
+/// The value of `--flag` as a number.
+fn number(parser: &mut lexopt::Parser, flag: &str) -> Result<usize, String> {
+    let v = parser.value().map_err(|e| e.to_string())?;
+    v.to_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("--{flag} takes a number, not {v:?}"))
+}
+
+/// The hidden `--make-fixture DIR` mode: build the fixtures in `dir` and print their objects directories.
+fn make_fixture(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let objects = fixture::one_pack(dir)?;
+    println!("{}", objects.display());
+    // The 1 000 000-object index and the sparse 2^31-object one, for `--open-first-miss`.
+    let (big, _) = fixture::big_index(dir, 1_000_000, &mut Rng::new(5))?;
+    println!("{}", big.display());
+    println!("{}", fixture::sparse_index(dir, 1 << 31)?.display());
+    // The same 1 000 000 objects under a multi-pack-index, for `--open-first-miss [--midx-checksum]`.
+    println!(
+        "{}",
+        fixture::big_midx(dir, 1_000_000, &mut Rng::new(5))?.display()
+    );
+    // The bench's 100 packs (scenario 4: 123 objects each), without and with a multi-pack-index, for
+    // `--only-miss-loop N [--fresh]`.
+    let many_dir = dir.join("many");
+    std::fs::create_dir_all(&many_dir).map_err(|e| format!("{}: {e}", many_dir.display()))?;
+    let (many, many_midx) = fixture::many_packs(&many_dir, 100, 123)?;
+    println!("{}\n{}", many.display(), many_midx.display());
+    Ok(())
+}
+
 /// Run the benchmark.
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let (Some((what, arg)), Some(path)) = (&args.batch_child, &args.path) {
@@ -200,25 +215,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return scenarios::open_first_miss_loop(args.arm, objects, n).map(|()| ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.make_fixture {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let objects = fixture::one_pack(dir)?;
-        println!("{}", objects.display());
-        // The 1 000 000-object index and the sparse 2^31-object one, for `--open-first-miss`.
-        let (big, _) = fixture::big_index(dir, 1_000_000, &mut Rng::new(5))?;
-        println!("{}", big.display());
-        println!("{}", fixture::sparse_index(dir, 1 << 31)?.display());
-        // The same 1 000 000 objects under a multi-pack-index, for `--open-first-miss [--midx-checksum]`.
-        println!(
-            "{}",
-            fixture::big_midx(dir, 1_000_000, &mut Rng::new(5))?.display()
-        );
-        // The bench's 100 packs (scenario 4: 123 objects each), without and with a multi-pack-index, for
-        // `--only-miss-loop N [--fresh]`.
-        let many_dir = dir.join("many");
-        std::fs::create_dir_all(&many_dir).map_err(|e| format!("{}: {e}", many_dir.display()))?;
-        let (many, many_midx) = fixture::many_packs(&many_dir, 100, 123)?;
-        println!("{}\n{}", many.display(), many_midx.display());
-        return Ok(ExitCode::SUCCESS);
+        return make_fixture(dir).map(|()| ExitCode::SUCCESS);
     }
     let _tmp;
     let objects = match &args.path {
@@ -258,14 +255,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         (None, None) => scenarios::all(&objects, args.path.is_some(), args.quick)?,
     };
-    let mut targets = report::targets(&rows);
-    targets.extend(batch::targets(&rows));
+    let tables: &[&[targets::Target]] = match (&args.ratio_rows, &args.scenario) {
+        (None, Some(_batches)) => &[batch::TARGETS],
+        _ => &[targets::MAIN, batch::TARGETS],
+    };
+    let targets = targets::evaluate(&rows, tables);
     if args.json {
         for r in rows.iter().chain(&targets) {
             println!("{}", r.json());
         }
     } else {
         report::print_table(&rows, &targets, &objects);
+        report::print_comparison(&rows);
     }
     if let Some(svg) = &args.svg {
         report::svg(&rows, svg)?;

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use super::Kind;
+
 /// A value of an extra JSON field.
 #[derive(Clone, Debug)]
 pub enum Val {
@@ -76,7 +78,7 @@ impl Row {
 pub fn add_ratios(rows: &mut [Row]) {
     let gix: Vec<(String, f64)> = rows
         .iter()
-        .filter(|r| r.arm == super::Kind::Gix087.name())
+        .filter(|r| r.arm == Kind::Gix087.name())
         .filter_map(|r| Some((r.scenario.clone(), r.ns_median?)))
         .collect();
     for r in rows.iter_mut() {
@@ -84,308 +86,6 @@ pub fn add_ratios(rows: &mut [Row]) {
             r.ratio_gix087 = Some(m / g);
         }
     }
-}
-
-fn find<'a>(rows: &'a [Row], scenario: &str, arm: &str) -> Option<&'a Row> {
-    rows.iter().find(|r| r.scenario == scenario && r.arm == arm)
-}
-
-fn extra(r: &Row, key: &str) -> Option<f64> {
-    r.extra.iter().find_map(|(k, v)| match v {
-        Val::Num(x) if *k == key => Some(*x),
-        _ => None,
-    })
-}
-
-/// The design targets (listed in docs/BENCHMARKS.md), as rows of scenario "target" (`value`, `limit`, `met`).
-pub fn targets(rows: &[Row]) -> Vec<Row> {
-    use super::Kind;
-    let mut t = Vec::new();
-    let mut add = |name: &str, value: Option<f64>, limit: f64, at_most: bool, unit: &str| {
-        let mut r = Row::new("target", name).with("limit", Val::Num(limit));
-        r.extra.push(("unit", Val::Str(unit.into())));
-        r.extra.push(("at_most", Val::Bool(at_most)));
-        match value {
-            Some(v) => {
-                let met = if at_most { v <= limit } else { v >= limit };
-                r.extra.push(("value", Val::Num(v)));
-                r.extra.push(("met", Val::Bool(met)));
-                r.note = format!(
-                    "{v:.3} {unit} ({} {limit}): {}",
-                    if at_most { "<=" } else { ">=" },
-                    if met { "met" } else { "MISSED" }
-                );
-            }
-            None => r.note = "not measured in this run".into(),
-        }
-        t.push(r);
-    };
-    let median = |s: &str, k: Kind| find(rows, s, k.name()).and_then(|r| r.ns_median);
-    let ratio = |s: &str, k: Kind| find(rows, s, k.name()).and_then(|r| r.ratio_gix087);
-    add(
-        "miss with loose probe vs gix-odb 0.87",
-        ratio("miss-1pack", Kind::OdbProbe),
-        0.85,
-        true,
-        "x",
-    );
-    add(
-        "miss, loose none",
-        median("miss-1pack", Kind::OdbNone),
-        60.0,
-        true,
-        "ns",
-    );
-    add(
-        "miss, loose cached",
-        median("miss-1pack", Kind::OdbCached),
-        60.0,
-        true,
-        "ns",
-    );
-    let min_ratio = |s: &str, k: Kind| {
-        let a = find(rows, s, k.name())?.ns_min?;
-        let g = find(rows, s, Kind::Gix087.name())?.ns_min?;
-        Some(a / g)
-    };
-    add(
-        "miss with loose probe vs gix-odb 0.87, from the minima",
-        min_ratio("miss-1pack", Kind::OdbProbe),
-        0.85,
-        true,
-        "x",
-    );
-    add(
-        "present (random order) vs gix-odb 0.87",
-        ratio("hit-1pack-random", Kind::OdbProbe),
-        0.7,
-        true,
-        "x",
-    );
-    add(
-        "present vs gix-odb 0.87, from the minima",
-        min_ratio("hit-1pack-random", Kind::OdbProbe),
-        0.7,
-        true,
-        "x",
-    );
-    let hit_allocs = [Kind::OdbProbe, Kind::OdbNone, Kind::OdbCached]
-        .iter()
-        .filter_map(|k| find(rows, "hit-1pack-random", k.name()).and_then(|r| r.allocs))
-        .fold(None, |a: Option<f64>, x| Some(a.unwrap_or(0.0).max(x)));
-    add(
-        "present: heap allocations per lookup",
-        hit_allocs,
-        0.0,
-        true,
-        "allocs",
-    );
-    add(
-        "two threads missing (loose none): throughput vs one thread",
-        find(rows, "miss-2threads", Kind::OdbNone.name())
-            .and_then(|r| extra(r, "ratio_vs_1thread")),
-        1.9,
-        false,
-        "x",
-    );
-    add(
-        "two threads missing (loose none), from the minima",
-        find(rows, "miss-2threads", Kind::OdbNone.name())
-            .and_then(|r| extra(r, "ratio_vs_1thread_of_mins")),
-        1.9,
-        false,
-        "x",
-    );
-    add(
-        "control: bare PackIndex::lookup, two threads vs one",
-        find(rows, "miss-2threads", Kind::IdxLookup.name())
-            .and_then(|r| extra(r, "ratio_vs_1thread")),
-        1.9,
-        false,
-        "x",
-    );
-    add(
-        "miss, loose none (minimum)",
-        find(rows, "miss-1pack", Kind::OdbNone.name()).and_then(|r| r.ns_min),
-        60.0,
-        true,
-        "ns",
-    );
-    add(
-        "miss, loose cached (minimum)",
-        find(rows, "miss-1pack", Kind::OdbCached.name()).and_then(|r| r.ns_min),
-        60.0,
-        true,
-        "ns",
-    );
-    add(
-        "1 000 000-object index: miss (minimum)",
-        find(rows, "miss-1M-index", Kind::OdbNone.name()).and_then(|r| r.ns_min),
-        250.0,
-        true,
-        "ns",
-    );
-    add(
-        "1 000 000-object index: miss",
-        median("miss-1M-index", Kind::OdbNone),
-        250.0,
-        true,
-        "ns",
-    );
-    // Turn-2 targets (issue 14).
-    let over = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
-    add(
-        "100 packs, no midx, miss (loose none) vs the one-pack miss",
-        over(
-            median("miss-100packs", Kind::OdbNone),
-            median("miss-1pack", Kind::OdbNone),
-        ),
-        2.0,
-        true,
-        "x",
-    );
-    add(
-        "100 packs, no midx, miss (loose none) vs gix-odb 0.87",
-        ratio("miss-100packs", Kind::OdbNone),
-        0.05,
-        true,
-        "x",
-    );
-    add(
-        "100 packs, no midx, miss with fresh ids vs the one-pack miss with fresh ids",
-        over(
-            median("miss-100packs-fresh", Kind::OdbNone),
-            median("miss-1pack-fresh", Kind::OdbNone),
-        ),
-        2.0,
-        true,
-        "x",
-    );
-    add(
-        "1 000 000-object index: miss with fresh ids (loose none)",
-        median("miss-1M-index-fresh", Kind::OdbNone),
-        40.0,
-        true,
-        "ns",
-    );
-    add(
-        "1 000 000-object index: open + first miss",
-        median("cold-load-1M-index", Kind::OdbNone).map(|ns| ns / 1e6),
-        0.05,
-        true,
-        "ms",
-    );
-    let sparse = rows
-        .iter()
-        .find(|r| r.scenario.starts_with("open-first-miss-sparse-2^31"));
-    add(
-        "sparse 2^31-object index: open + first miss",
-        sparse.map(|r| match r.ns_median {
-            Some(ns) => ns / 1e9,
-            None => extra(r, "seconds").unwrap_or(f64::INFINITY),
-        }),
-        0.5,
-        true,
-        "s",
-    );
-    add(
-        "sparse 2^31-object index: peak memory of the process",
-        sparse.and_then(|r| extra(r, "peak_rss_mb")),
-        64.0,
-        true,
-        "MB",
-    );
-    add(
-        "batched probed miss (locate_many) vs the in-function fstatat floor",
-        over(
-            median("miss-1pack", Kind::OdbProbeBatch),
-            find(rows, "floor-missing-loose", "floor fstatat (in a function)")
-                .and_then(|r| r.ns_median),
-        ),
-        1.2,
-        true,
-        "x",
-    );
-    add(
-        "instructions per miss without probe (callgrind)",
-        find(rows, "instructions-per-miss", Kind::OdbNone.name())
-            .and_then(|r| extra(r, "instructions_per_miss")),
-        200.0,
-        true,
-        "instr",
-    );
-    // Turn-3 targets (issue 22): the default configuration.
-    add(
-        "default-mode miss (Options::default()) vs OnMiss + probe (the old default)",
-        over(
-            median("miss-1pack", Kind::OdbDefault),
-            median("miss-1pack", Kind::OdbOnMissProbe),
-        ),
-        0.35,
-        true,
-        "x",
-    );
-    let syscalls =
-        |s: &str, k: Kind| find(rows, s, k.name()).and_then(|r| extra(r, "syscalls_per_miss"));
-    add(
-        "default-mode syscalls per miss, 1 objects directory",
-        syscalls("syscalls-per-miss", Kind::OdbDefault),
-        1.0,
-        true,
-        "syscalls",
-    );
-    add(
-        "default-mode syscalls per miss, 3 objects directories",
-        syscalls("syscalls-per-miss-3dirs", Kind::OdbDefault),
-        1.0,
-        true,
-        "syscalls",
-    );
-    add(
-        "default-mode miss, 3 objects directories, vs OnMiss + probe",
-        over(
-            median("miss-3dirs", Kind::OdbDefault),
-            median("miss-3dirs", Kind::OdbOnMissProbe),
-        ),
-        0.35,
-        true,
-        "x",
-    );
-    let instr = |k: Kind| {
-        find(rows, "instructions-per-miss", k.name())
-            .and_then(|r| extra(r, "instructions_per_miss"))
-    };
-    add(
-        "instructions per miss, OnMiss (no probe) vs Never (no probe)",
-        over(instr(Kind::OdbOnMissNone), instr(Kind::OdbNone)),
-        1.2,
-        true,
-        "x",
-    );
-    add(
-        "1 000 000-object index: open + first miss, default configuration",
-        median("cold-load-1M-index", Kind::OdbDefault).map(|ns| ns / 1e6),
-        0.05,
-        true,
-        "ms",
-    );
-    add(
-        "miss filter memory (1M index)",
-        find(rows, "filter-1M-index", Kind::OdbNone.name())
-            .and_then(|r| extra(r, "filter_bytes_per_id")),
-        1.5,
-        true,
-        "B/id",
-    );
-    add(
-        "waiters' CPU while a load is in flight, vs the loader's",
-        find(rows, "waiters-1core", "odb-index loose=none")
-            .and_then(|r| extra(r, "waiters_vs_loader_cpu")),
-        0.05,
-        true,
-        "x",
-    );
-    t
 }
 
 /// The readable table.
@@ -417,15 +117,164 @@ pub fn print_table(rows: &[Row], targets: &[Row], objects: &Path) {
     }
     println!("\ntargets (docs/BENCHMARKS.md, Targets):");
     for t in targets {
-        println!("  {:<62} {}", t.arm, t.note);
+        println!("  {:<78} {}", t.arm, t.note);
     }
 }
 
-/// A horizontal bar chart (log scale) of every row with a median in ns.
-pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
-    use plotters::prelude::*;
-    let bars: Vec<(String, f64)> = rows
+/// One line of the comparison table: a label, the scenario, odb-index's arm and the peers' arms (patterns as
+/// [`crate::targets::matches`] reads them; an empty peer arm: no comparable row, printed `-`).
+struct Compared {
+    label: &'static str,
+    scenario: &'static str,
+    odb: &'static str,
+    gix: &'static str,
+    git: &'static str,
+}
+
+const fn c(
+    label: &'static str,
+    scenario: &'static str,
+    odb: &'static str,
+    gix: &'static str,
+    git: &'static str,
+) -> Compared {
+    Compared {
+        label,
+        scenario,
+        odb,
+        gix,
+        git,
+    }
+}
+
+const GIX: &str = Kind::Gix087.name();
+const GIT: &str = crate::git::ARM;
+const NONE: &str = Kind::OdbNone.name();
+
+/// The rows of the comparison table, in the order printed.
+const COMPARED: &[Compared] = &[
+    c(
+        "hit, 1 pack",
+        "hit-1pack-random",
+        Kind::OdbDefault.name(),
+        GIX,
+        GIT,
+    ),
+    c(
+        "miss, 1 pack",
+        "miss-1pack",
+        Kind::OdbDefault.name(),
+        GIX,
+        GIT,
+    ),
+    c(
+        "probed miss, 1 pack",
+        "miss-1pack",
+        Kind::OdbProbe.name(),
+        GIX,
+        GIT,
+    ),
+    c("miss, 1 pack, fresh ids", "miss-1pack-fresh", NONE, GIX, ""),
+    c("hit, 100 packs", "hit-100packs-random", NONE, GIX, GIT),
+    c("miss, 100 packs", "miss-100packs", NONE, GIX, GIT),
+    c(
+        "hit, multi-pack-index",
+        "hit-100packs-midx-random",
+        NONE,
+        GIX,
+        GIT,
+    ),
+    c(
+        "miss, multi-pack-index",
+        "miss-100packs-midx",
+        NONE,
+        GIX,
+        GIT,
+    ),
+    c("miss, big index", "miss-*-index", NONE, GIX, ""),
+    c(
+        "bare index lookup, big index",
+        "miss-*-index",
+        Kind::IdxLookup.name(),
+        GIX,
+        "",
+    ),
+    c("hit, real history", "hit-real-random", NONE, GIX, GIT),
+    c("miss, real history", "miss-real", NONE, GIX, GIT),
+    c(
+        "batch: front end, real history",
+        "batch-front-end-real",
+        "odb-index*",
+        "gix-odb*",
+        "git*",
+    ),
+];
+
+/// The table a person reads: odb-index beside gix-odb 0.87 and git on the same fixture, medians, as ratios.
+pub fn print_comparison(rows: &[Row]) {
+    use crate::targets::row;
+    let median = |arm: &str, s: &str| {
+        if arm.is_empty() {
+            None
+        } else {
+            row(rows, s, arm).and_then(|r| r.ns_median)
+        }
+    };
+    let present: Vec<&Compared> = COMPARED
         .iter()
+        .filter(|k| median(k.odb, k.scenario).is_some())
+        .collect();
+    println!(
+        "\nodb-index beside gix-odb 0.87 and git (median ns per lookup; ratio = odb-index / peer, < 1 is faster):"
+    );
+    if present.is_empty() {
+        println!("  no row of this table was measured in this run");
+        return;
+    }
+    println!(
+        "  {:<31} {:<36} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "", "odb-index arm", "odb-index", "gix 0.87", "ratio", "git", "ratio"
+    );
+    // A difference of two wall times (the process rows) can come out below zero on a small input: `<0`.
+    let ns = |x: Option<f64>| match x {
+        None => "-".into(),
+        Some(v) if v < 0.0 => "<0".into(),
+        Some(v) => format!("{v:.1}"),
+    };
+    for k in present {
+        let odb = median(k.odb, k.scenario);
+        let gix = median(k.gix, k.scenario);
+        let git = median(k.git, k.scenario);
+        let ratio = |p: Option<f64>| match (odb, p) {
+            (Some(a), Some(b)) if a >= 0.0 && b > 0.0 => crate::targets::fig(a / b, "x"),
+            _ => "-".into(),
+        };
+        let arm = row(rows, k.scenario, k.odb).map_or(k.odb, |r| r.arm.as_str());
+        println!(
+            "  {:<31} {:<36} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            k.label,
+            arm,
+            ns(odb),
+            ns(gix),
+            ratio(gix),
+            ns(git),
+            ratio(git)
+        );
+    }
+    println!(
+        "  In-process arms: interleaved runs in this process, median ns per lookup (gix-odb 0.87: Find::contains).\n  \
+         git: `git cat-file --batch-check --buffer` on the same objects directory and ids, a child process per run:\n  \
+         (wall time over every id - wall time over no id, its start-up) / ids, median of the runs; each answer\n  \
+         also reads the object's type and size and prints a line. The batch row: every object of the real history\n  \
+         in rev-list order, type and size read by each (adapter info_many, gix try_header, git), a process each.\n  \
+         `-`: no comparable row. Load average now: {:.1} (time figures move with it).",
+        crate::targets::load()
+    );
+}
+
+/// The chart's bars: every row with a median in ns per lookup (not the open and build rows, in ms).
+fn bars(rows: &[Row]) -> Vec<(String, f64)> {
+    rows.iter()
         .filter(|r| {
             !r.scenario.starts_with("cold-load-")
                 && !r.scenario.starts_with("open-first-miss")
@@ -433,7 +282,13 @@ pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
         })
         .filter_map(|r| Some((format!("{}  {}", r.scenario, r.arm), r.ns_median?)))
         .filter(|(_, v)| *v > 0.0)
-        .collect();
+        .collect()
+}
+
+/// A horizontal bar chart (log scale) of every row with a median in ns.
+pub fn svg(rows: &[Row], path: &Path) -> Result<(), String> {
+    use plotters::prelude::*;
+    let bars = bars(rows);
     if bars.is_empty() {
         return Err("nothing to draw".into());
     }

@@ -1,5 +1,6 @@
 //! `odb-index-bench --quick --json`: every line is a JSON object (read with serde_json) and the rows hold every
-//! arm of every scenario, gix-odb's included. No timing thresholds: only the shape of the output is checked.
+//! arm of every scenario, gix-odb's and git's included; a table run ends with the targets and the comparison
+//! table. No timing thresholds: only the shape of the output is checked.
 #![cfg(not(any(loom, shuttle)))]
 
 use std::process::Command;
@@ -174,4 +175,56 @@ fn quick_json_run_has_every_odb_index_arm_and_scenario() {
         let r = lookup("target", target);
         assert!(r["limit"].is_number(), "{r:?}");
     }
+    // Every target says whether its figure depends on the load; a measured one has a status, and a time
+    // figure is never `MISSED`: it carries the load it was judged at.
+    for r in rows.iter().filter(|r| r["scenario"] == "target") {
+        let load_dependent = r["load_dependent"].as_bool().expect("load_dependent");
+        if r.get("value").is_some_and(Value::is_number) {
+            let status = r["status"].as_str().expect("status");
+            if load_dependent {
+                assert!(r.get("load").is_some_and(Value::is_number), "{r:?}");
+                assert!(status.contains(" at load "), "{r:?}");
+            } else {
+                assert!(status == "met" || status == "MISSED", "{r:?}");
+            }
+        }
+    }
+    // git beside the in-process arms: `git cat-file --batch-check --buffer` on the same fixture and ids.
+    let git = "git cat-file --batch-check --buffer";
+    for scenario in [
+        "miss-1pack",
+        "hit-1pack-random",
+        "miss-100packs",
+        "hit-100packs-midx-random",
+    ] {
+        let r = lookup(scenario, git);
+        assert!(r["ns_per_lookup_median"].is_number(), "{r:?}");
+        assert!(r["startup_ms"].is_number(), "{r:?}");
+    }
+}
+
+/// Without `--json`, a `--scenario batches --quick` run ends with the targets and the comparison table.
+#[test]
+fn table_run_ends_with_targets_and_the_comparison() {
+    let out = Command::new(env!("CARGO_BIN_EXE_odb-index-bench"))
+        .args(["--scenario", "batches", "--quick"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run odb-index-bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let targets = stdout
+        .find("targets (docs/BENCHMARKS.md")
+        .expect("a targets part");
+    let table = stdout
+        .find("odb-index beside gix-odb 0.87 and git")
+        .expect("a comparison table");
+    assert!(targets < table, "{stdout}");
+    assert!(stdout.contains("(target <= 0.01 syscalls): "), "{stdout}");
+    let tail = &stdout[table..];
+    if !stdout.contains("no $CARGO_HOME/registry/src") {
+        assert!(tail.contains("batch: front end, real history"), "{tail}");
+    }
+    assert!(tail.contains("Load average now:"), "{tail}");
 }
