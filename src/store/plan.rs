@@ -62,11 +62,14 @@ pub(super) struct Plan {
 }
 
 /// One pack directory being planned: its packs are `packs[first..]`; `covered` maps each one a multi-pack-index
-/// lists to that index's slot.
+/// lists to that index's slot; `by_name` maps each pack's `.idx` file name to its index into `packs`, built once
+/// per directory (not once per multi-pack-index: a chain of a thousand layers over a thousand packs made it a
+/// million insertions).
 struct DirPlan<'a> {
+    covered: HashMap<usize, usize>,
+    by_name: Option<HashMap<&'a str, usize>>,
     packs: &'a [ListedPack],
     first: usize,
-    covered: HashMap<usize, usize>,
 }
 
 impl Plan {
@@ -93,9 +96,10 @@ impl Plan {
         problems: &mut Vec<Problem>,
     ) {
         let mut dir = DirPlan {
+            covered: HashMap::new(),
+            by_name: None,
             packs,
             first,
-            covered: HashMap::new(),
         };
         match (self.midx, midx) {
             (None, _) | (_, MidxFiles::None) => {}
@@ -194,17 +198,15 @@ impl Plan {
 impl DirPlan<'_> {
     /// The pack (index into the listing's packs) of each of a multi-pack-index's pack `names`, among this
     /// directory's.
-    fn packs_named(&self, names: &[String]) -> Box<[Option<usize>]> {
-        let by_name: HashMap<&str, usize> = self.packs[self.first..]
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| {
-                p.idx_path
-                    .file_name()?
-                    .to_str()
-                    .map(|n| (n, self.first + i))
-            })
-            .collect();
+    fn packs_named(&mut self, names: &[String]) -> Box<[Option<usize>]> {
+        let (packs, first) = (self.packs, self.first);
+        let by_name = self.by_name.get_or_insert_with(|| {
+            packs[first..]
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.idx_path.file_name()?.to_str().map(|n| (n, first + i)))
+                .collect()
+        });
         names
             .iter()
             .map(|n| match n.strip_suffix(".pack") {
