@@ -228,6 +228,14 @@ pub(crate) fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
 /// ```
 pub fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
     check_regular(&std::fs::metadata(path)?)?;
+    open_seen_regular(path)
+}
+
+/// [`open_regular`] of a `path` its directory's listing has just said is a regular file (its entry's type,
+/// `d_type`, read with the directory: [`crate::dir::regular_entries`]): that stands for the `stat` of the path,
+/// which is not made again. Like that `stat`, it comes before the open; a FIFO or device renamed into place
+/// after either is caught the same way (opened without blocking, the descriptor checked, never mapped).
+pub(crate) fn open_seen_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
     #[cfg(unix)]
     let file = {
         use rustix::fs::{Mode, OFlags};
@@ -385,6 +393,16 @@ impl Data {
         mode: LoadMode,
     ) -> io::Result<(Data, std::fs::Metadata)> {
         let (file, md) = open_regular(path)?;
+        Self::bring_in(&file, &md, mode).map(|data| (data, md))
+    }
+
+    /// [`Data::open_with_metadata`] of a `path` its directory's listing has just said is a regular file (opened
+    /// with [`open_seen_regular`]: no `stat` of the path first).
+    pub(crate) fn open_seen_with_metadata(
+        path: &Path,
+        mode: LoadMode,
+    ) -> io::Result<(Data, std::fs::Metadata)> {
+        let (file, md) = open_seen_regular(path)?;
         Self::bring_in(&file, &md, mode).map(|data| (data, md))
     }
 

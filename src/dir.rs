@@ -136,6 +136,31 @@ pub(crate) fn stat_at(
     stat_path(&parent.join(rel))
 }
 
+/// The names of the entries of directory `path` that the directory itself says are regular files (their type,
+/// `d_type`, read with the names: no `stat` each). Symbolic links and entries of unknown type (a file system
+/// that does not fill `d_type`) are left out: a caller `stat`s those by path, as it would without this. Not
+/// Unix: none.
+pub(crate) fn regular_entries(path: &Path) -> std::io::Result<std::collections::HashSet<String>> {
+    let mut names = std::collections::HashSet::new();
+    #[cfg(unix)]
+    {
+        use rustix::fs::{FileType, Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let mut dir = rustix::fs::Dir::new(rustix::fs::open(path, flags, Mode::empty())?)?;
+        while let Some(e) = dir.read() {
+            let e = e?;
+            if e.file_type() == FileType::RegularFile
+                && let Ok(name) = e.file_name().to_str()
+            {
+                names.insert(name.to_owned());
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(names)
+}
+
 /// An open directory read entry by entry: its [`Stamp`] (taken from the open descriptor before any entry is
 /// read, so a change made after it shows in the directory's next `stat`), its entries' names, and their `stat`s.
 /// On Unix the entries are `stat`ed relative to the open directory (`fstatat`) and the directory is `stat`ed

@@ -104,6 +104,9 @@ fn run() -> Result<ExitCode, Failure> {
         Stop::Fatal(_) => out.flush().map_err(Stop::Output).and(Err(e)),
         e => Err(e),
     });
+    // The process ends here: its mappings go with it, as git's do. Dropping the store would unmap every index
+    // file one `munmap` at a time (a thousand for a 1 000-layer multi-pack-index chain) for nothing.
+    std::mem::forget(store);
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The reader went away (`| head`): stop quietly, like git.

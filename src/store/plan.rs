@@ -62,11 +62,14 @@ pub(super) struct Plan {
 }
 
 /// One pack directory being planned: its packs are `packs[first..]`; `covered` maps each one a multi-pack-index
-/// lists to that index's slot.
+/// lists to that index's slot; `by_name` maps each pack's `.idx` file name to its index into `packs`, built once
+/// per directory (not once per multi-pack-index: a chain of a thousand layers over a thousand packs made it a
+/// million insertions).
 struct DirPlan<'a> {
+    covered: HashMap<usize, usize>,
+    by_name: Option<HashMap<&'a str, usize>>,
     packs: &'a [ListedPack],
     first: usize,
-    covered: HashMap<usize, usize>,
 }
 
 impl Plan {
@@ -93,20 +96,37 @@ impl Plan {
         problems: &mut Vec<Problem>,
     ) {
         let mut dir = DirPlan {
+            covered: HashMap::new(),
+            by_name: None,
             packs,
             first,
-            covered: HashMap::new(),
         };
         match (self.midx, midx) {
             (None, _) | (_, MidxFiles::None) => {}
-            (Some(_), MidxFiles::Single) => {
-                self.midx_slot(&mut dir, pack_dir.join("multi-pack-index"), None, problems)
-            }
+            (Some(_), MidxFiles::Single) => self.midx_slot(
+                &mut dir,
+                pack_dir.join("multi-pack-index"),
+                None,
+                false,
+                problems,
+            ),
             (Some(_), MidxFiles::Chain) => {
                 match crate::midx::chain::read_chain(pack_dir, self.kind) {
                     Ok(Some(layers)) => {
+                        // The layers the chain's directory lists as regular files are opened without a `stat`
+                        // of their path first (one directory read instead of a `stat` per layer); the others
+                        // (links, unknown types, a directory that cannot be read) are `stat`ed as before.
+                        let seen = crate::dir::regular_entries(
+                            &pack_dir.join(crate::midx::chain::CHAIN_DIR),
+                        )
+                        .unwrap_or_default();
                         for l in layers {
-                            self.midx_slot(&mut dir, l.path, Some(l.checksum), problems);
+                            let listed = l
+                                .path
+                                .file_name()
+                                .and_then(|n| n.to_str())
+                                .is_some_and(|n| seen.contains(n));
+                            self.midx_slot(&mut dir, l.path, Some(l.checksum), listed, problems);
                         }
                     }
                     Ok(None) => {}
@@ -141,9 +161,10 @@ impl Plan {
         dir: &mut DirPlan<'_>,
         midx_path: PathBuf,
         layer: Option<ObjectId>,
+        listed_regular: bool,
         problems: &mut Vec<Problem>,
     ) {
-        match self.open_midx(&midx_path) {
+        match self.open_midx(&midx_path, listed_regular) {
             Ok((opened, names, midx_stamp)) => {
                 let map = dir.packs_named(&names);
                 let slot = self.slots.len();
@@ -170,10 +191,20 @@ impl Plan {
     }
 
     /// Open the multi-pack-index at `path` once: the file (for its slot's load), its pack names and its stamp
-    /// (from the descriptor opened: no second `stat`).
-    fn open_midx(&self, path: &Path) -> Result<(OpenedMidx, Vec<String>, Stamp), Error> {
+    /// (from the descriptor opened: no second `stat`). `listed_regular`: its directory's listing said it is a
+    /// regular file (then its path is not `stat`ed before it is opened).
+    fn open_midx(
+        &self,
+        path: &Path,
+        listed_regular: bool,
+    ) -> Result<(OpenedMidx, Vec<String>, Stamp), Error> {
         let mode = self.midx.unwrap_or(LoadMode::Mmap);
-        let (data, md) = Data::open_with_metadata(path, mode).map_err(|e| Error::io(path, e))?;
+        let opened = if listed_regular {
+            Data::open_seen_with_metadata(path, mode)
+        } else {
+            Data::open_with_metadata(path, mode)
+        };
+        let (data, md) = opened.map_err(|e| Error::io(path, e))?;
         let stamp = Stamp::from_metadata(&md);
         if mode == LoadMode::Read {
             let m = MultiPackIndex::from_data(data, path.to_path_buf(), self.kind)?;
@@ -194,17 +225,15 @@ impl Plan {
 impl DirPlan<'_> {
     /// The pack (index into the listing's packs) of each of a multi-pack-index's pack `names`, among this
     /// directory's.
-    fn packs_named(&self, names: &[String]) -> Box<[Option<usize>]> {
-        let by_name: HashMap<&str, usize> = self.packs[self.first..]
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| {
-                p.idx_path
-                    .file_name()?
-                    .to_str()
-                    .map(|n| (n, self.first + i))
-            })
-            .collect();
+    fn packs_named(&mut self, names: &[String]) -> Box<[Option<usize>]> {
+        let (packs, first) = (self.packs, self.first);
+        let by_name = self.by_name.get_or_insert_with(|| {
+            packs[first..]
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.idx_path.file_name()?.to_str().map(|n| (n, first + i)))
+                .collect()
+        });
         names
             .iter()
             .map(|n| match n.strip_suffix(".pack") {

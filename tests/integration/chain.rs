@@ -255,3 +255,60 @@ fn chain_file_that_is_a_device_a_fifo_or_huge_is_refused_at_once() {
         );
     }
 }
+
+/// Issue 32: a layer the chain directory's listing says is a regular file is opened without a `stat` of its path
+/// first. One that is a FIFO, a device or a symbolic link is not listed so: it is `stat`ed first as before, so a
+/// FIFO or device is refused at once as a problem naming it (never opened, never mapped: the packs it covered are
+/// found through their own indices), and a link to a good layer is followed and used.
+#[test]
+fn layer_that_is_a_fifo_a_device_or_a_link_is_stated_first() {
+    for what in ["fifo", "dev-zero", "link"] {
+        let repo = chained_repo("sha1", 2);
+        let pack_dir = objects_dir(repo.path()).join("pack");
+        let chain = read_chain(&pack_dir, odb_index::HashKind::Sha1)
+            .unwrap()
+            .unwrap();
+        let layer = chain[0].path.clone();
+        let before = all_objects(repo.path());
+        match what {
+            "fifo" => crate::hostile::fifo_over(&layer),
+            "dev-zero" => {
+                std::fs::remove_file(&layer).unwrap();
+                std::os::unix::fs::symlink("/dev/zero", &layer).unwrap();
+            }
+            _ => {
+                let aside = repo.path().join("layer-aside.midx");
+                std::fs::rename(&layer, &aside).unwrap();
+                std::os::unix::fs::symlink(&aside, &layer).unwrap();
+            }
+        }
+        // A guard against a hang only, not a performance bound.
+        let path = repo.path().to_owned();
+        let ids = before.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let store = Store::open(&path, Options::default()).unwrap();
+            let mut h = store.handle();
+            let found = ids
+                .iter()
+                .filter(|id| h.locate(&oid(id)).unwrap().is_some())
+                .count();
+            tx.send((found, store.metrics().index_loads, store.problems()))
+                .unwrap()
+        });
+        let (found, loads, problems) = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("{what}: the store hangs on the layer"));
+        assert_eq!(found, before.len(), "{what}: every object found");
+        if what == "link" {
+            assert!(problems.is_empty(), "{what}: {problems:?}");
+            assert_eq!(loads, 2, "{what}: both layers, no .idx");
+        } else {
+            assert!(
+                matches!(&problems[..], [Problem::MultiPackIndexIgnored { path, .. }] if *path == layer),
+                "{what}: {problems:?}"
+            );
+            assert_eq!(loads, 3, "{what}: the other layer and its two packs' .idx");
+        }
+    }
+}
