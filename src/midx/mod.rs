@@ -606,7 +606,9 @@ fn prefix(id: &[u8]) -> u64 {
 }
 
 /// Read only the header, the chunk table and the pack names of the multi-pack-index at `path` (mapped, so only
-/// those pages are read): the `.idx` names of the packs it covers, in pack int id order.
+/// those pages are read): the `.idx` names of the packs it covers, in pack int id order. (The store reads them
+/// from the mapping its listing keeps, `pack_names_in`; this opening reader is for tests.)
+#[cfg(any(test, feature = "test-support"))]
 pub(crate) fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
     let data = Data::open(path, LoadMode::Mmap).map_err(|e| Error::io(path, e))?;
     pack_names_in(&data, path, kind)
