@@ -12,7 +12,7 @@
 use super::Kind;
 use super::report::{Row, Val};
 
-/// Where a target's figure comes from (scenario and arm as [`matches`] reads them).
+/// Where a target's figure comes from (scenario and arm as [`matches()`] reads them).
 #[derive(Clone, Copy, Debug)]
 pub enum Figure {
     /// The row's median ns per lookup.
