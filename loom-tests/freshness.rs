@@ -26,6 +26,10 @@ use crate::store::watch::{Check, Watch};
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
+/// B1's models (one change check per batch), on this file's model file system and store.
+#[path = "batch.rs"]
+pub(crate) mod batch;
+
 /// The model's pack directory: the packs it holds, its version (its `stat`), and the detectors with events
 /// made on it (each write queues an event for each).
 struct Dir {

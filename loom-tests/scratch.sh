@@ -1,14 +1,23 @@
 # Shared by weaken-orderings.sh and mutants.sh (sourced, not run): a scratch copy of the crate, building one
 # checker's suite in it, and running each model in its own process.
 #
-# Set before sourcing: `root` (the crate), `scratch_name` (mktemp prefix), `target` (a target directory reused
-# across edits: only the crate recompiles). Defines `scratch` (removed on exit) and `apply` (the mutants' literal
+# Set before sourcing: `root` (the crate), `scratch_name` (mktemp prefix) or `scratch_dir` (a fixed path),
+# `target` (a target directory reused across edits: only the crate recompiles; for `build_suite`). Defines `scratch` (removed on exit) and `apply` (the mutants' literal
 # edits, shared by mutants.sh and freshness-mutants.sh).
 
 # Models in the order they are tried: the three-thread ones (tens of seconds each) last.
 slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
 
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/$scratch_name.XXXXXX")
+# The copy: a fresh temporary directory, or the fixed path `scratch_dir` if set (cargo-miri records the directory a
+# test binary was built in, and cargo decides freshness by paths: a new directory each time would run a stale
+# binary, or rebuild everything). Removed on exit either way.
+if [ -n "${scratch_dir:-}" ]; then
+  scratch=$scratch_dir
+  rm -rf "$scratch"
+  mkdir -p "$scratch"
+else
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/$scratch_name.XXXXXX")
+fi
 trap 'rm -rf "$scratch"' EXIT
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
 

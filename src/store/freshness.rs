@@ -300,11 +300,6 @@ impl Freshness {
 #[path = "../../loom-tests/freshness.rs"]
 pub(crate) mod model;
 
-/// The batch's model (B1, one change check per batch; compiled into the loom build only).
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
-#[path = "../../loom-tests/batch.rs"]
-pub(crate) mod batch_model;
-
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;

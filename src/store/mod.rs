@@ -66,9 +66,9 @@ mod successor;
 mod verify;
 mod watch;
 #[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
-pub(crate) use freshness::batch_model;
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
 pub(crate) use freshness::model as freshness_model;
+#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+pub(crate) use freshness::model::batch as batch_model;
 #[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
 pub(crate) use watch::model as watch_model;
 
