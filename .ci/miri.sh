@@ -45,15 +45,10 @@ fi
 # A copy of the crate at a fixed path (cargo-miri records the directory a test binary was built in, so a fresh
 # temporary directory each time would have it run a stale binary), with the mutant applied; its own target
 # directory, so only the crate recompiles after the first run.
-scratch_name=odb-miri-mutant
 target="$root/target/miri-mutant"
+scratch_dir="$target/crate"
 # shellcheck source=loom-tests/scratch.sh
-. "$root/loom-tests/scratch.sh" # for `apply`
-rm -rf "$scratch" # the temporary copy; the trap removes the fixed one below on exit
-scratch="$target/crate"
-rm -rf "$scratch"
-mkdir -p "$scratch"
-tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
+. "$root/loom-tests/scratch.sh" # the copy, and `apply`
 apply "$scratch/src/idx/search.rs" \
     '.wrapping_add((i as usize).wrapping_mul(self.stride));' \
     '.wrapping_add((i as usize).wrapping_mul(self.stride + 1));'

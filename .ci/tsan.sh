@@ -65,15 +65,10 @@ fi
 # The mutant, in a copy of the crate at a fixed path, built into a target directory of its own (cargo decides
 # freshness by modification times and paths relative to the workspace: sharing target/tsan, the copy's newer build
 # would pass for the clean crate's, and the other way round). The first run builds std again (about 1.5 min).
-scratch_name=odb-tsan-mutant
 target_dir="$root/target/tsan-mutant"
+scratch_dir="$target_dir/crate"
 # shellcheck source=loom-tests/scratch.sh
-. "$root/loom-tests/scratch.sh" # for `apply`
-rm -rf "$scratch" # the temporary copy; the trap removes the fixed one below on exit
-scratch="$target_dir/crate"
-rm -rf "$scratch"
-mkdir -p "$scratch"
-tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
+. "$root/loom-tests/scratch.sh" # the copy, and `apply`
 apply "$scratch/src/protocol.rs" 'slot.state.store(READY, Ordering::Release);' 'slot.state.store(READY, Ordering::Relaxed);'
 diff -u "$root/src/protocol.rs" "$scratch/src/protocol.rs" || true
 build "$scratch"

@@ -1,9 +1,12 @@
-# Shared by weaken-orderings.sh and mutants.sh (sourced, not run): a scratch copy of the crate, building one
-# checker's suite in it, and running each model in its own process.
+# Shared by weaken-orderings.sh, mutants.sh, freshness-mutants.sh, checker-mutants.sh and the `--mutant` runs of
+# .ci/miri.sh and .ci/tsan.sh (sourced, not run): a scratch copy of the crate, building one checker's suite in it,
+# and running each model in its own process; or a table of literal edits, each with the test that must catch it.
 #
-# Set before sourcing: `root` (the crate), `scratch_name` (mktemp prefix) or `scratch_dir` (a fixed path),
-# `target` (a target directory reused across edits: only the crate recompiles; for `build_suite`). Defines `scratch` (removed on exit) and `apply` (the mutants' literal
-# edits, shared by mutants.sh and freshness-mutants.sh).
+# Set before sourcing: `root` (the crate), `scratch_name` (mktemp prefix) or `scratch_dir` (a fixed path). Set
+# before calling: `target` (for `build_suite`) or `target_base` (for `build_check`): target directories reused
+# across edits, so only the crate recompiles; `wanted` and `MUTANTS` (for `run_table`). Defines `scratch`
+# (removed on exit), `apply` (the mutants' literal edits), `build_suite`, `run_models`, `build_check` and
+# `run_table`.
 
 # Models in the order they are tried: the three-thread ones (tens of seconds each) last.
 slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
@@ -86,4 +89,88 @@ split_fields() {
     rest=${rest#* ~~ }
   done
   if [[ $rest == *" ~~" ]]; then fields+=("${rest% ~~}" ""); else fields+=("$rest"); fi
+}
+
+# build_check KIND LOG: build, in the scratch copy, the library's unit tests (`lib`: std, release, into
+# `$target_base/fresh-mutants-std`; `loom`: under --cfg loom, into `$target_base/loom-weaken`) or its integration
+# tests (`int`); prints the test binary, or the build's tail to stderr and fails.
+build_check() {
+  local kind=$1 log=$2 flags="" dir="$target_base/fresh-mutants-std" what="--lib"
+  if [ "$kind" = loom ]; then flags="--cfg loom"; dir="$target_base/loom-weaken"; fi
+  if [ "$kind" = int ]; then what="--test integration"; fi
+  # shellcheck disable=SC2086
+  (cd "$scratch" && RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" cargo test --release $what --no-run >"$log" 2>&1) || {
+    tail -20 "$log" >&2
+    return 1
+  }
+  local bin
+  bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
+  case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
+  echo "$bin"
+}
+
+# run_table WHAT: the mutant tables of checker-mutants.sh and freshness-mutants.sh. Each line of `MUTANTS`
+# (`name ~~ file ~~ check ~~ anchor ~~ replacement [~~ anchor ~~ replacement]...`) whose name is in `wanted`
+# (" a b ", or blank for every row) is applied to the scratch copy, its check run, and the file put back. A check
+# is `lib:TEST`, `loom:TEST` or `int:TEST` (a test of that suite, run with --exact: `build_check`) or `sh:COMMAND`
+# (run in the mutated copy). Prints a line a row (and what failed); exits 1 if a check passes with its mutant
+# applied, if an edit changes nothing or an anchor does not occur exactly once, or if no row matched.
+run_table() {
+  local what=$1 uncaught=0 ran=0 line name file check kind test caught bin
+  printf '%-38s %s\n' "mutant" "result"
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    split_fields "$line"
+    name=${fields[0]} file=${fields[1]} check=${fields[2]}
+    if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then continue; fi
+    ran=$((ran + 1))
+    kind=${check%%:*} test=${check#*:}
+    cp "$root/$file" "$scratch/$file"
+    if ! apply "$scratch/$file" "${fields[@]:3}" 2>"$scratch/$name.apply"; then
+      echo "$name: $(cat "$scratch/$name.apply")" >&2
+      exit 1
+    fi
+    if cmp -s "$root/$file" "$scratch/$file"; then
+      echo "$name: the edit changed nothing" >&2
+      exit 1
+    fi
+    if [ "$kind" = sh ]; then
+      if (cd "$scratch" && bash -c "$test" >"$scratch/$name.run" 2>&1); then caught=0; else caught=1; fi
+    else
+      if ! bin=$(build_check "$kind" "$scratch/$name.log"); then
+        echo "$name: the $kind suite did not build" >&2
+        exit 1
+      fi
+      # Written out first: `grep -q` stops reading at its match, and under pipefail the lister's SIGPIPE would
+      # fail the test.
+      "$bin" --list >"$scratch/$name.list" 2>/dev/null || true
+      if ! grep -qx "$test: test" "$scratch/$name.list"; then
+        echo "$name: no test $test in the $kind suite" >&2
+        exit 1
+      fi
+      if (cd "$scratch" && "$bin" --exact "$test" --test-threads=1 >"$scratch/$name.run" 2>&1); then caught=0; else caught=1; fi
+    fi
+    if [ "$caught" = 1 ]; then
+      printf '%-38s %s\n' "$name" "caught by $check"
+      # What failed: what a CI check printed, or a test's panic and its message.
+      if [ "$kind" = sh ]; then
+        head -5 "$scratch/$name.run" | sed 's/^/    /'
+      else
+        grep -m1 -A2 "panicked at" "$scratch/$name.run" | sed 's/^/    /' || true
+      fi
+    else
+      printf '%-38s %s\n' "$name" "NOT CAUGHT by $check"
+      uncaught=$((uncaught + 1))
+    fi
+    cp "$root/$file" "$scratch/$file"
+  done <<<"$MUTANTS"
+  if [ "$ran" -eq 0 ]; then
+    echo "no mutant matched:$wanted" >&2
+    exit 1
+  fi
+  if [ "$uncaught" -gt 0 ]; then
+    echo "$uncaught $what mutant(s) not caught by their check" >&2
+    exit 1
+  fi
+  echo "every $what mutant is caught by its check ($ran)"
 }
