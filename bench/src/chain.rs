@@ -248,6 +248,19 @@ pub fn child(ids_file: &Path, objects: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The hidden `--make-chain DIR` mode: [`chain_repo`] of 1 000 layers in `dir`, its blobs' ids in `dir/ids`
+/// (one a line, in layer order); prints the repository's path. For measuring by hand
+/// (docs/BENCHMARKS.md, "Opening a 1 000-layer chain").
+pub fn make(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (repo, ids) = chain_repo(dir, 1000)?;
+    let text: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    let file = dir.join("ids");
+    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    println!("{}", repo.display());
+    Ok(())
+}
+
 /// A bare repository `dir/chain.git` of `n` packs of one blob each (written by `git fast-import`), under an
 /// incremental multi-pack-index chain of `n` layers, one per pack, the layers written by the crate's
 /// [`write_midx`] in the packs' name order and accepted by `git multi-pack-index verify`. Returns the repository

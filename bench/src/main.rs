@@ -95,6 +95,9 @@ pub struct Args {
     pub batch_child: Option<(String, String)>,
     /// Hidden: `--chain-child IDS_FILE` on PATH, the odb-index process of scenario `open-chain-*`.
     pub chain_child: Option<PathBuf>,
+    /// Hidden: `--make-chain DIR`: build scenario 12's fixture (1 000 packs under a 1 000-layer chain) in DIR
+    /// (which must not hold a `chain.git`), write its blobs' ids to `DIR/ids` and print the repository's path.
+    pub make_chain: Option<PathBuf>,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -118,6 +121,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         scenario: None,
         batch_child: None,
         chain_child: None,
+        make_chain: None,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -140,6 +144,9 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                     what.to_string_lossy().into_owned(),
                     arg.to_string_lossy().into_owned(),
                 ));
+            }
+            Long("make-chain") => {
+                a.make_chain = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
             Long("chain-child") => {
                 a.chain_child = Some(parser.value().map_err(|e| e.to_string())?.into())
@@ -212,6 +219,9 @@ fn make_fixture(dir: &std::path::Path) -> Result<(), String> {
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let (Some((what, arg)), Some(path)) = (&args.batch_child, &args.path) {
         return batch::child(what, arg, path).map(|()| ExitCode::SUCCESS);
+    }
+    if let Some(dir) = &args.make_chain {
+        return chain::make(dir).map(|()| ExitCode::SUCCESS);
     }
     if let (Some(ids), Some(path)) = (&args.chain_child, &args.path) {
         return chain::child(ids, path).map(|()| ExitCode::SUCCESS);
