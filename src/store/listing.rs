@@ -298,10 +298,17 @@ fn list_pack_dirs(
     for (dir_index, dir) in Arc::clone(&dirs.dirs).iter().enumerate() {
         let pack_dir = dir.join("pack");
         let parent = dirs.own_dir().filter(|_| dir_index == 0);
-        let (stamp, scan) =
-            scan_pack_dir(&pack_dir, parent, dir_ids[dir_index], &mut |path, stamp| {
-                state.assign_id(path, stamp)
-            });
+        // The multi-pack-index files are opened once the directory's entries are read and before its packs are
+        // `stat`ed: the packs they cover need no `stat` (`ListedPack::stated`).
+        let (plan, mut midx_problems) = (&mut packs.plan, Vec::new());
+        let (stamp, scan) = scan_pack_dir(
+            &pack_dir,
+            parent,
+            dir_ids[dir_index],
+            &mut |midx| plan.open_dir_midx(&pack_dir, midx, &mut midx_problems),
+            &mut |path, stamp| state.assign_id(path, stamp),
+        );
+        dirs.problems.append(&mut midx_problems);
         pack_dir_stamps.push(stamp);
         pack_dirs.push(pack_dir.clone());
         let scan = match scan {
@@ -329,13 +336,7 @@ fn list_pack_dirs(
         }
         let first = packs.packs.len();
         packs.packs.extend(scan.packs);
-        packs.plan.pack_dir(
-            &pack_dir,
-            scan.midx,
-            &packs.packs,
-            first,
-            &mut dirs.problems,
-        );
+        packs.plan.pack_dir(&packs.packs, first);
     }
     Scanned {
         value: (),
