@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation score of the freshness code (issue 28; docs/PROTOCOL.md section 8c): each mutant is one small edit of
-# src/store/freshness.rs, handle.rs, mod.rs, successor.rs, scan.rs or loose_sources.rs, given as a literal `anchor ~~
+# src/store/freshness.rs, handle.rs, mod.rs, successor.rs, scan.rs, load.rs, loose_sources.rs or src/dir.rs, given as a literal `anchor ~~
 # replacement` pair (`\n` stands for a newline), with the check that must catch it: a loom model (`loom:NAME`,
 # the library's unit tests built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where
 # the deterministic relisting tests of src/store/relist_tests.rs live) or an integration test (`int:NAME`,
@@ -42,6 +42,9 @@ tmp-index-listed ~~ src/store/scan.rs ~~ int:freshness::temporary_packs_of_repac
 cached-name-unconfirmed ~~ src/store/loose_sources.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),
 loose-check-before-probe ~~ src/store/handle.rs ~~ lib:store::relist_tests::an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found ~~         if !self.loose_listed { ~~         if false && !self.loose_listed {
 slow-check-before-loose-step ~~ src/store/handle.rs ~~ lib:store::relist_tests::an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found ~~                 let drained = self.drain_for_loose(); ~~                 let drained = self.drain_for_loose();\n                let early = self.refresh_on_miss && self.packs_changed(); ~~                     return Ok(Some(loc));\n                } ~~                     return Ok(Some(loc));\n                }\n                if !early && stage != Stage::Refresh && !self.snap.vanished {\n                    return self.not_found(bytes);\n                }
+covered-pack-unbounded ~~ src/store/load.rs ~~ int:chain::a_covered_packs_length_is_read_when_a_location_needs_it ~~ AtomicU64::new(if unread.is_some() { 0 } else { b }) ~~ AtomicU64::new(if unread.is_some() { u64::MAX } else { b })
+covered-fifo-not-stated ~~ src/store/scan.rs ~~ lib:store::scan::tests::packs_a_multi_pack_index_lists_are_not_stated ~~ if entry.regular && regular_packs.contains(&pack_name) && covered.contains(&entry.name) { ~~ if regular_packs.contains(&pack_name) && covered.contains(&entry.name) {
+covered-id-by-path ~~ src/dir.rs ~~ lib:store::listing::tests::a_covered_pack_keeps_its_id_until_a_file_is_renamed_over_it ~~             ino,\n            dev: u64::MAX, ~~             ino: 0 * ino,\n            dev: u64::MAX,
 LIST
 )
 

@@ -56,6 +56,18 @@ impl Stamp {
         }
     }
 
+    /// The stamp of a file known only from its directory entry (its inode number as listed, `d_ino`): never
+    /// equal to a `stat`'s (no device is `u64::MAX`), equal to another listing's of the same inode. A file
+    /// renamed over it (git's only way of replacing a file) has another inode.
+    pub(crate) fn listed(ino: u64) -> Stamp {
+        Stamp {
+            mtime: None,
+            size: u64::MAX,
+            ino,
+            dev: u64::MAX,
+        }
+    }
+
     pub(crate) fn from_metadata(md: &std::fs::Metadata) -> Stamp {
         #[cfg(unix)]
         let (ino, dev) = {
@@ -161,6 +173,15 @@ pub(crate) fn regular_entries(path: &Path) -> std::io::Result<std::collections::
     Ok(names)
 }
 
+/// A directory entry as the directory lists it ([`Entries::next_entry`]).
+pub(crate) struct ListedEntry {
+    pub(crate) name: String,
+    /// Its type, as listed, is a regular file.
+    pub(crate) regular: bool,
+    /// Its inode number as listed.
+    pub(crate) ino: u64,
+}
+
 /// An open directory read entry by entry: its [`Stamp`] (taken from the open descriptor before any entry is
 /// read, so a change made after it shows in the directory's next `stat`), its entries' names, and their `stat`s.
 /// On Unix the entries are `stat`ed relative to the open directory (`fstatat`) and the directory is `stat`ed
@@ -204,21 +225,32 @@ impl Entries {
         }
     }
 
-    /// The next entry's name (`.` and `..` included on Unix); names that are not UTF-8 come back as `None`
-    /// (git's pack names are ASCII).
-    pub(crate) fn next_name(&mut self) -> Option<std::io::Result<Option<String>>> {
+    /// The next entry (`.` and `..` included on Unix; a name that is not UTF-8 comes back as `None`: git's pack
+    /// names are ASCII), with what the directory itself says of it, read with its name (no `stat`): whether its type (`d_type`) is a regular file (a symbolic link, an entry of unknown type on a file
+    /// system that does not fill `d_type`, and every entry off Unix are not), and its inode number (`d_ino`).
+    pub(crate) fn next_entry(&mut self) -> Option<std::io::Result<Option<ListedEntry>>> {
         #[cfg(unix)]
         {
             let e = self.dir.read()?;
-            Some(
-                e.map_err(Into::into)
-                    .map(|e| e.file_name().to_str().ok().map(str::to_owned)),
-            )
+            Some(e.map_err(Into::into).map(|e| {
+                let name = e.file_name().to_str().ok()?.to_owned();
+                Some(ListedEntry {
+                    regular: e.file_type() == rustix::fs::FileType::RegularFile,
+                    ino: e.ino(),
+                    name,
+                })
+            }))
         }
         #[cfg(not(unix))]
         {
             let e = self.entries.next()?;
-            Some(e.map(|e| e.file_name().into_string().ok()))
+            Some(e.map(|e| {
+                Some(ListedEntry {
+                    name: e.file_name().into_string().ok()?,
+                    regular: false,
+                    ino: 0,
+                })
+            }))
         }
     }
 

@@ -5,7 +5,10 @@
 # order written). Needs git 2.47 or later (incremental multi-pack-index writes).
 #
 # Usage: bench/scripts/midx-chain.sh DIR [N]     (N defaults to 1000; DIR must not exist)
-# Cost here: about 1 minute for N = 1000 on a loaded 2-core machine.
+# Cost here: 2.4 s for N = 100 (load 2.3), but each layer's write is slower than the last: 17.5 minutes for
+# N = 1000 (issue 32). `odb-index-bench --make-chain DIR` builds the same kind of chain of 1 000 layers in seconds
+# (git's packs, the crate's layers, checked by `git multi-pack-index verify`; docs/BENCHMARKS.md, "Opening a
+# 1 000-layer chain").
 set -euo pipefail
 dir=${1:?usage: midx-chain.sh DIR [N]}
 n=${2:-1000}

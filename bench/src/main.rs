@@ -15,6 +15,7 @@ mod batch;
     reason = "the store's full surface; the benchmark uses part of it"
 )]
 mod bloom;
+mod chain;
 mod fixture;
 mod git;
 mod report;
@@ -32,11 +33,11 @@ pub use arms::Kind;
 #[global_allocator]
 static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc::Counting;
 
-const USAGE: &str = "usage: odb-index-bench [PATH] [--json] [--svg FILE] [--quick] [--scenario batches]
+const USAGE: &str = "usage: odb-index-bench [PATH] [--json] [--svg FILE] [--quick] [--scenario batches|open-chain]
   Benchmark lookups: odb-index (loose probe, cached, none), gix-odb 0.83 and gix-odb 0.87, interleaved in
   one process. Without PATH, build the fixture of the gix-odb sched_yield report with git (12 328 objects in
   one pack) in a temporary directory. Prints a table (one JSON object per line with --json); --svg draws it as
-  a bar chart; --quick is a short run; --scenario batches runs that group alone (every group without it).
+  a bar chart; --quick is a short run; --scenario batches (or open-chain) runs that group alone (every group without it).
   See docs/BENCHMARKS.md.
 PATH is a work tree, a .git directory, a bare repository or an objects directory.";
 
@@ -87,10 +88,16 @@ pub struct Args {
     pub open_first_miss_loop: Option<usize>,
     /// Hidden: `--open-first-miss` opens the store with `Options::midx_checksum(true)`.
     pub midx_checksum: bool,
-    /// `--scenario NAME`: run one scenario group only (`batches`), for measurements on a loaded machine.
+    /// `--scenario NAME`: run one scenario group only (`batches`, `open-chain`), for measurements on a loaded
+    /// machine.
     pub scenario: Option<String>,
     /// Hidden: `--batch-child WHAT ARG`: a child of the `batches` group (strace, cachegrind, the front ends).
     pub batch_child: Option<(String, String)>,
+    /// Hidden: `--chain-child IDS_FILE` on PATH, the odb-index process of scenario `open-chain-*`.
+    pub chain_child: Option<PathBuf>,
+    /// Hidden: `--make-chain DIR`: build scenario 12's fixture (1 000 packs under a 1 000-layer chain) in DIR
+    /// (which must not hold a `chain.git`), write its blobs' ids to `DIR/ids` and print the repository's path.
+    pub make_chain: Option<PathBuf>,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -113,6 +120,8 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         midx_checksum: false,
         scenario: None,
         batch_child: None,
+        chain_child: None,
+        make_chain: None,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -124,8 +133,8 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
             Long("scenario") => {
                 let v = parser.value().map_err(|e| e.to_string())?;
                 match v.to_str() {
-                    Some("batches") => a.scenario = Some("batches".into()),
-                    _ => return Err(format!("--scenario takes batches, not {v:?}")),
+                    Some(name @ ("batches" | "open-chain")) => a.scenario = Some(name.into()),
+                    _ => return Err(format!("--scenario takes batches or open-chain, not {v:?}")),
                 }
             }
             Long("batch-child") => {
@@ -135,6 +144,12 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
                     what.to_string_lossy().into_owned(),
                     arg.to_string_lossy().into_owned(),
                 ));
+            }
+            Long("make-chain") => {
+                a.make_chain = Some(parser.value().map_err(|e| e.to_string())?.into())
+            }
+            Long("chain-child") => {
+                a.chain_child = Some(parser.value().map_err(|e| e.to_string())?.into())
             }
             Long("svg") => a.svg = Some(parser.value().map_err(|e| e.to_string())?.into()),
             Long("only-miss-loop") => a.only_miss_loop = Some(number(parser, "only-miss-loop")?),
@@ -205,6 +220,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let (Some((what, arg)), Some(path)) = (&args.batch_child, &args.path) {
         return batch::child(what, arg, path).map(|()| ExitCode::SUCCESS);
     }
+    if let Some(dir) = &args.make_chain {
+        return chain::make(dir).map(|()| ExitCode::SUCCESS);
+    }
+    if let (Some(ids), Some(path)) = (&args.chain_child, &args.path) {
+        return chain::child(ids, path).map(|()| ExitCode::SUCCESS);
+    }
     if let Some(objects) = &args.open_first_miss {
         return scenarios::open_first_miss(objects, args.midx_checksum).map(|()| ExitCode::SUCCESS);
     }
@@ -249,6 +270,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     let rows = match (&args.ratio_rows, &args.scenario) {
         (Some(many), _) => scenarios::ratio_rows(&objects, many, args.quick)?,
+        (None, Some(group)) if group == "open-chain" => {
+            let tmp = fixture::TempDir::new("bench-chain")?;
+            let (layers, runs) = if args.quick { (100, 3) } else { (1000, 9) };
+            chain::rows(tmp.path(), layers, runs)?
+        }
         (None, Some(_batches)) => {
             let tmp = fixture::TempDir::new("bench-batches")?;
             batch::rows(tmp.path(), &objects, args.quick)?
@@ -256,8 +282,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         (None, None) => scenarios::all(&objects, args.path.is_some(), args.quick)?,
     };
     let tables: &[&[targets::Target]] = match (&args.ratio_rows, &args.scenario) {
+        (None, Some(group)) if group == "open-chain" => &[chain::TARGETS],
         (None, Some(_batches)) => &[batch::TARGETS],
-        _ => &[targets::MAIN, batch::TARGETS],
+        _ => &[targets::MAIN, batch::TARGETS, chain::TARGETS],
     };
     let targets = targets::evaluate(&rows, tables);
     if args.json {

@@ -168,7 +168,8 @@ impl MultiPackIndex {
     /// Whether the store's lookup with precomputed bounds answers `id` exactly as the lookup with the packs'
     /// lengths does.
     pub fn fuzz_bounds_agree(&self, id: &[u8], pack_lens: &[u64]) -> bool {
-        self.find_entry_within(id, &self.offset_bounds(pack_lens))
+        let bounds = self.offset_bounds(pack_lens);
+        self.find_entry_bounded(id, |p| bounds.get(p as usize).copied())
             == self.find_entry_in(id, pack_lens)
     }
 
@@ -388,28 +389,48 @@ impl MultiPackIndex {
     }
 
     /// [`find_entry_in`](Self::find_entry_in) with the bounds precomputed (for a caller that looks up many ids
-    /// against the same packs): `bounds[p]` is, for pack int id `p`, the number of usable offsets past the pack
-    /// header, [`offset_bounds`](Self::offset_bounds) of the packs' lengths. Same answers, fewer instructions.
+    /// against the same packs): `bound(p)` is, for pack int id `p`, the number of usable offsets past the pack
+    /// header, [`offset_bounds`](Self::offset_bounds) of the packs' lengths (`None`: no such pack). Same answers,
+    /// fewer instructions.
     #[inline]
-    pub(crate) fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
-        self.find_entry_with(id, |i| self.usable_entry_within(i, bounds))
+    pub(crate) fn find_entry_bounded(
+        &self,
+        id: &[u8],
+        bound: impl Fn(u32) -> Option<u64>,
+    ) -> MidxFound {
+        self.find_entry_with(id, |i| self.usable_entry_bounded(i, &bound))
     }
 
-    /// The bounds [`find_entry_within`](Self::find_entry_within) takes, from the packs' lengths as
+    /// [`find_entry_bounded`](Self::find_entry_bounded) over a slice of bounds (the proptests' entry point).
+    #[cfg(all(test, not(any(loom, shuttle))))]
+    pub(crate) fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
+        self.find_entry_bounded(id, |p| bounds.get(p as usize).copied())
+    }
+
+    /// The bounds [`find_entry_bounded`](Self::find_entry_bounded) takes, from the packs' lengths as
     /// [`find_in`](Self::find_in) takes them: one per pack the file names, `len - hash length - PACK_HEADER_LEN`
     /// (saturating), unbounded beyond `pack_lens`.
     pub(crate) fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
         (0..self.chunks.pack_names.len())
             .map(|p| match pack_lens.get(p) {
-                Some(&len) => len
-                    .saturating_sub(self.kind.len() as u64)
-                    .saturating_sub(PACK_HEADER_LEN),
+                Some(&len) => self.offset_bound(len),
                 None => u64::MAX,
             })
             .collect()
     }
 
-    /// The entry of position `i` if [`find_entry_within`](Self::find_entry_within) would answer it for the id
+    /// The bound of one pack of `len` bytes (see [`offset_bounds`](Self::offset_bounds)).
+    pub(crate) fn offset_bound(&self, len: u64) -> u64 {
+        len.saturating_sub(self.kind.len() as u64)
+            .saturating_sub(PACK_HEADER_LEN)
+    }
+
+    /// The pack int id of the entry at position `i`, as written (not checked against the packs).
+    pub(crate) fn pack_int_id_at(&self, i: u32) -> Option<u32> {
+        Some(self.raw_entry(i)?.pack)
+    }
+
+    /// The entry of position `i` if [`find_entry_bounded`](Self::find_entry_bounded) would answer it for the id
     /// there (within `bounds`, and its id not repeated by a neighbour): for a caller that walks every position.
     #[inline]
     pub(crate) fn entry_within(&self, i: u32, bounds: &[u64]) -> Option<(u32, u64)> {
@@ -422,9 +443,18 @@ impl MultiPackIndex {
 
     #[inline(always)]
     fn usable_entry_within(&self, i: u32, bounds: &[u64]) -> Option<(u32, u64)> {
+        self.usable_entry_bounded(i, |p| bounds.get(p as usize).copied())
+    }
+
+    #[inline(always)]
+    fn usable_entry_bounded(
+        &self,
+        i: u32,
+        bound: impl Fn(u32) -> Option<u64>,
+    ) -> Option<(u32, u64)> {
         let RawEntry { pack, off } = self.raw_entry(i)?;
         // One bound per pack the file names: also the pack int id's range check.
-        let bound = *bounds.get(pack as usize)?;
+        let bound = bound(pack)?;
         let offset = self.offset_of(off)?;
         // Both bounds in one compare: an offset inside the header wraps to a huge value.
         (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))

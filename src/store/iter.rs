@@ -58,6 +58,8 @@ type Push<'a> = &'a mut dyn FnMut(ObjectId, Error);
 /// Every entry of multi-pack-index `m` where a lookup finds it: checked against the precomputed bounds, or (an
 /// entry that cannot be right, or under [`MidxCheck::PackIndex`]) as `locate` answers it.
 fn midx_entries(m: &LoadedMidx, emit: Emit<'_>, push: Push<'_>) -> ControlFlow<()> {
+    // Every pack's length (those the listing did not `stat` read now: a walk over every entry needs them all).
+    let bounds = m.midx.offset_bounds(&m.pack_lens_now());
     for i in 0..m.midx.len() {
         let Some(raw) = m.midx.id_at(i) else {
             break;
@@ -66,7 +68,7 @@ fn midx_entries(m: &LoadedMidx, emit: Emit<'_>, push: Push<'_>) -> ControlFlow<(
             continue;
         };
         let fast = match m.check {
-            MidxCheck::Bounds => m.midx.entry_within(i, &m.bounds),
+            MidxCheck::Bounds => m.midx.entry_within(i, &bounds),
             MidxCheck::PackIndex => None,
         };
         let loc = match fast {

@@ -298,10 +298,17 @@ fn list_pack_dirs(
     for (dir_index, dir) in Arc::clone(&dirs.dirs).iter().enumerate() {
         let pack_dir = dir.join("pack");
         let parent = dirs.own_dir().filter(|_| dir_index == 0);
-        let (stamp, scan) =
-            scan_pack_dir(&pack_dir, parent, dir_ids[dir_index], &mut |path, stamp| {
-                state.assign_id(path, stamp)
-            });
+        // The multi-pack-index files are opened once the directory's entries are read and before its packs are
+        // `stat`ed: the packs they cover need no `stat` (`ListedPack::stated`).
+        let (plan, mut midx_problems) = (&mut packs.plan, Vec::new());
+        let (stamp, scan) = scan_pack_dir(
+            &pack_dir,
+            parent,
+            dir_ids[dir_index],
+            &mut |midx| plan.open_dir_midx(&pack_dir, midx, &mut midx_problems),
+            &mut |path, stamp| state.assign_id(path, stamp),
+        );
+        dirs.problems.append(&mut midx_problems);
         pack_dir_stamps.push(stamp);
         pack_dirs.push(pack_dir.clone());
         let scan = match scan {
@@ -329,13 +336,7 @@ fn list_pack_dirs(
         }
         let first = packs.packs.len();
         packs.packs.extend(scan.packs);
-        packs.plan.pack_dir(
-            &pack_dir,
-            scan.midx,
-            &packs.packs,
-            first,
-            &mut dirs.problems,
-        );
+        packs.plan.pack_dir(&packs.packs, first);
     }
     Scanned {
         value: (),
@@ -418,5 +419,71 @@ mod tests {
             fifth.iter().all(|(_, id)| *id != first[0].1),
             "a forgotten id is not handed out again"
         );
+    }
+
+    /// Issue 32: a pack the multi-pack-index lists is listed without a `stat` and keeps its id across listings
+    /// while its `.idx` is the same file (the same inode); a file renamed over it (git's only way of replacing a
+    /// pack) gives it a new id, and an old location's id is then stale. A pack the file does not list is
+    /// `stat`ed as before.
+    #[cfg(unix)]
+    #[test]
+    fn a_covered_pack_keeps_its_id_until_a_file_is_renamed_over_it() {
+        use crate::midx::write::{PackEntries, write_midx};
+        let tmp = tempfile::tempdir().unwrap();
+        let objects = tmp.path().canonicalize().unwrap();
+        let pack_dir = objects.join("pack");
+        std::fs::create_dir(&pack_dir).unwrap();
+        for stem in ["pack-a", "pack-b"] {
+            std::fs::write(pack_dir.join(format!("{stem}.idx")), b"idx").unwrap();
+            std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
+        }
+        let covers_a = PackEntries {
+            name: "pack-a.idx".into(),
+            entries: Vec::new(),
+        };
+        let midx = write_midx(1, HashKind::Sha1, &[covers_a]).unwrap();
+        std::fs::write(pack_dir.join("multi-pack-index"), midx).unwrap();
+        let options = Options::default()
+            .refresh(RefreshMode::Never)
+            .loose(LooseMode::None);
+        let mut state = RefreshState::new();
+        let ids = |state: &mut RefreshState| {
+            let req = ListRequest {
+                objects_dir: &objects,
+                opened: None,
+                kind: HashKind::Sha1,
+                options: &options,
+                reuse_loose: None,
+                trust_timestamps: false,
+                defer_events: false,
+            };
+            let g = list(req, state).unwrap();
+            let mut v: Vec<(String, bool, PackId)> = g
+                .packs
+                .iter()
+                .map(|p| {
+                    let name = p.idx_path.file_name().unwrap().to_string_lossy();
+                    (name.into_owned(), p.stated, p.id)
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let first = ids(&mut state);
+        assert_eq!(
+            first
+                .iter()
+                .map(|p| (p.0.as_str(), p.1))
+                .collect::<Vec<_>>(),
+            [("pack-a.idx", false), ("pack-b.idx", true)],
+            "the covered pack is not stat'ed, the other is"
+        );
+        assert_eq!(ids(&mut state), first, "unchanged: the same ids");
+        let aside = tmp.path().join("new.idx");
+        std::fs::write(&aside, b"new idx").unwrap();
+        std::fs::rename(&aside, pack_dir.join("pack-a.idx")).unwrap();
+        let third = ids(&mut state);
+        assert_ne!(third[0].2, first[0].2, "renamed over: a new id");
+        assert_eq!(third[1], first[1], "the other pack keeps its id");
     }
 }

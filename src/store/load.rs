@@ -15,7 +15,7 @@ use crate::idx::PackIndex;
 use crate::midx::{MidxProblem, MultiPackIndex};
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{SlotMap, SlotRef};
-use crate::sync::OnceLock;
+use crate::sync::{AtomicU64, OnceLock, Ordering};
 // plain: the load counter is a metric (no answer depends on it).
 use crate::sync::plain::atomic as plain_atomic;
 // plain: `Arc` of loaded values (immutable once published through a slot or the cell above); `wrong` is a report
@@ -31,14 +31,22 @@ pub(super) struct LoadedPack {
 }
 
 /// A loaded multi-pack-index with its pack-int-id → pack map, and each pack's length as listed (`u64::MAX`
-/// for a pack the listing does not have): every offset it answers is checked against its pack's length.
+/// for a pack the listing does not have), or for a pack the listing did not `stat` ([`ListedPack::stated`]), as
+/// read on the first lookup that needs it: every offset it answers is checked against its pack's length.
+///
+/// [`ListedPack::stated`]: super::scan::ListedPack
 #[derive(Debug)]
 pub(super) struct LoadedMidx {
     pub(super) midx: Arc<MultiPackIndex>,
     pub(super) packs: Box<[Option<PackId>]>,
-    pub(super) pack_lens: Box<[u64]>,
-    /// `pack_lens` as the lookup takes them ([`MultiPackIndex::offset_bounds`]).
-    pub(super) bounds: Box<[u64]>,
+    pack_lens: Box<[u64]>,
+    /// `pack_lens` as the lookup takes them ([`MultiPackIndex::offset_bounds`]); 0 (no offset passes, so the
+    /// lookup takes its slow path) for a pack whose length is not read yet. Relaxed: each cell only ever goes
+    /// from 0 to the bound of a length read through `unread_lens` (a `OnceLock`, which publishes it), so a stale
+    /// 0 only sends a lookup to that slow path, which reads the `OnceLock`.
+    bounds: Box<[AtomicU64]>,
+    /// For each pack the listing did not `stat`: its `.pack` path and its length, read once on first need.
+    unread_lens: Box<[Option<UnreadLen>]>,
     /// How far its locations are trusted.
     pub(super) check: MidxCheck,
     /// How its packs' own indices are opened.
@@ -53,6 +61,23 @@ pub(super) struct LoadedMidx {
     /// Fanout buckets checked in order (a miss there is certain) or out of order (a miss there is confirmed in
     /// the packs' own indices).
     pub(super) buckets: BucketState,
+}
+
+/// The length of a pack the listing did not `stat`, read on first need ([`LoadedMidx::read_len_at`]).
+#[derive(Debug)]
+struct UnreadLen {
+    pack_path: PathBuf,
+    len: OnceLock<u64>,
+}
+
+/// The length of the `.pack` at `path` for [`LoadedMidx::read_len_at`]: 0 if it is not a regular file,
+/// unbounded (`u64::MAX`) if it cannot be `stat`ed.
+fn pack_len(path: &Path) -> u64 {
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_file() => md.len(),
+        Ok(_) => 0,
+        Err(_) => u64::MAX,
+    }
 }
 
 /// A covered pack's own index, for a multi-pack-index's checks and fallback.
@@ -89,9 +114,26 @@ impl LoadedMidx {
             .iter()
             .map(|p| p.map_or(u64::MAX, |p| g.packs[p].pack_size))
             .collect();
+        let unread_lens: Box<[Option<UnreadLen>]> = packs
+            .iter()
+            .map(|p| {
+                let p = &g.packs[(*p)?];
+                (!p.stated).then(|| UnreadLen {
+                    pack_path: p.idx_path.with_extension("pack"),
+                    len: OnceLock::new(),
+                })
+            })
+            .collect();
+        let bounds = midx
+            .offset_bounds(&pack_lens)
+            .iter()
+            .zip(&unread_lens)
+            .map(|(&b, unread)| AtomicU64::new(if unread.is_some() { 0 } else { b }))
+            .collect();
         LoadedMidx {
             packs: packs.iter().map(|p| p.map(|p| g.packs[p].id)).collect(),
-            bounds: midx.offset_bounds(&pack_lens),
+            bounds,
+            unread_lens,
             pack_lens,
             midx,
             check,
@@ -143,6 +185,44 @@ impl LoadedMidx {
         *lock(&m.wrong) = lock(&self.wrong).clone();
         m.buckets = self.buckets.copy();
         m
+    }
+
+    /// The bound of the pack with int id `pack` as the lookup reads it (see `bounds`).
+    #[inline(always)]
+    pub(super) fn bound(&self, pack: u32) -> Option<u64> {
+        Some(self.bounds.get(pack as usize)?.load(Ordering::Relaxed))
+    }
+
+    /// Read the length of the pack of the entry at position `i` if the listing did not `stat` it and it is not
+    /// read yet (a `stat` of its `.pack`, as git's on first use of a pack): true if it was read now (a lookup that
+    /// found the entry out of bounds then searches again). A `.pack` that is not a regular file has length 0 (no
+    /// offset in it is answered); one that cannot be `stat`ed is unbounded, as a pack whose length the listing
+    /// does not have (a location in it names a pack that is gone or unreadable, and reading it fails there).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn read_len_at(&self, i: u32) -> bool {
+        let Some(pack) = self.midx.pack_int_id_at(i) else {
+            return false;
+        };
+        let Some(Some(unread)) = self.unread_lens.get(pack as usize) else {
+            return false;
+        };
+        if unread.len.get().is_some() {
+            return false;
+        }
+        let len = *unread.len.get_or_init(|| pack_len(&unread.pack_path));
+        self.bounds[pack as usize].store(self.midx.offset_bound(len), Ordering::Relaxed);
+        true
+    }
+
+    /// Every pack's length now (those the listing did not `stat` read first).
+    pub(super) fn pack_lens_now(&self) -> Box<[u64]> {
+        (0..self.pack_lens.len())
+            .map(|p| match &self.unread_lens[p] {
+                Some(u) => *u.len.get_or_init(|| pack_len(&u.pack_path)),
+                None => self.pack_lens[p],
+            })
+            .collect()
     }
 
     /// Number of packs the file names.

@@ -42,9 +42,11 @@ pub struct PackInfo {
     pub pack_path: PathBuf,
     /// Its `.idx` file.
     pub idx_path: PathBuf,
-    /// The `.pack` file's size in bytes when the pack directory was listed.
+    /// The `.pack` file's size in bytes when the pack directory was listed (for a pack a multi-pack-index
+    /// covers, which the listing does not `stat`, as git does not: when asked; 0 if it cannot be `stat`ed).
     pub size: u64,
-    /// The `.pack` file's modification time (packs are searched newest first, as git does).
+    /// The `.pack` file's modification time (packs are searched newest first, as git does; the same exception
+    /// as [`size`](Self::size), the epoch if it cannot be `stat`ed).
     pub mtime: SystemTime,
     /// A `pack-<hash>.keep` file sits beside it (git's repack leaves such packs alone).
     pub keep: bool,
@@ -66,12 +68,21 @@ impl PackInfo {
 }
 
 fn info(p: &ListedPack) -> PackInfo {
+    let pack_path = p.idx_path.with_extension("pack");
+    // A pack the listing did not `stat` (a multi-pack-index covers it): its `.pack` now.
+    let (size, mtime) = if p.stated {
+        (p.pack_size, p.mtime)
+    } else {
+        std::fs::metadata(&pack_path).map_or((0, SystemTime::UNIX_EPOCH), |md| {
+            (md.len(), md.modified().unwrap_or(SystemTime::UNIX_EPOCH))
+        })
+    };
     PackInfo {
         id: p.id,
-        pack_path: p.idx_path.with_extension("pack"),
+        pack_path,
         idx_path: p.idx_path.clone(),
-        size: p.pack_size,
-        mtime: p.mtime,
+        size,
+        mtime,
         keep: p.keep,
         promisor: p.promisor,
         objects_dir: p.dir,

@@ -2,7 +2,7 @@
 //! multi-pack-index (or the layers of its incremental chain) first, then the packs none of them covers; the
 //! covered packs load last, after every directory's (by then a multi-pack-index has usually answered for them).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::problem::Problem;
@@ -59,6 +59,19 @@ pub(super) struct Plan {
     slots: Vec<SlotSpec>,
     /// Packs a multi-pack-index covers: they go after every other slot ([`finish`](Self::finish)).
     covered: Vec<SlotSpec>,
+    /// The multi-pack-index files of the pack directory being listed, opened by
+    /// [`open_dir_midx`](Self::open_dir_midx) before its packs are `stat`ed, planned by
+    /// [`pack_dir`](Self::pack_dir).
+    pending: Vec<PendingMidx>,
+}
+
+/// A multi-pack-index opened, its slot not planned yet.
+struct PendingMidx {
+    path: PathBuf,
+    layer: Option<ObjectId>,
+    opened: OpenedMidx,
+    names: Vec<String>,
+    stamp: Stamp,
 }
 
 /// One pack directory being planned: its packs are `packs[first..]`; `covered` maps each one a multi-pack-index
@@ -80,36 +93,26 @@ impl Plan {
             midx,
             slots: Vec::new(),
             covered: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
-    /// Plan the slots of the pack directory `pack_dir`, whose packs are `packs[first..]` and whose multi-pack-index
-    /// files are `midx`: the multi-pack-index (or, if there is none, the layers of an incremental chain, as git
-    /// does), whose pack names are read now to know which packs it covers, then a slot per pack. A file that
-    /// cannot be read is a [`Problem`] and covers nothing.
-    pub(super) fn pack_dir(
+    /// Open the multi-pack-index files `midx` of the pack directory `pack_dir` (the multi-pack-index or, if there
+    /// is none, the layers of an incremental chain, as git does) and read their pack names, before the directory's
+    /// packs are `stat`ed: returns the `.idx` names they list (the packs that need no `stat`). A file that cannot
+    /// be read is a [`Problem`] and covers nothing. [`pack_dir`](Self::pack_dir) plans their slots.
+    pub(super) fn open_dir_midx(
         &mut self,
         pack_dir: &Path,
         midx: MidxFiles,
-        packs: &[ListedPack],
-        first: usize,
         problems: &mut Vec<Problem>,
-    ) {
-        let mut dir = DirPlan {
-            covered: HashMap::new(),
-            by_name: None,
-            packs,
-            first,
-        };
+    ) -> HashSet<String> {
+        self.pending.clear();
         match (self.midx, midx) {
             (None, _) | (_, MidxFiles::None) => {}
-            (Some(_), MidxFiles::Single) => self.midx_slot(
-                &mut dir,
-                pack_dir.join("multi-pack-index"),
-                None,
-                false,
-                problems,
-            ),
+            (Some(_), MidxFiles::Single) => {
+                self.open_pending(pack_dir.join("multi-pack-index"), None, false, problems)
+            }
             (Some(_), MidxFiles::Chain) => {
                 match crate::midx::chain::read_chain(pack_dir, self.kind) {
                     Ok(Some(layers)) => {
@@ -126,7 +129,7 @@ impl Plan {
                                 .file_name()
                                 .and_then(|n| n.to_str())
                                 .is_some_and(|n| seen.contains(n));
-                            self.midx_slot(&mut dir, l.path, Some(l.checksum), listed, problems);
+                            self.open_pending(l.path, Some(l.checksum), listed, problems);
                         }
                     }
                     Ok(None) => {}
@@ -136,6 +139,43 @@ impl Plan {
                     }),
                 }
             }
+        }
+        let mut covered = HashSet::new();
+        for m in &self.pending {
+            for n in &m.names {
+                // PNAM names the .idx (what git writes); a .pack name is accepted too.
+                covered.insert(match n.strip_suffix(".pack") {
+                    Some(stem) => format!("{stem}.idx"),
+                    None => n.clone(),
+                });
+            }
+        }
+        covered
+    }
+
+    /// Plan the slots of the pack directory whose packs are `packs[first..]`: the multi-pack-index files
+    /// [`open_dir_midx`](Self::open_dir_midx) opened, matched to the packs by name, then a slot per pack.
+    pub(super) fn pack_dir(&mut self, packs: &[ListedPack], first: usize) {
+        let mut dir = DirPlan {
+            covered: HashMap::new(),
+            by_name: None,
+            packs,
+            first,
+        };
+        for m in std::mem::take(&mut self.pending) {
+            let map = dir.packs_named(&m.names);
+            let slot = self.slots.len();
+            for p in map.iter().flatten() {
+                dir.covered.insert(*p, slot);
+            }
+            self.slots.push(SlotSpec::Midx {
+                names: m.names.into(),
+                path: m.path,
+                stamp: m.stamp,
+                packs: map,
+                layer: m.layer,
+                opened: Mutex::new(Some(Box::new(m.opened))),
+            });
         }
         for p in first..packs.len() {
             match dir.covered.get(&p) {
@@ -151,35 +191,25 @@ impl Plan {
         }
     }
 
-    /// Plan the slot of the multi-pack-index at `midx_path` (a pack directory's `multi-pack-index`, or a `layer`
-    /// of its incremental chain): read its pack names, match them to the directory's packs and push a
-    /// [`SlotSpec::Midx`]; record in `dir.covered` which packs it covers. A file that cannot be read is a
-    /// [`Problem`] and covers nothing; a `multi-pack-index` (not a chain layer) gone since the directory was read
-    /// is not (git removed it).
-    fn midx_slot(
+    /// Open the multi-pack-index at `midx_path` (a pack directory's `multi-pack-index`, or a `layer` of its
+    /// incremental chain) and read its pack names, for [`pack_dir`](Self::pack_dir). A file that cannot be read
+    /// is a [`Problem`] and covers nothing; a `multi-pack-index` (not a chain layer) gone since the directory was
+    /// read is not (git removed it).
+    fn open_pending(
         &mut self,
-        dir: &mut DirPlan<'_>,
         midx_path: PathBuf,
         layer: Option<ObjectId>,
         listed_regular: bool,
         problems: &mut Vec<Problem>,
     ) {
         match self.open_midx(&midx_path, listed_regular) {
-            Ok((opened, names, midx_stamp)) => {
-                let map = dir.packs_named(&names);
-                let slot = self.slots.len();
-                for p in map.iter().flatten() {
-                    dir.covered.insert(*p, slot);
-                }
-                self.slots.push(SlotSpec::Midx {
-                    names: names.into(),
-                    path: midx_path,
-                    stamp: midx_stamp,
-                    packs: map,
-                    layer,
-                    opened: Mutex::new(Some(Box::new(opened))),
-                });
-            }
+            Ok((opened, names, stamp)) => self.pending.push(PendingMidx {
+                path: midx_path,
+                layer,
+                opened,
+                names,
+                stamp,
+            }),
             // A `multi-pack-index` removed since the directory was read (a gc or repack): as if it were not there,
             // as git has it. A layer the chain file names but that is not there stays a problem (git warns).
             Err(e) if layer.is_none() && e.is_vanished() => {}

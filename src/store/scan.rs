@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::dir::{Entries, Kind, OpenDir, Stamp};
+use crate::dir::{Entries, Kind, ListedEntry, OpenDir, Stamp};
 use crate::error::Error;
 use crate::ids::PackId;
 
@@ -16,11 +16,17 @@ use crate::ids::PackId;
 pub(super) struct ListedPack {
     pub(super) id: PackId,
     pub(super) idx_path: PathBuf,
+    /// The `.idx`'s `stat`, or for a pack listed from its directory entries alone (`stated` false) its inode
+    /// number as the directory lists it ([`Stamp::listed`]).
     pub(super) idx_stamp: Stamp,
-    /// Modification time of the `.pack` (git's recency order).
+    /// Modification time of the `.pack` (git's recency order); the epoch for a pack not `stat`ed.
     pub(super) mtime: SystemTime,
-    /// Size of the `.pack` in bytes when it was listed.
+    /// Size of the `.pack` in bytes when it was listed; 0 for a pack not `stat`ed.
     pub(super) pack_size: u64,
+    /// Its `.idx` and `.pack` were `stat`ed at listing. A pack that a multi-pack-index opened by the same listing
+    /// names, and whose two files the directory lists as regular files, is not (git does not look at such a
+    /// pack either): its size is read when first needed (a location's bound, [`PackInfo`](super::PackInfo)).
+    pub(super) stated: bool,
     /// A `.keep` file sits beside the pack.
     pub(super) keep: bool,
     /// A `.promisor` file sits beside the pack.
@@ -45,7 +51,6 @@ pub(super) enum MidxFiles {
 pub(super) struct PackDirScan {
     /// Each pack with an index, newest first.
     pub(super) packs: Vec<ListedPack>,
-    pub(super) midx: MidxFiles,
     /// `.idx` names (with a `.pack` beside them) that are FIFOs, sockets or devices: never opened, each an
     /// error naming it.
     pub(super) special: Vec<(PathBuf, Error)>,
@@ -54,11 +59,14 @@ pub(super) struct PackDirScan {
 /// Read `pack_dir`: its stamp, its packs (those with both an `.idx` and a `.pack` file, each given its id by
 /// `id_of` in search order and `dir` as its objects directory's number) and its multi-pack-index files. `None`
 /// (and no stamp) if the directory does not exist; an error naming it if it cannot be read (then the stamp is its
-/// path's `stat`, if any). `parent`: its objects directory opened, if it was.
+/// path's `stat`, if any). `parent`: its objects directory opened, if it was. `covered` is called once the entries
+/// are read, with the multi-pack-index files found, and answers the `.idx` names those files list: such a pack
+/// whose `.idx` and `.pack` the directory lists as regular files is not `stat`ed ([`ListedPack::stated`]).
 pub(super) fn scan_pack_dir(
     pack_dir: &Path,
     parent: Option<&OpenDir>,
     dir: usize,
+    covered: &mut dyn FnMut(MidxFiles) -> HashSet<String>,
     id_of: &mut dyn FnMut(&Path, Stamp) -> PackId,
 ) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
     let mut entries = match Entries::open(pack_dir, parent) {
@@ -66,7 +74,7 @@ pub(super) fn scan_pack_dir(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
         Err(e) => return (Stamp::of(pack_dir), Err(Error::io(pack_dir, e))),
     };
-    let scan = scan_entries(&mut entries, pack_dir).map(|mut scan| {
+    let scan = scan_entries(&mut entries, pack_dir, covered).map(|mut scan| {
         for p in &mut scan.packs {
             p.id = id_of(&p.idx_path, p.idx_stamp);
             p.dir = dir;
@@ -82,8 +90,8 @@ enum Named<'a> {
     ChainDir,
     Keep(&'a str),
     Promisor(&'a str),
-    /// An `.idx` (not one of git's temporary files): its stem.
-    Index(&'a str),
+    /// An `.idx` (not one of git's temporary files).
+    Index,
     Other,
 }
 
@@ -109,10 +117,14 @@ fn classify(name: &str) -> Named<'_> {
     if stem.starts_with(".tmp-") {
         return Named::Other;
     }
-    Named::Index(stem)
+    Named::Index
 }
 
-fn scan_entries(dir: &mut Entries, pack_dir: &Path) -> Result<PackDirScan, Error> {
+fn scan_entries(
+    dir: &mut Entries,
+    pack_dir: &Path,
+    covered: &mut dyn FnMut(MidxFiles) -> HashSet<String>,
+) -> Result<PackDirScan, Error> {
     let mut dir_packs: Vec<ListedPack> = Vec::new();
     let mut has_midx = false;
     let mut has_chain_dir = false;
@@ -120,36 +132,49 @@ fn scan_entries(dir: &mut Entries, pack_dir: &Path) -> Result<PackDirScan, Error
     // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
     let mut keep: HashSet<String> = Default::default();
     let mut promisor: HashSet<String> = Default::default();
-    // The `.pack` name beside each `.idx` (one buffer for the directory).
-    let mut pack_name = String::new();
-    while let Some(name) = dir.next_name() {
-        let Some(name) = name.map_err(|e| Error::io(pack_dir, e))? else {
+    // The `.idx` entries, and the `.pack` names the directory lists as regular files.
+    let mut indices: Vec<ListedEntry> = Vec::new();
+    let mut regular_packs: HashSet<String> = Default::default();
+    while let Some(entry) = dir.next_entry() {
+        let Some(entry) = entry.map_err(|e| Error::io(pack_dir, e))? else {
             continue;
         };
-        let stem = match classify(&name) {
-            Named::Midx => {
-                has_midx = true;
-                continue;
-            }
-            Named::ChainDir => {
-                has_chain_dir = true;
-                continue;
-            }
+        match classify(&entry.name) {
+            Named::Midx => has_midx = true,
+            Named::ChainDir => has_chain_dir = true,
             Named::Keep(stem) => {
                 keep.insert(stem.to_owned());
-                continue;
             }
             Named::Promisor(stem) => {
                 promisor.insert(stem.to_owned());
-                continue;
             }
-            Named::Other => continue,
-            Named::Index(stem) => stem,
-        };
+            Named::Other => {
+                if entry.regular && entry.name.ends_with(".pack") {
+                    regular_packs.insert(entry.name);
+                }
+            }
+            Named::Index => indices.push(entry),
+        }
+    }
+    let midx = match (has_midx, has_chain_dir) {
+        (true, _) => MidxFiles::Single,
+        (false, true) => MidxFiles::Chain,
+        (false, false) => MidxFiles::None,
+    };
+    let covered = covered(midx);
+    // The `.pack` name beside each `.idx` (one buffer for the directory).
+    let mut pack_name = String::new();
+    for entry in &indices {
+        let stem = &entry.name[..entry.name.len() - ".idx".len()];
         pack_name.clear();
         pack_name.push_str(stem);
         pack_name.push_str(".pack");
-        match index_entry(dir, pack_dir, &name, &pack_name) {
+        // The guard against a FIFO or device swapped in is the listed type: both regular, no `stat` needed.
+        if entry.regular && regular_packs.contains(&pack_name) && covered.contains(&entry.name) {
+            dir_packs.push(listed_only(pack_dir, entry));
+            continue;
+        }
+        match index_entry(dir, pack_dir, &entry.name, &pack_name) {
             Some(Ok(pack)) => dir_packs.push(pack),
             Some(Err(e)) => special.push(e),
             None => {}
@@ -161,22 +186,33 @@ fn scan_entries(dir: &mut Entries, pack_dir: &Path) -> Result<PackDirScan, Error
             p.promisor = promisor.contains(stem);
         }
     }
-    // Newest first (git's order), name as a tie-break for determinism.
+    // Newest first (git's order), name as a tie-break for determinism (packs not `stat`ed last: they load after
+    // every other slot anyway, when their multi-pack-index fails).
     dir_packs.sort_by(|a, b| {
-        b.mtime
-            .cmp(&a.mtime)
+        b.stated
+            .cmp(&a.stated)
+            .then_with(|| b.mtime.cmp(&a.mtime))
             .then_with(|| a.idx_path.cmp(&b.idx_path))
     });
-    let midx = match (has_midx, has_chain_dir) {
-        (true, _) => MidxFiles::Single,
-        (false, true) => MidxFiles::Chain,
-        (false, false) => MidxFiles::None,
-    };
     Ok(PackDirScan {
         packs: dir_packs,
-        midx,
         special,
     })
+}
+
+/// A pack a multi-pack-index covers, from its `.idx`'s directory entry alone (see [`ListedPack::stated`]).
+fn listed_only(pack_dir: &Path, entry: &ListedEntry) -> ListedPack {
+    ListedPack {
+        id: PackId(0),
+        idx_path: pack_dir.join(&entry.name),
+        idx_stamp: Stamp::listed(entry.ino),
+        mtime: SystemTime::UNIX_EPOCH,
+        pack_size: 0,
+        stated: false,
+        keep: false,
+        promisor: false,
+        dir: 0,
+    }
 }
 
 /// The pack of index `name` (its `.pack` named `pack_name`), with no id yet; `None` if it is not one (git ignores
@@ -210,6 +246,7 @@ fn index_entry(
         idx_stamp: idx_md.stamp,
         mtime: pack_md.stamp.mtime.unwrap_or(SystemTime::UNIX_EPOCH),
         pack_size: pack_md.stamp.size,
+        stated: true,
         keep: false,
         promisor: false,
         dir: 0,
@@ -227,33 +264,100 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let pack_dir = tmp.path().join("pack");
         let mut id_of = |_: &Path, _: Stamp| PackId(7);
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut id_of);
+        let mut seen = Vec::new();
+        let mut covered = |m: MidxFiles| {
+            seen.push(m);
+            HashSet::new()
+        };
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
         assert!(stamp.is_none() && matches!(scan, Ok(None)));
         std::fs::create_dir(&pack_dir).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut id_of);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
         assert_eq!(stamp, Stamp::of(&pack_dir));
-        assert_eq!(scan.unwrap().unwrap().midx, MidxFiles::None);
+        assert!(scan.unwrap().is_some());
         std::fs::create_dir(pack_dir.join(crate::midx::chain::CHAIN_DIR)).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut id_of);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
         assert_eq!(stamp, Stamp::of(&pack_dir));
-        assert_eq!(scan.unwrap().unwrap().midx, MidxFiles::Chain);
+        assert!(scan.unwrap().is_some());
         std::fs::write(pack_dir.join("multi-pack-index"), b"").unwrap();
         std::fs::write(pack_dir.join("pack-1.idx"), b"").unwrap();
         std::fs::write(pack_dir.join("pack-1.pack"), b"").unwrap();
         std::fs::write(pack_dir.join("pack-1.keep"), b"").unwrap();
-        let (_, scan) = scan_pack_dir(&pack_dir, None, 3, &mut id_of);
+        let (_, scan) = scan_pack_dir(&pack_dir, None, 3, &mut covered, &mut id_of);
         let scan = scan.unwrap().unwrap();
         assert_eq!(
-            scan.midx,
-            MidxFiles::Single,
+            seen,
+            [MidxFiles::None, MidxFiles::Chain, MidxFiles::Single],
             "a multi-pack-index is read, not the chain"
         );
         let [p] = &scan.packs[..] else {
             panic!("{:?}", scan.packs)
         };
         assert_eq!(
-            (p.id, p.dir, p.keep, p.promisor),
-            (PackId(7), 3, true, false)
+            (p.id, p.dir, p.keep, p.promisor, p.stated),
+            (PackId(7), 3, true, false, true)
+        );
+    }
+
+    /// Issue 32: a pack the multi-pack-index files list, whose `.idx` and `.pack` the directory lists as regular
+    /// files, is not `stat`ed (its stamp is its listed inode, its size unknown, and it sorts after the packs
+    /// that are); one the files do not list is; a FIFO named like a listed pack's `.idx` is `stat`ed, found to be
+    /// a FIFO and refused, never opened.
+    #[cfg(unix)]
+    #[test]
+    fn packs_a_multi_pack_index_lists_are_not_stated() {
+        use std::os::unix::fs::MetadataExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let pack_dir = tmp.path().join("pack");
+        std::fs::create_dir(&pack_dir).unwrap();
+        for stem in ["pack-1", "pack-2", "pack-3"] {
+            std::fs::write(pack_dir.join(format!("{stem}.idx")), b"idx").unwrap();
+            std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
+        }
+        std::fs::remove_file(pack_dir.join("pack-3.idx")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            pack_dir.join("pack-3.idx"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let mut covered = |_: MidxFiles| HashSet::from(["pack-1.idx".into(), "pack-3.idx".into()]);
+        let mut id_of = |_: &Path, _: Stamp| PackId(1);
+        let (_, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
+        let scan = scan.unwrap().unwrap();
+        let names: Vec<(String, bool)> = scan
+            .packs
+            .iter()
+            .map(|p| {
+                let name = p
+                    .idx_path
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                (name, p.stated)
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [("pack-2.idx".into(), true), ("pack-1.idx".into(), false)],
+            "the pack listed by the multi-pack-index is not stat'ed and sorts last"
+        );
+        let listed = &scan.packs[1];
+        let ino = std::fs::metadata(pack_dir.join("pack-1.idx"))
+            .unwrap()
+            .ino();
+        assert_eq!(listed.idx_stamp, Stamp::listed(ino));
+        assert_ne!(Some(listed.idx_stamp), Stamp::of(&listed.idx_path));
+        let stated = &scan.packs[0];
+        assert_eq!(stated.pack_size, 4);
+        assert_eq!(Some(stated.idx_stamp), Stamp::of(&stated.idx_path));
+        assert!(
+            matches!(&scan.special[..], [(path, _)] if path.ends_with("pack-3.idx")),
+            "{:?}",
+            scan.special
         );
     }
 }

@@ -349,7 +349,7 @@ impl LoadedMidx {
         id: &[u8],
         bad: &mut Option<(Box<[u8]>, Error)>,
     ) -> Option<Location> {
-        match self.midx.find_entry_within(id, &self.bounds) {
+        match self.midx.find_entry_bounded(id, |p| self.bound(p)) {
             MidxFound::At(pack, offset) => {
                 if self.check == MidxCheck::PackIndex {
                     return self.checked(id, pack, offset, bad);
@@ -358,6 +358,9 @@ impl LoadedMidx {
                 Some(Location::Packed { pack, offset })
             }
             MidxFound::Missing => None,
+            // Out of bounds because its pack's length was not read yet (the listing did not `stat` it): read it
+            // and search again (once per pack).
+            MidxFound::Bad(i) if self.read_len_at(i) => self.lookup(id, bad),
             MidxFound::Bad(i) => self.bad_entry(id, i, bad),
         }
     }
@@ -465,12 +468,13 @@ impl LoadedMidx {
         i: u32,
         bad: &mut Option<(Box<[u8]>, Error)>,
     ) -> Option<Location> {
-        let e = self.midx.entry_problem(i, &self.pack_lens).map(|problem| {
-            Error::CorruptMultiPackIndex {
+        let e = self
+            .midx
+            .entry_problem(i, &self.pack_lens_now())
+            .map(|problem| Error::CorruptMultiPackIndex {
                 path: self.midx.path().to_path_buf(),
                 problem,
-            }
-        });
+            });
         self.search_own(id, bad, e)
     }
 

@@ -312,3 +312,64 @@ fn layer_that_is_a_fifo_a_device_or_a_link_is_stated_first() {
         }
     }
 }
+
+/// Issue 32: the packs a multi-pack-index covers are not `stat`ed when the pack directory is listed (git does not
+/// look at them either), so a location's bound is their `.pack`'s length read on the first lookup that needs it.
+/// An entry whose offset lies past its pack's end is still never answered (the object is found through the
+/// pack's own index, the entry reported), every other entry of that pack is answered as git's index has it, and
+/// the pack's `PackInfo` gives the `.pack`'s size and mtime as the file has them.
+#[test]
+fn a_covered_packs_length_is_read_when_a_location_needs_it() {
+    use odb_index::HashKind;
+    use odb_index::idx::PackIndex;
+    use odb_index::midx::write::{PackEntries, write_midx};
+    let repo = init_repo("sha1", true);
+    fast_import_blobs(repo.path(), 50, 7, "a");
+    fast_import_blobs(repo.path(), 50, 8, "b");
+    let objects = objects_dir(repo.path());
+    let mut packs = Vec::new();
+    for idx_path in idx_files(&objects) {
+        let idx = PackIndex::open(&idx_path, HashKind::Sha1).unwrap();
+        packs.push(PackEntries {
+            name: idx_path.file_name().unwrap().to_str().unwrap().to_owned(),
+            entries: idx.iter().collect(),
+        });
+    }
+    packs.sort_by(|a, b| a.name.cmp(&b.name));
+    let pack_path = objects
+        .join("pack")
+        .join(packs[0].name.replace(".idx", ".pack"));
+    let pack_len = std::fs::metadata(&pack_path).unwrap().len();
+    // The first pack's first object: its offset moved past the pack's end.
+    let (moved, right) = packs[0].entries[0];
+    packs[0].entries[0].1 = pack_len + 100;
+    let bytes = write_midx(1, HashKind::Sha1, &packs).unwrap();
+    std::fs::write(objects.join("pack/multi-pack-index"), bytes).unwrap();
+
+    let store = Store::open(repo.path(), Options::default()).unwrap();
+    let mut h = store.handle();
+    let Some(Location::Packed { pack, offset }) = h.locate(&moved).unwrap() else {
+        panic!("{moved} not found")
+    };
+    assert_eq!(offset, right, "the pack's own index answers, not the entry");
+    assert_eq!(store.pack_path(pack).unwrap(), pack_path);
+    assert!(
+        matches!(
+            &store.problems()[..],
+            [Problem::MultiPackIndexEntryWrong { .. }]
+        ),
+        "{:?}",
+        store.problems()
+    );
+    for p in &packs {
+        for (id, want) in &p.entries[1..] {
+            let Some(Location::Packed { offset, .. }) = h.locate(id).unwrap() else {
+                panic!("{id} not found")
+            };
+            assert_eq!(offset, *want, "{id}");
+        }
+    }
+    let info = store.pack(pack).unwrap();
+    let md = std::fs::metadata(&pack_path).unwrap();
+    assert_eq!((info.size, info.mtime), (md.len(), md.modified().unwrap()));
+}

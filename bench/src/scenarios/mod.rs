@@ -372,6 +372,9 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     // 11. Batches: locate_many beside locate, syscalls per miss in a batch, LL misses, the end-to-end front end
     // on the real history just imported (bench/src/batch/).
     rows.extend(super::batch::rows(tmp.path(), objects, quick)?);
+    // 12. Opening a 1 000-layer multi-pack-index chain over 1 000 packs, beside git (bench/src/chain.rs).
+    let (layers, runs) = if quick { (100, 3) } else { (1000, 9) };
+    rows.extend(super::chain::rows(tmp.path(), layers, runs)?);
     drop(tmp);
 
     // 7, 10 and 9: system calls per miss, three objects directories, instructions per miss.

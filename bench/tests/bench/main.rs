@@ -189,6 +189,26 @@ fn quick_json_run_has_every_odb_index_arm_and_scenario() {
             }
         }
     }
+    // Scenario 12: the chain's open (100 layers in a quick run) beside git's, each a process; system calls when
+    // strace is installed, and the two targets judged on them.
+    for arm in [
+        "odb-index adapter info (process)",
+        "git cat-file --batch-check (process)",
+    ] {
+        let r = lookup("open-chain-100", arm);
+        assert!(r["ns_per_lookup_median"].is_number(), "{r:?}");
+    }
+    let r = lookup("open-chain-100", "odb-index adapter info (process)");
+    assert!(r["time_ratio_to_git"].is_number(), "{r:?}");
+    let strace = Command::new("strace").arg("-V").output();
+    if strace.is_ok_and(|o| o.status.success()) {
+        assert!(r["syscalls_ratio_to_git"].is_number(), "{r:?}");
+        let t = lookup(
+            "target",
+            "open-chain: a 1 000-layer chain's open in no more system calls than git",
+        );
+        assert!(t["limit"].is_number(), "{t:?}");
+    }
     // git beside the in-process arms: `git cat-file --batch-check --buffer` on the same fixture and ids.
     let git = "git cat-file --batch-check --buffer";
     for scenario in [
