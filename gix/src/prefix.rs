@@ -168,6 +168,41 @@ impl<const N: usize> Code<N> {
         Some(c)
     }
 
+    /// [`Code::new`] at run time, for `lengths` whose `count` per length the caller kept as it read them.
+    #[inline]
+    fn with_counts(lengths: &[u8], count: &[u16; 16]) -> Option<Code<N>> {
+        let mut c = Code {
+            limit: [0; 16],
+            base: [0; 16],
+            symbol: [0; N],
+        };
+        let (mut left, mut code, mut offs) = (1i32, 0u32, [0u16; 16]);
+        for len in 1..16 {
+            left = (left << 1) - i32::from(count[len]);
+            if left < 0 {
+                return None;
+            }
+            let n = u32::from(count[len]);
+            c.limit[len] = (code + n) << (15 - len);
+            c.base[len] = i32::from(offs[len]) - code as i32;
+            if len < 15 {
+                offs[len + 1] = offs[len] + count[len];
+            }
+            code = (code + n) << 1;
+        }
+        if left != 0 {
+            return None;
+        }
+        for (sym, &l) in lengths.iter().enumerate() {
+            if l != 0 {
+                let o = &mut offs[usize::from(l & 15)];
+                *c.symbol.get_mut(usize::from(*o))? = sym as u16;
+                *o += 1;
+            }
+        }
+        Some(c)
+    }
+
     /// The next symbol (`None` where the input ends first).
     #[inline]
     fn decode(&self, bits: &mut Bits<'_>) -> Option<u16> {
@@ -304,6 +339,8 @@ impl State<'_> {
         }
         let clcode = code_length_table(&cl)?;
         let mut lengths = [0u8; 286 + 30];
+        // Per length, how many literal/length and distance codes have it.
+        let (mut lcount, mut dcount) = ([0u16; 16], [0u16; 16]);
         let mut i = 0;
         while i < nlen + ndist {
             b.refill();
@@ -324,14 +361,17 @@ impl State<'_> {
                 return None;
             }
             lengths[i..i + rep].fill(len);
+            let lit = (i + rep).min(nlen).saturating_sub(i);
+            lcount[usize::from(len)] += lit as u16;
+            dcount[usize::from(len)] += (rep - lit) as u16;
             i += rep;
         }
         if lengths[256] == 0 {
             return None;
         }
         Some((
-            Code::new(&lengths[..nlen])?,
-            Code::new(&lengths[nlen..nlen + ndist])?,
+            Code::with_counts(&lengths[..nlen], &lcount)?,
+            Code::with_counts(&lengths[nlen..nlen + ndist], &dcount)?,
         ))
     }
 
