@@ -1,5 +1,7 @@
 //! A delta's result size without zlib's decoding tables: the first [`LEN`] bytes of a zlib stream, decoded
-//! canonically (one bit at a time, as zlib's `contrib/puff` does) where zlib-rs builds full lookup tables.
+//! canonically (as zlib's `contrib/puff` does: a code's length found by comparing the next 15 bits with each
+//! length's last code, a 128-entry table for the 19-symbol code-length code only) where zlib-rs builds full
+//! lookup tables.
 //!
 //! A header read of a delta entry (`cat-file --batch-check`, [`Objects::info`](crate::Objects::info)) needs the
 //! delta's result size: the second varint of its first bytes. gix-pack inflates the first 20 bytes with zlib-rs,
