@@ -54,6 +54,7 @@ pub mod convert;
 mod error;
 mod loose;
 mod objects;
+mod prefix;
 mod rev;
 
 pub use error::Error;

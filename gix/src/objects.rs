@@ -19,6 +19,7 @@ use odb_index::{
 use crate::Error;
 use crate::convert::{AnyId, kind_to_gix, oid_from_gix};
 use crate::loose::Loose;
+use crate::prefix;
 use crate::rev::RevIndex;
 
 /// `Objects::info_many`, the batch path.
@@ -630,6 +631,9 @@ impl Objects {
             Place::Packed { pack, offset, .. } => {
                 let p = self.pack(*pack)?;
                 let entry = p.entry(*offset)?;
+                if let Some(found) = self.delta_header(&p, &entry) {
+                    return Ok(found);
+                }
                 let resolve = |base: &gix_hash::oid| -> gix_error::Result<Option<HeaderBase>> {
                     Ok(self.base_in(&p, base)?.map(HeaderBase::InPack))
                 };
@@ -645,6 +649,34 @@ impl Objects {
                 Ok((loose.kind, loose.size))
             }
         }
+    }
+
+    /// A delta entry's type and size as gix-pack's `decode_header` gives them, without its inflating through
+    /// zlib's decoding tables: the result size from the delta's first bytes ([`prefix::first_bytes`]), the type
+    /// from the chain's base, reached header by header. `None` wherever `decode_header` must decide (not a delta;
+    /// a stream `first_bytes` leaves to zlib; a base that is not reached in [`MAX_CHAIN`] steps, or not at all),
+    /// so that every answer and error stays gix-pack's: this only saves the tables' cost (docs/BENCHMARKS.md,
+    /// "Batches").
+    fn delta_header(&self, p: &Pack, entry: &gix_pack::data::Entry) -> Option<(Kind, u64)> {
+        if !entry.header.is_delta() || entry.decompressed_size <= prefix::LEN as u64 {
+            return None;
+        }
+        let data = p.data().ok()?;
+        let input = data.entry_slice(entry.data_offset..data.data_len() as u64)?;
+        let bytes = prefix::first_bytes(input)?;
+        let (_base_size, used) = delta_size(&bytes)?;
+        let (size, _) = delta_size(&bytes[used..])?;
+        let mut e = entry.clone();
+        for _ in 0..MAX_CHAIN {
+            e = match e.header {
+                EntryHeader::OfsDelta { base_distance } => data
+                    .entry(e.checked_base_pack_offset(base_distance)?)
+                    .ok()?,
+                EntryHeader::RefDelta { base_id } => self.base_in(p, &base_id).ok()??,
+                whole => return Some((whole.as_kind()?, size)),
+            };
+        }
+        None
     }
 
     /// The object's size on disk, as git's `%(objectsize:disk)`: for a pack entry, the bytes up to the next
@@ -873,4 +905,25 @@ impl gix_object::Exists for Objects {
     fn exists(&self, id: &gix_hash::oid) -> bool {
         matches!(self.place(&oid_from_gix(id)), Ok(Some(_)))
     }
+}
+
+/// How many delta links [`Objects::delta_header`] follows before it leaves the chain to gix-pack (git writes
+/// chains of at most 4 095).
+const MAX_CHAIN: usize = 10_000;
+
+/// A size varint of a delta's header and how many bytes it took, as gix-pack's `delta::decode_header_size`
+/// reads it (`None` where that errs: more than 64 bits, or cut short).
+fn delta_size(d: &[u8]) -> Option<(u64, usize)> {
+    let (mut shift, mut size) = (0u32, 0u64);
+    for (i, &b) in d.iter().enumerate() {
+        if shift >= u64::BITS {
+            return None;
+        }
+        size |= (u64::from(b) & 0x7f) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            return Some((size, i + 1));
+        }
+    }
+    None
 }

@@ -39,7 +39,8 @@ struct Sizes {
     syscall_batches: usize,
     cachegrind_lookups: usize,
     front_runs: usize,
-    real_cap: u64,
+    /// Bytes of registry sources the front end's history imports (its own, larger than scenario 8's).
+    front_cap: u64,
 }
 
 impl Sizes {
@@ -52,7 +53,7 @@ impl Sizes {
                 syscall_batches: 2,
                 cachegrind_lookups: 0,
                 front_runs: 1,
-                real_cap: 1 << 20,
+                front_cap: 1 << 20,
             }
         } else {
             Sizes {
@@ -62,14 +63,14 @@ impl Sizes {
                 syscall_batches: 8,
                 cachegrind_lookups: 1 << 16,
                 front_runs: 5,
-                real_cap: 48 << 20,
+                front_cap: 400 << 20,
             }
         }
     }
 }
 
-/// The group's rows, its fixtures built under `dir` (the real history reused if `dir/real.git` exists); `objects`
-/// is the bench's one-pack fixture (the system-call rows).
+/// The group's rows, its fixtures built under `dir` (the front end's real history in `dir/front/real.git`, reused
+/// if it exists); `objects` is the bench's one-pack fixture (the system-call rows).
 pub fn rows(dir: &Path, objects: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let s = Sizes::new(quick);
     let mut rows = Vec::new();

@@ -370,7 +370,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     // 8. Real history: the cargo registry's sources, one commit per crate.
     rows.extend(real(tmp.path(), &misses, &fresh, &plan)?);
     // 11. Batches: locate_many beside locate, syscalls per miss in a batch, LL misses, the end-to-end front end
-    // on the real history just imported (bench/src/batch/).
+    // on a larger real history of its own (bench/src/batch/).
     rows.extend(super::batch::rows(tmp.path(), objects, quick)?);
     // 12. Opening a 1 000-layer multi-pack-index chain over 1 000 packs, beside git (bench/src/chain.rs).
     let (layers, runs) = if quick { (100, 3) } else { (1000, 9) };
