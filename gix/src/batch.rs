@@ -7,12 +7,19 @@ use odb_index::{Location, ObjectId};
 use super::{Info, Objects};
 use crate::Error;
 
+/// How many ids [`Objects::info_many`] locates in one [`Handle::locate_many`](odb_index::Handle::locate_many) call:
+/// its locations buffer is bounded (6 KiB) whatever the caller's batch, and 256 ids keep the store's interleaved
+/// searches (groups of 16, warmed up to 3 groups ahead) and its one change check per call as cheap per id as a
+/// batch of 4 096 (docs/BENCHMARKS.md, "Batches").
+const LOCATE_CHUNK: usize = 256;
+
 impl Objects {
     /// Type, size and place of each of `ids`, appended to `out` in order, each as [`Objects::info`] answers it
-    /// (`None`: absent). The ids are located together with
+    /// (`None`: absent). The ids are located together, 256 at a time, with
     /// [`Handle::locate_many`](odb_index::Handle::locate_many), which keeps several index reads in flight and
-    /// makes one change check for the batch's misses (an object written before the call began is found); each
-    /// header is then read from its place (a file found gone is looked for again, as [`Objects::info`] does).
+    /// makes one change check for each such group's misses (an object written before the call began is found);
+    /// each header is then read from its place (a file found gone is looked for again, as [`Objects::info`]
+    /// does). The memory the call holds besides `out` is bounded (the locations of 256 ids).
     ///
     /// Errors: the first error stops the call; `out` then holds the answers of the ids before the one that
     /// failed (`out.len()` minus its length at the call is that id's position).
@@ -41,16 +48,19 @@ impl Objects {
             return Ok(());
         }
         self.forget_dead_packs();
-        let mut locs = Vec::with_capacity(ids.len());
-        // The borrow ends here, before anything below can re-enter.
-        let located = self.handle.borrow_mut().locate_many(ids, &mut locs);
-        for (id, loc) in ids.iter().zip(&locs) {
-            out.push(match *loc {
-                Some(loc) => self.info_located(id, loc)?,
-                None => None,
-            });
+        let mut locs = Vec::with_capacity(ids.len().min(LOCATE_CHUNK));
+        for chunk in ids.chunks(LOCATE_CHUNK) {
+            locs.clear();
+            // The borrow ends here, before anything below can re-enter.
+            let located = self.handle.borrow_mut().locate_many(chunk, &mut locs);
+            for (id, loc) in chunk.iter().zip(&locs) {
+                out.push(match *loc {
+                    Some(loc) => self.info_located(id, loc)?,
+                    None => None,
+                });
+            }
+            located?;
         }
-        located?;
         Ok(())
     }
 
@@ -67,11 +77,12 @@ mod tests {
     use crate::{ObjectId, Objects};
 
     /// `info_many` answers each id as `info` does: packed and loose objects (kind, size, place) and absent ids,
-    /// in order, across several groups of the store's batch.
+    /// in order, across several groups of the store's batch and several of `info_many`'s `locate_many` calls.
     #[test]
     fn info_many_answers_as_info() {
         let repo = init_repo("sha1", true);
-        fast_import_blobs(repo.path(), 60, 7, "main");
+        // More ids than one `locate_many` call of `info_many` takes (`LOCATE_CHUNK`).
+        fast_import_blobs(repo.path(), 300, 7, "main");
         git(repo.path(), &["repack", "-adq"]);
         let loose = git(repo.path(), &["hash-object", "-w", "--stdin"]);
         let mut ids: Vec<ObjectId> = odb_index_testkit::all_objects(repo.path())

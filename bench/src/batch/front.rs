@@ -170,6 +170,12 @@ pub(super) fn front_rows(
     rows
 }
 
+/// Ids per `info_many` call of the front-end child: what a front end that answers as it goes holds (each answer
+/// is 88 bytes: 4 096 of them are 352 KiB that git, answering line by line, and gix-odb, one id at a time, do not
+/// hold). `info_many` locates 256 ids per `locate_many` call whatever it is given, so a larger batch is not faster
+/// (docs/BENCHMARKS.md, "Batches": 256 against 4 096 measured).
+const FRONT_BATCH: usize = 256;
+
 /// `--batch-child front-adapter|front-gix IDS_FILE OBJECTS`: type and size of every id of the file, through
 /// the adapter's `info_many` or gix-odb 0.87's `try_header`; prints how many were found.
 pub(super) fn child_front(what: &str, arg: &str, path: &Path) -> Result<(), String> {
@@ -181,9 +187,9 @@ pub(super) fn child_front(what: &str, arg: &str, path: &Path) -> Result<(), Stri
         .collect::<Result<_, _>>()?;
     let found = if what == "front-adapter" {
         let objects = odb_index_gix::Objects::open(objects).map_err(|e| e.to_string())?;
-        let mut out = Vec::with_capacity(BATCH);
+        let mut out = Vec::with_capacity(FRONT_BATCH);
         let mut found = 0;
-        for chunk in ids.chunks(BATCH) {
+        for chunk in ids.chunks(FRONT_BATCH) {
             out.clear();
             objects
                 .info_many(chunk, &mut out)
