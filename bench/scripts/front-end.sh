@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The end-to-end front-end row of the batches group (bench/src/batch/front.rs) by hand, for profiling its arms:
-# imports the same real history as the bench (fixture::real_history: one commit per crate directory of the
-# cargo registry's sources, in sorted order, up to CAP_MB of files, `git fast-import` with unpackLimit=0) into
-# DIR/real.git unless it is there, lists its ids in `git rev-list --objects --all` order, then runs the three arms
+# imports the same real history as the bench (`odb-index-bench --make-history`, fixture::real_history: one commit
+# per crate directory of the cargo registry's sources, in sorted order, up to CAP_MB of files) into DIR/real.git
+# unless it is there, lists its ids in `git rev-list --objects --all` order, then runs the three arms
 # RUNS times round-robin, each with every id and with none, and prints per arm the median time per object
 # ((every id - none) / ids), its start-up, and the median peak RSS over start-up. With --counts it also prints
 # each arm's instructions per object under callgrind (every id - none), which the load does not move.
 #
 # Usage: bench/scripts/front-end.sh DIR [CAP_MB] [RUNS] [--counts]    (defaults: 400, 7)
-# Needs target/release/odb-index-bench (cargo build --release -p odb-index-bench), python3, /usr/bin/time.
+# Needs target/release/odb-index-bench (cargo build --release -p odb-index-bench) and /usr/bin/time.
 # Cost here: the 400 MB import ~36 s at load 4 (once), 7 runs ~5 s, --counts ~1 min.
 set -euo pipefail
 dir=${1:?usage: front-end.sh DIR [CAP_MB] [RUNS] [--counts]}
@@ -19,47 +19,7 @@ bench=$(cd "$(dirname "$0")/../.." && pwd)/target/release/odb-index-bench
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 mkdir -p "$dir"
 if [[ ! -d $dir/real.git/objects ]]; then
-    src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ | while read -r d; do
-        echo "$(ls "$d" | wc -l) $d"; done | sort -n | tail -1 | cut -d' ' -f2-)
-    python3 - "$src" "$dir/real.git" $((cap_mb << 20)) <<'PY'
-import os, subprocess, sys
-src, dest, cap = sys.argv[1].rstrip("/"), sys.argv[2], int(sys.argv[3])
-subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", "--bare", dest], check=True)
-crates = sorted(p for p in (os.path.join(src, n) for n in os.listdir(src)) if os.path.isdir(p))
-out, total = bytearray(), 0
-def walk(d, acc):
-    try:
-        entries = list(os.scandir(d))
-    except OSError:
-        return
-    for e in entries:
-        if e.is_dir(follow_symlinks=False):
-            walk(e.path, acc)
-        elif e.is_file(follow_symlinks=False):
-            acc.append(e.path)
-for i, c in enumerate(crates):
-    if total >= cap:
-        break
-    files = []
-    walk(c, files)
-    files.sort()
-    msg = "add %s\n" % os.path.basename(c)
-    out += b"commit refs/heads/main\ncommitter odb-index <odb-index@example.invalid> %d +0000\ndata %d\n%s" % (
-        1700000000 + i, len(msg), msg.encode())
-    for p in files:
-        try:
-            data = open(p, "rb").read()
-        except OSError:
-            continue
-        rel = os.path.relpath(p, src)
-        if "\n" in rel or rel.startswith('"'):
-            continue
-        out += b"M 100644 inline %s\ndata %d\n" % (rel.encode(), len(data)) + data + b"\n"
-        total += len(data)
-    out += b"\n"
-subprocess.run(["git", "-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"], input=bytes(out), cwd=dest,
-               check=True)
-PY
+    "$bench" --make-history "$dir" "$cap_mb" # the bench's own import (fixture::real_history)
 fi
 git --git-dir "$dir/real.git" rev-list --objects --all | cut -c1-40 > "$dir/ids.txt"
 : > "$dir/none.txt"

@@ -98,6 +98,10 @@ pub struct Args {
     /// Hidden: `--make-chain DIR`: build scenario 12's fixture (1 000 packs under a 1 000-layer chain) in DIR
     /// (which must not hold a `chain.git`), write its blobs' ids to `DIR/ids` and print the repository's path.
     pub make_chain: Option<PathBuf>,
+    /// Hidden: `--make-history DIR MB`: import up to MB megabytes of the registry's sources into `DIR/real.git`
+    /// as the bench's real histories are imported ([`fixture::real_history`]: the front-end row's 400 MB, scenario
+    /// 8's 48 MB), for `bench/scripts/front-end.sh`.
+    pub make_history: Option<(PathBuf, u64)>,
 }
 
 /// Parse the command line; `None` for `--help`.
@@ -122,6 +126,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
         batch_child: None,
         chain_child: None,
         make_chain: None,
+        make_history: None,
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -147,6 +152,10 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>, String> {
             }
             Long("make-chain") => {
                 a.make_chain = Some(parser.value().map_err(|e| e.to_string())?.into())
+            }
+            Long("make-history") => {
+                let dir = parser.value().map_err(|e| e.to_string())?.into();
+                a.make_history = Some((dir, number(parser, "make-history")? as u64))
             }
             Long("chain-child") => {
                 a.chain_child = Some(parser.value().map_err(|e| e.to_string())?.into())
@@ -219,6 +228,12 @@ fn make_fixture(dir: &std::path::Path) -> Result<(), String> {
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let (Some((what, arg)), Some(path)) = (&args.batch_child, &args.path) {
         return batch::child(what, arg, path).map(|()| ExitCode::SUCCESS);
+    }
+    if let Some((dir, mb)) = &args.make_history {
+        let src = fixture::registry_src().ok_or("no $CARGO_HOME/registry/src to import")?;
+        let (repo, files) = fixture::real_history(dir, &src, mb << 20)?;
+        println!("{} ({files} files)", repo.display());
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.make_chain {
         return chain::make(dir).map(|()| ExitCode::SUCCESS);
