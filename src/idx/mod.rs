@@ -58,6 +58,7 @@ mod layout;
 mod order;
 mod prefix;
 mod search;
+pub(crate) use search::Probe;
 mod verify;
 #[cfg(any(test, feature = "test-support"))]
 pub mod write;
@@ -413,7 +414,20 @@ impl PackIndex {
     /// or returned on a hit.
     #[inline]
     pub(crate) fn find_entry(&self, id: &[u8]) -> Found {
-        let Some(i) = self.position(id) else {
+        self.found_at(self.position(id))
+    }
+
+    /// [`find_entry`](Self::find_entry) resumed from `probe`, steps of this index's search for `id` that a batch
+    /// ran ahead (`idx/batch.rs`): the same answer.
+    #[inline(always)]
+    pub(crate) fn find_entry_from(&self, id: &[u8], probe: Probe) -> Found {
+        self.found_at(self.position_from(id, probe))
+    }
+
+    /// What the position `i` found by a search answers.
+    #[inline(always)]
+    fn found_at(&self, i: Option<u32>) -> Found {
+        let Some(i) = i else {
             return Found::Missing;
         };
         match self.usable_offset(i) {

@@ -11,7 +11,7 @@ use super::load::{Loaded, Map, load_slot};
 use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
-use super::snapshot::{FILTER_DONE, Snapshot};
+use super::snapshot::{FILTER_DONE, Snapshot, Warm};
 use super::watch::{Check, FALLBACK};
 
 use super::{Location, Store};
@@ -401,10 +401,17 @@ impl Handle {
     /// one check for all its misses, `store/batch.rs`).
     #[inline(always)]
     fn search_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+        self.search_steady_warmed(id, Warm::Cold)
+    }
+
+    /// [`search_steady`](Self::search_steady) with what a batch's warming steps learnt of `id` (on this
+    /// snapshot: [`Snapshot::search_warmed`]).
+    #[inline(always)]
+    fn search_steady_warmed(&mut self, id: &ObjectId, w: Warm) -> Result<Option<Location>, Stage> {
         if id.kind() != self.kind {
             return Err(Stage::Packs);
         }
-        if let Some(loc) = self.snap.search(id.as_bytes()) {
+        if let Some(loc) = self.snap.search_warmed(id.as_bytes(), w) {
             if self.view.map().load().is_retired() {
                 return Err(Stage::Packs);
             }

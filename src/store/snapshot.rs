@@ -60,6 +60,23 @@ pub(super) struct Snapshot {
     pub(super) filter_answers: u64,
 }
 
+/// What a batch's warming steps learnt of an id before its search (`store/batch.rs`), while the pack tried first
+/// is the one they stepped ([`Snapshot::warm_key`]) and no slow path ran. A miss filter installed since (where
+/// there was none: the steady searches change nothing else) leaves each state right: `Maybe` and `Probed` are
+/// searches without the filter, which give the same answers; `Absent` is made only by an installed filter,
+/// which is never replaced but on a slow path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Warm {
+    /// Nothing: searched as [`Snapshot::search`] does.
+    Cold,
+    /// The miss filter says the id is absent.
+    Absent,
+    /// The miss filter, if any, says it may be present; the pack tried first was not stepped.
+    Maybe,
+    /// The miss filter, if any, says it may be present; the search of the pack tried first stands at `Probe`.
+    Probed(crate::idx::Probe),
+}
+
 /// `filter_countdown` once the filter is installed (or none will be).
 pub(super) const FILTER_DONE: u32 = u32::MAX;
 
@@ -146,6 +163,29 @@ impl Snapshot {
         )
     }
 
+    /// The pack a search tries first (the last hit's), as a value to compare: a batch's warm states for the
+    /// searches of one group are used only while it is unchanged (`store/batch.rs`). It names the pack by its
+    /// position, which stands for the same pack while no slow path runs (slots are added on slow paths only).
+    #[inline(always)]
+    pub(super) fn warm_key(&self) -> usize {
+        self.last_hit
+    }
+
+    /// [`search`](Self::search), with what a batch's warming steps learnt of `id` on this snapshot (same
+    /// [`warm_key`](Self::warm_key)): the filter's answer and the first pack's search steps are not made again.
+    #[inline(always)]
+    pub(super) fn search_warmed(&mut self, id: &[u8], w: Warm) -> Option<Location> {
+        match w {
+            Warm::Cold => self.search(id),
+            Warm::Absent => {
+                self.filter_answers += 1;
+                self.search_outside(id)
+            }
+            Warm::Maybe => self.search_all(id),
+            Warm::Probed(probe) => self.search_all_with(id, |idx| idx.find_entry_from(id, probe)),
+        }
+    }
+
     /// Use `f` from now on: this snapshot holds every slot of the settled map `f` was published in.
     pub(super) fn install_filter(&mut self, f: Arc<MissFilter>) {
         self.outside = self
@@ -191,8 +231,18 @@ impl Snapshot {
 
     #[inline]
     fn search_all(&mut self, id: &[u8]) -> Option<Location> {
+        self.search_all_with(id, |idx| idx.find_entry(id))
+    }
+
+    /// [`search_all`](Self::search_all), with `first` the search of the pack tried first.
+    #[inline(always)]
+    fn search_all_with(
+        &mut self,
+        id: &[u8],
+        first: impl FnOnce(&crate::idx::PackIndex) -> Found,
+    ) -> Option<Location> {
         if let Some(p) = self.packs.get(self.last_hit)
-            && let Some(loc) = pack_lookup(p, id, &mut self.bad_entry)
+            && let Some(loc) = pack_answer(p, id, first(&p.idx), &mut self.bad_entry)
         {
             return Some(loc);
         }
