@@ -58,7 +58,7 @@ mod layout;
 mod order;
 mod prefix;
 mod search;
-pub(crate) use search::Probe;
+pub(crate) use search::{Probe, Table};
 mod verify;
 #[cfg(any(test, feature = "test-support"))]
 pub mod write;
@@ -421,7 +421,7 @@ impl PackIndex {
     /// ran ahead (`idx/batch.rs`): the same answer.
     #[inline(always)]
     pub(crate) fn find_entry_from(&self, id: &[u8], probe: Probe) -> Found {
-        self.found_at(self.position_from(id, probe))
+        self.found_at(self.table().position_from(id, probe))
     }
 
     /// What the position `i` found by a search answers.
@@ -485,9 +485,10 @@ impl PackIndex {
     /// The position of `id` in sorted order, or `None` if the index does not list it.
     #[inline]
     pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
+        let t = self.table();
         match self.kind {
-            HashKind::Sha1 => self.find_interpolated::<20>(id.try_into().ok()?),
-            HashKind::Sha256 => self.find_interpolated::<32>(id.try_into().ok()?),
+            HashKind::Sha1 => t.find_interpolated::<20>(id.try_into().ok()?),
+            HashKind::Sha256 => t.find_interpolated::<32>(id.try_into().ok()?),
         }
     }
 

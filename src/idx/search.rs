@@ -1,13 +1,14 @@
-//! The search inside a fan-out bucket ([`PackIndex::position`]): interpolation from the id's next bytes, one
-//! correction, a gallop, then binary search, reading entries without bounds checks inside the bracket that the
-//! layout checked at open guarantees.
+//! The search inside a fan-out bucket ([`PackIndex::position`], and the multi-pack-index's): interpolation from
+//! the id's next bytes, one correction, a gallop, then binary search, reading entries without bounds checks
+//! inside the bracket that the layout checked at open guarantees. Both files hold a [`Table`]: a sorted table of
+//! ids behind a fan-out, searched by this one code.
 
 use std::cmp::Ordering;
 
 use super::PackIndex;
 use crate::oid::HashKind;
 
-/// Where a search of [`PackIndex::find_interpolated`] stands between its steps.
+/// Where a search of [`Table::find_interpolated`] stands between its steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Probe {
     /// The search is over: the id's position, or `None` (not listed).
@@ -26,6 +27,39 @@ fn key_of<const H: usize>(id: &[u8; H]) -> u64 {
     u64::from_be_bytes(k)
 }
 
+impl PackIndex {
+    /// The sorted table of ids the searches read.
+    #[inline(always)]
+    pub(crate) fn table(&self) -> Table<'_> {
+        // SAFETY: `parse` checked at open that the file holds `count` entries of `stride` bytes from `ids_at`,
+        // each beginning with an id of `kind.len()` bytes (v2: the ids end where the CRC table begins,
+        // `ids_at + count * H <= len`; v1: `ids_at - 4 + count * (H + 4) <= len - trailer`), and that the fan-out
+        // is monotonic with `fanout[256] == count` (`fanout[0]` is 0 by construction).
+        unsafe {
+            Table::new(
+                &self.data,
+                self.ids_at,
+                self.stride,
+                self.count,
+                &self.fanout,
+                self.kind,
+            )
+        }
+    }
+
+    /// The first step of [`position`](Self::position)'s search for a batch ([`Table::probe_start`]).
+    #[inline(always)]
+    pub(crate) fn probe_start(&self, id: &[u8]) -> Probe {
+        self.table().probe_start(id)
+    }
+
+    /// The next step of a search of this index ([`Table::probe_next`]).
+    #[inline(always)]
+    pub(crate) fn probe_next(&self, id: &[u8], probe: Probe) -> Probe {
+        self.table().probe_next(id, probe)
+    }
+}
+
 /// Where a gallop starts: the last probe `p`, the bracket `[l, r)` still to search, and whether `id` lies after
 /// `p` (`forward`) or before it.
 #[derive(Clone, Copy)]
@@ -36,21 +70,59 @@ struct Bracket {
     forward: bool,
 }
 
-impl PackIndex {
+/// A sorted table of ids behind a fan-out, as a `.idx` and a multi-pack-index (its `OIDF` and `OIDL` chunks)
+/// hold one: what the search reads. Made by the file types from what they checked at open
+/// ([`Table::new`]'s contract).
+#[derive(Clone, Copy)]
+pub(crate) struct Table<'a> {
+    d: &'a [u8],
+    ids_at: usize,
+    stride: usize,
+    count: u32,
+    fanout: &'a [u32; 257],
+    kind: HashKind,
+}
+
+impl<'a> Table<'a> {
+    /// The table of `count` entries of `stride` bytes from `ids_at` in `d`, each beginning with an id of
+    /// `kind.len()` bytes; `fanout[b]..fanout[b + 1]` are the positions of the ids whose first byte is `b`.
+    ///
+    /// # Safety
+    /// The file's layout was checked: `ids_at + count * stride` and each entry's id (`kind.len()` bytes) are
+    /// inside `d` without overflow, and `fanout` is monotonic with `fanout[0] == 0` and `fanout[256] == count`.
+    /// The search reads entries without bounds checks on these grounds.
+    #[inline(always)]
+    pub(crate) unsafe fn new(
+        d: &'a [u8],
+        ids_at: usize,
+        stride: usize,
+        count: u32,
+        fanout: &'a [u32; 257],
+        kind: HashKind,
+    ) -> Self {
+        Table {
+            d,
+            ids_at,
+            stride,
+            count,
+            fanout,
+            kind,
+        }
+    }
+
     /// The id bytes of entry `i`, without a bounds check.
     ///
     /// # Safety
-    /// `i < self.count`, `d` is `self.data`, and `H == self.kind.len()`.
+    /// `i < self.count`, `d` is `self.d`, and `H == self.kind.len()`.
     #[inline(always)]
-    unsafe fn entry<'a, const H: usize>(&self, d: &'a [u8], i: u32) -> &'a [u8; H] {
-        // No overflow and in bounds: `parse` checked that the file holds `count` entries of `stride` bytes from
-        // `ids_at`, each beginning with an id of `kind.len() == H` bytes (v2: the ids end where the CRC table
-        // begins, `ids_at + count * H <= len`; v1: `ids_at - 4 + count * (H + 4) <= len - trailer`).
+    unsafe fn entry<'b, const H: usize>(&self, d: &'b [u8], i: u32) -> &'b [u8; H] {
+        // No overflow and in bounds: the file's layout holds `count` entries of `stride` bytes from `ids_at`,
+        // each beginning with an id of `kind.len() == H` bytes (`Table::new`'s contract).
         let s = self
             .ids_at
             .wrapping_add((i as usize).wrapping_mul(self.stride));
         debug_assert!(i < self.count && s + H <= d.len());
-        // SAFETY: by the caller's contract and the layout checked at open (above), `s..s + H` is in `d`; a
+        // SAFETY: by the caller's contract and `Table::new`'s (above), `s..s + H` is in `d`; a
         // `[u8; H]` has alignment 1.
         unsafe { &*d.as_ptr().add(s).cast::<[u8; H]>() }
     }
@@ -93,10 +165,10 @@ impl PackIndex {
     /// [`correct`](Self::correct) reads the predicted entry, [`finish`](Self::finish) the corrected one and
     /// what follows. A batch of lookups (`idx/batch.rs`) runs one step for each id of a group, prefetching the
     /// entry the next step reads, and resumes each search where its last step left it
-    /// ([`find_entry_from`](PackIndex::find_entry_from)): the same steps in the same order, so the same answer
+    /// ([`PackIndex::find_entry_from`]): the same steps in the same order, so the same answer
     /// as this function, on any file.
     #[inline]
-    pub(super) fn find_interpolated<const H: usize>(&self, id: &[u8; H]) -> Option<u32> {
+    pub(crate) fn find_interpolated<const H: usize>(&self, id: &[u8; H]) -> Option<u32> {
         debug_assert_eq!(H, self.kind.len());
         let key = u64::from_be_bytes(*id.first_chunk::<8>()?);
         let probe = self.predict::<H>(id, key);
@@ -153,7 +225,7 @@ impl PackIndex {
         l: u32,
         r: u32,
     ) -> Probe {
-        let d: &[u8] = &self.data;
+        let d: &[u8] = self.d;
         let n = r - l;
         let (mut l, mut r) = (l, r);
         // SAFETY: l <= p < r <= count (the caller's contract).
@@ -187,7 +259,7 @@ impl PackIndex {
         l: u32,
         r: u32,
     ) -> Option<u32> {
-        let d: &[u8] = &self.data;
+        let d: &[u8] = self.d;
         let (mut l, mut r) = (l, r);
         // SAFETY: l <= p < r <= count (the caller's contract).
         let forward = match unsafe { self.cmp_entry::<H>(d, p, key, id) }.1 {
@@ -207,7 +279,7 @@ impl PackIndex {
         self.gallop::<H>(d, id, key, Bracket { p, l, r, forward })
     }
 
-    /// Step 1 of [`position`](Self::position)'s search for a batch: nothing of the file read (`Done(None)` for an
+    /// Step 1 of [`PackIndex::position`]'s search for a batch: nothing of the file read (`Done(None)` for an
     /// empty bucket or an id of another length).
     #[inline(always)]
     pub(crate) fn probe_start(&self, id: &[u8]) -> Probe {
@@ -250,7 +322,7 @@ impl PackIndex {
         }
     }
 
-    /// [`position`](Self::position) resumed from `probe` (steps of this index for `id`, [`probe_start`](
+    /// [`PackIndex::position`] resumed from `probe` (steps of this index for `id`, [`probe_start`](
     /// Self::probe_start) then [`probe_next`](Self::probe_next)): the same answer. A probe that is not this
     /// index's is searched from the start.
     #[inline(always)]
@@ -261,7 +333,10 @@ impl PackIndex {
             Probe::Predicted { p, l, r } | Probe::Corrected { p, l, r } => self.holds(p, l, r),
         };
         if !ok {
-            return self.position(id);
+            return match self.kind {
+                HashKind::Sha1 => self.find_interpolated::<20>(id.try_into().ok()?),
+                HashKind::Sha256 => self.find_interpolated::<32>(id.try_into().ok()?),
+            };
         }
         match self.kind {
             // SAFETY: the probe's bracket is inside the file (checked just above).
