@@ -4,10 +4,10 @@
 //! its steps left it ([`PackIndex::find_entry_from`]), so a step is never run twice and the answer is the one
 //! `find_entry` gives (the same steps in the same order).
 
-use super::{PackIndex, Probe};
+use super::{PackIndex, Probe, Table};
 use crate::prefetch::prefetch_unchecked;
 
-impl PackIndex {
+impl Table<'_> {
     /// Step 1 for `id`: the predicted position (from the fan-out table copied at open, so nothing of the file is
     /// read), its entry prefetched.
     #[inline(always)]
@@ -19,44 +19,60 @@ impl PackIndex {
         probe
     }
 
-    /// Step 2: read the predicted entry (warm after step 1) and correct; prefetch the corrected entry with its
-    /// offset (version 2; version 1 keeps it beside the id): the search ends there or a few entries away (a
-    /// gallop from it), and the offsets of sixteen neighbours share a line. Only the offset when the predicted
-    /// entry is `id`.
+    /// Step 2: read the predicted entry (warm after step 1) and correct; prefetch the corrected entry. The
+    /// caller prefetches the offset of [`Probe::offset_at`] (the file's own table): the search ends at the
+    /// corrected entry or a few entries away (a gallop from it), and the offsets of neighbours share a line.
     #[inline(always)]
     pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
         let probe = self.probe_next(id, probe);
-        match probe {
-            Probe::Corrected { p, .. } => {
-                self.prefetch_id(p);
-                self.prefetch_offset(p);
-            }
-            Probe::Done(Some(i)) => self.prefetch_offset(i),
-            Probe::Done(None) | Probe::Predicted { .. } => {}
+        if let Probe::Corrected { p, .. } = probe {
+            self.prefetch_id(p);
         }
         probe
     }
 
-    /// Prefetch the offset of entry `i` (version 2's offset table; nothing for version 1). `i` comes from a
+    /// Prefetch the id of entry `i` (its first and last byte: an id may straddle two lines). `i` comes from a
     /// search step, inside the file: the address is not checked ([`prefetch_unchecked`]).
     #[inline(always)]
-    fn prefetch_offset(&self, i: u32) {
-        if self.version != 1 {
-            let at = self.offsets_at.wrapping_add((i as usize).wrapping_mul(4));
-            prefetch_unchecked(&self.data, at);
-        }
-    }
-
-    /// Prefetch the id of entry `i` (its first and last byte: an id may straddle two lines). As for the offset,
-    /// unchecked.
-    #[inline(always)]
     fn prefetch_id(&self, i: u32) {
-        let d: &[u8] = &self.data;
         let at = self
             .ids_at
             .wrapping_add((i as usize).wrapping_mul(self.stride));
-        prefetch_unchecked(d, at);
-        prefetch_unchecked(d, at.wrapping_add(self.kind.len() - 1));
+        prefetch_unchecked(self.d, at);
+        prefetch_unchecked(self.d, at.wrapping_add(self.kind.len() - 1));
+    }
+}
+
+impl Probe {
+    /// The entry whose offset the search reads if it ends near here: the corrected probe, or the position found.
+    #[inline(always)]
+    pub(crate) fn offset_at(self) -> Option<u32> {
+        match self {
+            Probe::Corrected { p, .. } | Probe::Done(Some(p)) => Some(p),
+            Probe::Done(None) | Probe::Predicted { .. } => None,
+        }
+    }
+}
+
+impl PackIndex {
+    /// [`Table::warm_start`] on this index.
+    #[inline(always)]
+    pub(crate) fn warm_start(&self, id: &[u8]) -> Probe {
+        self.table().warm_start(id)
+    }
+
+    /// [`Table::warm_next`] on this index, and the offset of the entry it ends near prefetched (version 2's
+    /// offset table; version 1 keeps it beside the id, which is warm).
+    #[inline(always)]
+    pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
+        let probe = self.table().warm_next(id, probe);
+        if let Some(i) = probe.offset_at()
+            && self.version != 1
+        {
+            let at = self.offsets_at.wrapping_add((i as usize).wrapping_mul(4));
+            prefetch_unchecked(&self.data, at);
+        }
+        probe
     }
 }
 

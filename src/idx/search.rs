@@ -46,18 +46,6 @@ impl PackIndex {
             )
         }
     }
-
-    /// The first step of [`position`](Self::position)'s search for a batch ([`Table::probe_start`]).
-    #[inline(always)]
-    pub(crate) fn probe_start(&self, id: &[u8]) -> Probe {
-        self.table().probe_start(id)
-    }
-
-    /// The next step of a search of this index ([`Table::probe_next`]).
-    #[inline(always)]
-    pub(crate) fn probe_next(&self, id: &[u8], probe: Probe) -> Probe {
-        self.table().probe_next(id, probe)
-    }
 }
 
 /// Where a gallop starts: the last probe `p`, the bracket `[l, r)` still to search, and whether `id` lies after
@@ -75,12 +63,12 @@ struct Bracket {
 /// ([`Table::new`]'s contract).
 #[derive(Clone, Copy)]
 pub(crate) struct Table<'a> {
-    d: &'a [u8],
-    ids_at: usize,
-    stride: usize,
+    pub(super) d: &'a [u8],
+    pub(super) ids_at: usize,
+    pub(super) stride: usize,
     count: u32,
     fanout: &'a [u32; 257],
-    kind: HashKind,
+    pub(super) kind: HashKind,
 }
 
 impl<'a> Table<'a> {
@@ -167,7 +155,7 @@ impl<'a> Table<'a> {
     /// entry the next step reads, and resumes each search where its last step left it
     /// ([`PackIndex::find_entry_from`]): the same steps in the same order, so the same answer
     /// as this function, on any file.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_interpolated<const H: usize>(&self, id: &[u8; H]) -> Option<u32> {
         debug_assert_eq!(H, self.kind.len());
         let key = u64::from_be_bytes(*id.first_chunk::<8>()?);

@@ -72,7 +72,7 @@ use crate::error::Error;
 pub use crate::error::MidxProblem;
 use crate::fanout::{self, BucketFault};
 pub use crate::ids::ChunkId;
-use crate::idx::{PACK_HEADER_LEN, Table};
+use crate::idx::{PACK_HEADER_LEN, Probe, Table};
 use crate::oid::{HashKind, ObjectId};
 use layout::{Chunks, parse_layout, parse_pack_names};
 
@@ -375,7 +375,53 @@ impl MultiPackIndex {
     /// Search for `id`; `usable` gives the position's entry if it passes the caller's checks.
     #[inline(always)]
     fn find_entry_with(&self, id: &[u8], usable: impl Fn(u32) -> Option<(u32, u64)>) -> MidxFound {
-        let Some(i) = self.position(id) else {
+        self.found_at(id, self.position(id), usable)
+    }
+
+    /// [`find_entry_within`](Self::find_entry_within) resumed from `probe`, steps of this file's search for `id`
+    /// that a batch ran ahead (`store/batch.rs`, [`Table::probe_next`]): the same answer.
+    #[inline(always)]
+    pub(crate) fn find_entry_within_from(
+        &self,
+        id: &[u8],
+        bounds: &[u64],
+        probe: Probe,
+    ) -> MidxFound {
+        let i = self.table().position_from(id, probe);
+        self.found_at(id, i, |i| self.usable_entry_within(i, bounds))
+    }
+
+    /// The first step of this file's search for `id`, its line prefetched ([`Table::warm_start`]).
+    #[inline(always)]
+    pub(crate) fn warm_start(&self, id: &[u8]) -> Probe {
+        self.table().warm_start(id)
+    }
+
+    /// The next step of this file's search for `id`, the lines after it prefetched ([`Table::warm_next`]; and the
+    /// `OOFF` row of the entry it ends near).
+    #[inline(always)]
+    pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
+        let probe = self.table().warm_next(id, probe);
+        if let Some(i) = probe.offset_at() {
+            let at = self
+                .chunks
+                .ooff
+                .0
+                .wrapping_add((i as usize).wrapping_mul(OOFF_ROW_LEN));
+            crate::prefetch::prefetch_unchecked(&self.data, at);
+        }
+        probe
+    }
+
+    /// What position `i` (a search's answer for `id`) answers; `usable` as for `find_entry_with`.
+    #[inline(always)]
+    fn found_at(
+        &self,
+        id: &[u8],
+        i: Option<u32>,
+        usable: impl Fn(u32) -> Option<(u32, u64)>,
+    ) -> MidxFound {
+        let Some(i) = i else {
             return MidxFound::Missing;
         };
         if self.repeated_at(i, id) {

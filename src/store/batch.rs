@@ -13,11 +13,11 @@
 //!   same order as a single lookup's, so the same answers (proptested; `idx/batch.rs` tests the resumed search
 //!   on files whose ids are out of order). Running the first two steps twice (once to prefetch, once to answer)
 //!   cost 634 instructions a hit where this costs 508 (`locate`: 338).
-//!   Multi-pack-indices are not warmed: stepping every binary search of the group one probe at a time made a
-//!   batch 2.5x (hits) to 5.5x (misses) slower than `locate` per id on a 100 000-id file, and prefetching the
-//!   predicted end of each search gained nothing on a 1 000 000-id one (1.32x hits, 1.00x misses, load 6-8;
-//!   docs/BENCHMARKS.md, "Batches"): its binary search's first probes are shared by a bucket's ids and cached,
-//!   its last ones scattered.
+//!   A multi-pack-index is searched as a `.idx` is (`idx::Table`) and warmed the same way where the store has
+//!   no packs of its own (it covers them all). Two tries on its former binary search were dropped: stepping
+//!   every binary search of the group one probe at a time made a batch 2.5x (hits) to 5.5x (misses) slower than
+//!   `locate` per id on a 100 000-id file, and prefetching the predicted end of each search gained nothing on a
+//!   1 000 000-id one (1.32x hits, 1.00x misses, load 6-8; docs/BENCHMARKS.md, "Batches").
 //! - **One change check per batch** (docs/PROTOCOL.md, section 8c, B1). The misses of a batch are held until every
 //!   search of the batch is done; then one check (an `ioctl` with events; without them, one `stat` of each pack
 //!   directory, after each miss's loose probe) stands for each miss's own. Each miss still goes through the same
@@ -32,7 +32,8 @@ use crate::oid::ObjectId;
 use crate::prefetch::prefetch;
 use crate::sync;
 
-use super::{Check, Handle, Location, LooseStep, RealFs, Warm};
+use super::{Check, Handle, Location, LooseStep, RealFs, Warm, WarmTarget};
+use crate::idx::Probe;
 
 /// Ids searched together: the lines of each step are prefetched for the whole group before any of its searches
 /// reads one. A core keeps about ten to twenty misses in flight; each id warms two lines a step (an id may
@@ -276,42 +277,79 @@ impl Handle {
     }
 
     /// Warming step 2, for each id of `group`: the miss filter's answer (its block warm after step 1, for large
-    /// filters), and for an id it does not rule out, the first step of the search of the pack tried first
-    /// (indices of [`WARM_MIN`] ids and more), its line prefetched. Kept for the search, which does not ask
-    /// the filter or make that step again.
+    /// filters), and for an id it does not rule out, the first step of the search of the index read first (the
+    /// pack tried first, or the first multi-pack-index where there are no packs of their own; indices of
+    /// [`WARM_MIN`] ids and more), its line prefetched. Kept for the search, which does not ask the filter or
+    /// make that step again.
     fn warm_start(&self, group: &[ObjectId]) -> [Warm; GROUP] {
-        let mut warm = [Warm::Cold; GROUP];
-        let (filter, pack) = self.snap.warm_targets();
-        let pack = pack.filter(|p| p.idx.len() >= WARM_MIN);
-        if filter.is_none() && pack.is_none() {
-            return warm;
+        let (filter, target) = self.snap.warm_targets();
+        match target.filter(|t| ids_in(*t) >= WARM_MIN) {
+            Some(WarmTarget::Pack(p)) => {
+                warm_each(group, filter, |b| Warm::Probed(p.idx.warm_start(b)))
+            }
+            Some(WarmTarget::Midx(m)) => {
+                warm_each(group, filter, |b| Warm::Probed(m.midx.warm_start(b)))
+            }
+            None if filter.is_some() => warm_each(group, filter, |_| Warm::Maybe),
+            None => [Warm::Cold; GROUP],
         }
-        for (id, w) in group.iter().zip(warm.iter_mut()) {
-            let b = id.as_bytes();
-            *w = if filter.is_some_and(|f| !f.may_contain(b)) {
-                Warm::Absent
-            } else if let Some(pack) = pack {
-                Warm::Probed(pack.idx.warm_start(b))
-            } else {
-                Warm::Maybe
-            };
-        }
-        warm
     }
 
     /// Warming step 3: the next step of each search of step 2 (reading the line step 2 prefetched), the line of
-    /// the step after it prefetched. Run only on the pack step 2 stepped (the caller compares their keys).
+    /// the step after it prefetched. Run only on the index step 2 stepped (the caller compares their keys).
     fn warm_next(&self, group: &[ObjectId], warm: &mut [Warm; GROUP]) {
-        if let (_, Some(pack)) = self.snap.warm_targets()
-            && pack.idx.len() >= WARM_MIN
+        match self
+            .snap
+            .warm_targets()
+            .1
+            .filter(|t| ids_in(*t) >= WARM_MIN)
         {
-            for (id, w) in group.iter().zip(warm.iter_mut()) {
-                if let Warm::Probed(p) = *w {
-                    *w = Warm::Probed(pack.idx.warm_next(id.as_bytes(), p));
-                }
+            Some(WarmTarget::Pack(p)) => {
+                step_each(group, warm, |b, probe| p.idx.warm_next(b, probe))
             }
+            Some(WarmTarget::Midx(m)) => {
+                step_each(group, warm, |b, probe| m.midx.warm_next(b, probe))
+            }
+            None => {}
         }
     }
+}
+
+/// How many ids `t` lists.
+fn ids_in(t: WarmTarget<'_>) -> u32 {
+    match t {
+        WarmTarget::Pack(p) => p.idx.len(),
+        WarmTarget::Midx(m) => m.midx.len(),
+    }
+}
+
+/// Step 3 for `group`: each `Probed` state stepped by `next`.
+#[inline(always)]
+fn step_each(group: &[ObjectId], warm: &mut [Warm; GROUP], next: impl Fn(&[u8], Probe) -> Probe) {
+    for (id, w) in group.iter().zip(warm.iter_mut()) {
+        if let Warm::Probed(p) = *w {
+            *w = Warm::Probed(next(id.as_bytes(), p));
+        }
+    }
+}
+
+/// Step 2's states for `group`: `Absent` where `filter` rules the id out, else `first(id)`.
+#[inline(always)]
+fn warm_each(
+    group: &[ObjectId],
+    filter: Option<&super::MissFilter>,
+    first: impl Fn(&[u8]) -> Warm,
+) -> [Warm; GROUP] {
+    let mut warm = [Warm::Cold; GROUP];
+    for (id, w) in group.iter().zip(warm.iter_mut()) {
+        let b = id.as_bytes();
+        *w = if filter.is_some_and(|f| !f.may_contain(b)) {
+            Warm::Absent
+        } else {
+            first(b)
+        };
+    }
+    warm
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

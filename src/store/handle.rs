@@ -11,7 +11,7 @@ use super::load::{Loaded, Map, load_slot};
 use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
-use super::snapshot::{FILTER_DONE, Snapshot, Warm};
+use super::snapshot::{FILTER_DONE, Snapshot, Warm, WarmTarget};
 use super::watch::{Check, FALLBACK};
 
 use super::{Location, Store};

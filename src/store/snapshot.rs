@@ -73,8 +73,19 @@ pub(super) enum Warm {
     Absent,
     /// The miss filter, if any, says it may be present; the pack tried first was not stepped.
     Maybe,
-    /// The miss filter, if any, says it may be present; the search of the pack tried first stands at `Probe`.
+    /// The miss filter, if any, says it may be present; the search of the index read first (the pack tried
+    /// first, or without packs of their own the first multi-pack-index: [`Snapshot::warm_targets`]) stands at
+    /// `Probe`.
     Probed(crate::idx::Probe),
+}
+
+/// The index a batch steps the searches of (`Snapshot::warm_targets`).
+#[derive(Clone, Copy)]
+pub(super) enum WarmTarget<'a> {
+    /// The pack tried first.
+    Pack(&'a LoadedPack),
+    /// The first multi-pack-index, where there are no packs of their own.
+    Midx(&'a LoadedMidx),
 }
 
 /// `filter_countdown` once the filter is installed (or none will be).
@@ -155,12 +166,15 @@ impl Snapshot {
     }
 
     /// What a batch of lookups warms before it searches (`Handle::locate_many`, `store/batch.rs`): the miss
-    /// filter if installed, and the pack a search tries first (the last hit's).
-    pub(super) fn warm_targets(&self) -> (Option<&MissFilter>, Option<&LoadedPack>) {
-        (
-            self.filter.as_deref(),
-            self.packs.get(self.last_hit).map(|p| &**p),
-        )
+    /// filter if installed, and the index a search reads first: the pack tried first (the last hit's), or
+    /// without packs of their own (a multi-pack-index covers them all) the first multi-pack-index.
+    pub(super) fn warm_targets(&self) -> (Option<&MissFilter>, Option<WarmTarget<'_>>) {
+        let first = match self.packs.get(self.last_hit) {
+            Some(p) => Some(WarmTarget::Pack(p)),
+            None if self.packs.is_empty() => self.midx.first().map(|m| WarmTarget::Midx(m)),
+            None => None,
+        };
+        (self.filter.as_deref(), first)
     }
 
     /// The pack a search tries first (the last hit's), as a value to compare: a batch's warm states for the
@@ -182,6 +196,9 @@ impl Snapshot {
                 self.search_outside(id)
             }
             Warm::Maybe => self.search_all(id),
+            // The index read first: the pack tried first, or without packs of their own (which only a slow path
+            // adds) the first multi-pack-index (`warm_targets`).
+            Warm::Probed(probe) if self.packs.is_empty() => self.search_midx(id, Some(probe)),
             Warm::Probed(probe) => self.search_all_with(id, |idx| idx.find_entry_from(id, probe)),
         }
     }
@@ -249,8 +266,19 @@ impl Snapshot {
         if let Some(loc) = self.search_other_packs(id) {
             return Some(loc);
         }
-        for m in &self.midx {
-            if let Some(loc) = m.lookup(id, &mut self.bad_entry) {
+        self.search_midx(id, None)
+    }
+
+    /// The end of [`search_all`](Self::search_all): the multi-pack-indices (the first one's search resumed from
+    /// `first`, steps a batch ran ahead for `id`), then the misses confirmed.
+    #[inline(always)]
+    fn search_midx(&mut self, id: &[u8], first: Option<crate::idx::Probe>) -> Option<Location> {
+        for (i, m) in self.midx.iter().enumerate() {
+            let found = match first {
+                Some(probe) if i == 0 => m.midx.find_entry_within_from(id, &m.bounds, probe),
+                _ => m.midx.find_entry_within(id, &m.bounds),
+            };
+            if let Some(loc) = m.answer(id, found, &mut self.bad_entry) {
                 return Some(loc);
             }
         }
@@ -399,7 +427,18 @@ impl LoadedMidx {
         id: &[u8],
         bad: &mut Option<(Box<[u8]>, Error)>,
     ) -> Option<Location> {
-        match self.midx.find_entry_within(id, &self.bounds) {
+        self.answer(id, self.midx.find_entry_within(id, &self.bounds), bad)
+    }
+
+    /// What `found` (this file's search for `id`) answers, as [`lookup`](Self::lookup) says.
+    #[inline(always)]
+    fn answer(
+        &self,
+        id: &[u8],
+        found: MidxFound,
+        bad: &mut Option<(Box<[u8]>, Error)>,
+    ) -> Option<Location> {
+        match found {
             MidxFound::At(pack, offset) => {
                 if self.check == MidxCheck::PackIndex {
                     return self.checked(id, pack, offset, bad);
