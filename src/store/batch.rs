@@ -12,7 +12,7 @@
 //!   corrected probe: `PackIndex::find_entry_from`), the rest as [`Handle::locate`] does: the same steps in the
 //!   same order as a single lookup's, so the same answers (proptested; `idx/batch.rs` tests the resumed search
 //!   on files whose ids are out of order). Running the first two steps twice (once to prefetch, once to answer)
-//!   cost 634 instructions a hit where this costs 508 (`locate`: 338).
+//!   cost 634 instructions a hit where this costs 514 (`locate`: 339; docs/BENCHMARKS.md, "Batches").
 //!   A multi-pack-index is searched as a `.idx` is (`idx::Table`) and warmed the same way where the store has
 //!   no packs of its own (it covers them all). Two tries on its former binary search were dropped: stepping
 //!   every binary search of the group one probe at a time made a batch 2.5x (hits) to 5.5x (misses) slower than
