@@ -1,85 +1,140 @@
-//! Batched lookups in one `.idx`: the first two probes of [`PackIndex::find_entry`]'s interpolation search, as
-//! steps, so that a group of searches (`Handle::locate_many`) prefetches each step's line for every id of the
-//! group before any of them waits for one (a third step that ran the whole search to prefetch the exact offset
-//! doubled the instructions of a hit and was dropped: the offset is prefetched at the second probe). Hints only: every answer still comes from `find_entry`, so a step that
-//! predicts a line wrongly costs time, never an answer.
+//! Batched lookups in one `.idx`: the steps of [`PackIndex::find_entry`]'s interpolation search
+//! ([`Probe`]) run one at a time for a group of ids (`Handle::locate_many`), each step prefetching the line the
+//! next one reads for every id of the group before any of them waits for one. Each search is then resumed where
+//! its steps left it ([`PackIndex::find_entry_from`]), so a step is never run twice and the answer is the one
+//! `find_entry` gives (the same steps in the same order).
 
-use super::PackIndex;
-use crate::prefetch::{prefetch, prefetch_at};
+use super::{PackIndex, Probe, Table};
+use crate::prefetch::prefetch_unchecked;
 
-impl PackIndex {
-    /// Step 1 for `id`: the first probe of the interpolation search (from the fan-out table copied at open, so
-    /// nothing of the file is read), prefetched. `None`: `id`'s bucket is empty or `id` is not of this index's
-    /// length (the search reads nothing then).
-    #[inline]
-    pub(crate) fn warm_first(&self, id: &[u8]) -> Option<u32> {
-        if id.len() != self.kind.len() {
-            return None;
-        }
-        let key = u64::from_be_bytes(*id.first_chunk::<8>()?);
-        let b = usize::from(id[0]);
-        let (l, r) = (self.fanout[b], self.fanout[b + 1]);
-        if l >= r {
-            return None;
-        }
-        // The prediction of `find_interpolated`: the 7 bytes after the first as a fraction of the bucket.
-        let p = l.wrapping_add(((u128::from(key << 8) * u128::from(r - l)) >> 64) as u32);
-        self.prefetch_id(p);
-        Some(p)
-    }
-
-    /// Step 2: read the first probe `p` (warm after step 1) and prefetch the second, `find_interpolated`'s
-    /// correction by the distance in id space at the bucket's density, with the offset of that entry (version 2;
-    /// version 1 keeps it beside the id): the search ends there or a few entries away (a gallop from it), and
-    /// the offsets of sixteen neighbours share a line. Only the offset when the first probe is `id`.
-    #[inline]
-    pub(crate) fn warm_second(&self, id: &[u8], p: u32) {
-        let (Some(e), Some(k)) = (self.id_at(p), id.first_chunk::<8>()) else {
-            return;
-        };
-        let Some(v) = e.first_chunk::<8>() else {
-            return;
-        };
-        let (key, v) = (u64::from_be_bytes(*k), u64::from_be_bytes(*v));
-        let b = usize::from(id[0]);
-        let (mut l, mut r) = (self.fanout[b], self.fanout[b + 1]);
-        match e.cmp(id) {
-            std::cmp::Ordering::Equal => {
-                self.prefetch_offset(p);
-                return;
-            }
-            std::cmp::Ordering::Less => l = p + 1,
-            std::cmp::Ordering::Greater => r = p,
-        }
-        if l >= r {
-            return;
-        }
-        let n = self.fanout[b + 1] - self.fanout[b];
-        let step = ((i128::from(key) - i128::from(v)) * i128::from(n)) >> 56;
-        let q = (i128::from(p) + step).clamp(i128::from(l), i128::from(r) - 1) as u32;
-        self.prefetch_id(q);
-        self.prefetch_offset(q);
-    }
-
-    /// Prefetch the offset of entry `i` (version 2's offset table; nothing for version 1).
+impl Table<'_> {
+    /// Step 1 for `id`: the predicted position (from the fan-out table copied at open, so nothing of the file is
+    /// read), its entry prefetched.
     #[inline(always)]
-    fn prefetch_offset(&self, i: u32) {
-        if self.version != 1 {
-            prefetch_at(
-                &self.data,
-                self.offsets_at
-                    .saturating_add((i as usize).saturating_mul(4)),
-            );
+    pub(crate) fn warm_start(&self, id: &[u8]) -> Probe {
+        let probe = self.probe_start(id);
+        if let Probe::Predicted { p, .. } = probe {
+            self.prefetch_id(p);
         }
+        probe
     }
 
-    /// Prefetch the id of entry `i` (its first and last byte: an id may straddle two lines).
+    /// Step 2: read the predicted entry (warm after step 1) and correct; prefetch the corrected entry. The
+    /// caller prefetches the offset of [`Probe::offset_at`] (the file's own table): the search ends at the
+    /// corrected entry or a few entries away (a gallop from it), and the offsets of neighbours share a line.
+    #[inline(always)]
+    pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
+        let probe = self.probe_next(id, probe);
+        if let Probe::Corrected { p, .. } = probe {
+            self.prefetch_id(p);
+        }
+        probe
+    }
+
+    /// Prefetch the id of entry `i` (its first and last byte: an id may straddle two lines). `i` comes from a
+    /// search step, inside the file: the address is not checked ([`prefetch_unchecked`]).
     #[inline(always)]
     fn prefetch_id(&self, i: u32) {
-        if let Some(e) = self.id_at(i) {
-            prefetch(e);
-            if let Some(last) = e.last() {
-                prefetch(last);
+        let at = self
+            .ids_at
+            .wrapping_add((i as usize).wrapping_mul(self.stride));
+        prefetch_unchecked(self.d, at);
+        prefetch_unchecked(self.d, at.wrapping_add(self.kind.len() - 1));
+    }
+}
+
+impl Probe {
+    /// The entry whose offset the search reads if it ends near here: the corrected probe, or the position found.
+    #[inline(always)]
+    pub(crate) fn offset_at(self) -> Option<u32> {
+        match self {
+            Probe::Corrected { p, .. } | Probe::Done(Some(p)) => Some(p),
+            Probe::Done(None) | Probe::Predicted { .. } => None,
+        }
+    }
+}
+
+impl PackIndex {
+    /// [`Table::warm_start`] on this index.
+    #[inline(always)]
+    pub(crate) fn warm_start(&self, id: &[u8]) -> Probe {
+        self.table().warm_start(id)
+    }
+
+    /// [`Table::warm_next`] on this index, and the offset of the entry it ends near prefetched (version 2's
+    /// offset table; version 1 keeps it beside the id, which is warm).
+    #[inline(always)]
+    pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
+        let probe = self.table().warm_next(id, probe);
+        if let Some(i) = probe.offset_at()
+            && self.version != 1
+        {
+            let at = self.offsets_at.wrapping_add((i as usize).wrapping_mul(4));
+            prefetch_unchecked(&self.data, at);
+        }
+        probe
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::super::write::{Entry, write_idx};
+    use super::PackIndex;
+    use crate::idx::Found;
+    use crate::oid::HashKind;
+
+    /// A search resumed from each of its steps answers as the search run at once, on a sorted file and on one
+    /// whose ids are out of order in many places (where the steps taken decide what is found and what is
+    /// missed): every listed id and as many absent ones, version 1 and 2, SHA-1 and SHA-256. Fails if a step is
+    /// not the one `find_entry` takes (a different correction, a resumed search that starts over elsewhere).
+    #[test]
+    fn a_search_resumed_from_any_step_answers_as_find_entry() {
+        for (version, kind) in [
+            (1, HashKind::Sha1),
+            (2, HashKind::Sha1),
+            (2, HashKind::Sha256),
+        ] {
+            let entries: Vec<Entry> = (0u64..2000)
+                .map(|i| Entry {
+                    id: kind.digest(&i.to_le_bytes()),
+                    offset: 12 + 10 * i,
+                    crc32: 0,
+                })
+                .collect();
+            let good = write_idx(version, kind, &entries, &kind.digest(b"pack")).unwrap();
+            let mut bad = good.clone();
+            for k in (0..1990).step_by(7) {
+                bad = odb_index_testkit::idx_with_entries_swapped(&bad, version, kind.len(), k);
+            }
+            for (what, bytes) in [("sorted", good), ("out of order", bad)] {
+                let idx = PackIndex::from_data(bytes.into(), "pack-x.idx".into(), kind).unwrap();
+                let absent = (0u64..2000).map(|i| kind.digest(&(i + 1_000_000).to_le_bytes()));
+                let mut missed = 0;
+                for id in entries.iter().map(|e| e.id).chain(absent) {
+                    let b = id.as_bytes();
+                    let want = idx.find_entry(b);
+                    missed += usize::from(want == Found::Missing);
+                    let first = idx.warm_start(b);
+                    assert_eq!(
+                        idx.find_entry_from(b, first),
+                        want,
+                        "{what}, {id}, from {first:?}"
+                    );
+                    let second = idx.warm_next(b, first);
+                    assert_eq!(
+                        idx.find_entry_from(b, second),
+                        want,
+                        "{what}, {id}, from {second:?}"
+                    );
+                    assert_eq!(
+                        idx.warm_next(b, second),
+                        second,
+                        "a later step is kept as it is"
+                    );
+                }
+                if what == "sorted" {
+                    assert_eq!(missed, 2000, "every listed id found");
+                }
             }
         }
     }

@@ -58,6 +58,7 @@ mod layout;
 mod order;
 mod prefix;
 mod search;
+pub(crate) use search::{Probe, Table};
 mod verify;
 #[cfg(any(test, feature = "test-support"))]
 pub mod write;
@@ -413,7 +414,20 @@ impl PackIndex {
     /// or returned on a hit.
     #[inline]
     pub(crate) fn find_entry(&self, id: &[u8]) -> Found {
-        let Some(i) = self.position(id) else {
+        self.found_at(self.position(id))
+    }
+
+    /// [`find_entry`](Self::find_entry) resumed from `probe`, steps of this index's search for `id` that a batch
+    /// ran ahead (`idx/batch.rs`): the same answer.
+    #[inline(always)]
+    pub(crate) fn find_entry_from(&self, id: &[u8], probe: Probe) -> Found {
+        self.found_at(self.table().position_from(id, probe))
+    }
+
+    /// What the position `i` found by a search answers.
+    #[inline(always)]
+    fn found_at(&self, i: Option<u32>) -> Found {
+        let Some(i) = i else {
             return Found::Missing;
         };
         match self.usable_offset(i) {
@@ -471,9 +485,10 @@ impl PackIndex {
     /// The position of `id` in sorted order, or `None` if the index does not list it.
     #[inline]
     pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
+        let t = self.table();
         match self.kind {
-            HashKind::Sha1 => self.find_interpolated::<20>(id.try_into().ok()?),
-            HashKind::Sha256 => self.find_interpolated::<32>(id.try_into().ok()?),
+            HashKind::Sha1 => t.find_interpolated::<20>(id.try_into().ok()?),
+            HashKind::Sha256 => t.find_interpolated::<32>(id.try_into().ok()?),
         }
     }
 

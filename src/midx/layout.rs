@@ -190,6 +190,9 @@ pub(super) struct Chunks {
     pub(super) version: u8,
     pub(super) pack_names: Vec<String>,
     pub(super) fanout: [u32; 256],
+    /// The fan-out as the search reads it (`crate::idx::Table`): 0, then `fanout`; bucket `b` is
+    /// `bounds[b]..bounds[b + 1]`.
+    pub(super) bounds: [u32; 257],
     /// The `OIDL` chunk: `len * hash_len` bytes.
     pub(super) oidl: (usize, usize),
     /// The `OOFF` chunk: `len * 8` bytes.
@@ -286,10 +289,13 @@ impl Chunks {
         // Pack names. Each object's pack int id and large-offset reference are checked when it is used (a scan
         // here would make opening a file that claims 2^32 objects read all of them).
         let pack_names = parse_pack_names(chunk(l.pnam), l.num_packs, l.version)?;
+        let mut bounds = [0u32; 257];
+        bounds[1..].copy_from_slice(&fanout);
         Ok(Chunks {
             version: l.version,
             pack_names,
             fanout,
+            bounds,
             oidl: l.oidl,
             ooff: l.ooff,
             loff: l.loff,

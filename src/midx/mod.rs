@@ -72,7 +72,7 @@ use crate::error::Error;
 pub use crate::error::MidxProblem;
 use crate::fanout::{self, BucketFault};
 pub use crate::ids::ChunkId;
-use crate::idx::PACK_HEADER_LEN;
+use crate::idx::{PACK_HEADER_LEN, Probe, Table};
 use crate::oid::{HashKind, ObjectId};
 use layout::{Chunks, parse_layout, parse_pack_names};
 
@@ -376,7 +376,53 @@ impl MultiPackIndex {
     /// Search for `id`; `usable` gives the position's entry if it passes the caller's checks.
     #[inline(always)]
     fn find_entry_with(&self, id: &[u8], usable: impl Fn(u32) -> Option<(u32, u64)>) -> MidxFound {
-        let Some(i) = self.position(id) else {
+        self.found_at(id, self.position(id), usable)
+    }
+
+    /// [`find_entry_bounded`](Self::find_entry_bounded) resumed from `probe`, steps of this file's search for
+    /// `id` that a batch ran ahead (`store/batch.rs`, [`Table::probe_next`]): the same answer.
+    #[inline(always)]
+    pub(crate) fn find_entry_bounded_from(
+        &self,
+        id: &[u8],
+        bound: impl Fn(u32) -> Option<u64>,
+        probe: Probe,
+    ) -> MidxFound {
+        let i = self.table().position_from(id, probe);
+        self.found_at(id, i, |i| self.usable_entry_bounded(i, &bound))
+    }
+
+    /// The first step of this file's search for `id`, its line prefetched ([`Table::warm_start`]).
+    #[inline(always)]
+    pub(crate) fn warm_start(&self, id: &[u8]) -> Probe {
+        self.table().warm_start(id)
+    }
+
+    /// The next step of this file's search for `id`, the lines after it prefetched ([`Table::warm_next`]; and the
+    /// `OOFF` row of the entry it ends near).
+    #[inline(always)]
+    pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
+        let probe = self.table().warm_next(id, probe);
+        if let Some(i) = probe.offset_at() {
+            let at = self
+                .chunks
+                .ooff
+                .0
+                .wrapping_add((i as usize).wrapping_mul(OOFF_ROW_LEN));
+            crate::prefetch::prefetch_unchecked(&self.data, at);
+        }
+        probe
+    }
+
+    /// What position `i` (a search's answer for `id`) answers; `usable` as for `find_entry_with`.
+    #[inline(always)]
+    fn found_at(
+        &self,
+        id: &[u8],
+        i: Option<u32>,
+        usable: impl Fn(u32) -> Option<(u32, u64)>,
+    ) -> MidxFound {
+        let Some(i) = i else {
             return MidxFound::Missing;
         };
         if self.repeated_at(i, id) {
@@ -568,37 +614,36 @@ impl MultiPackIndex {
         self.find(id).ok().flatten()
     }
 
-    /// The position of `id` in the file, if it lists it.
+    /// The position of `id` in the file, if it lists it: the search of a `.idx` ([`Table`]: interpolation in the
+    /// fan-out bucket, one correction, a gallop, binary search), on the `OIDF` and `OIDL` chunks. On a file
+    /// whose ids are out of order it may miss an id (as git's binary search may), never answers another id's
+    /// position (an answer is a position whose id equals `id`).
     #[inline]
     pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
-        let h = self.kind.len();
-        if id.len() != h {
-            return None;
+        let t = self.table();
+        match self.kind {
+            HashKind::Sha1 => t.find_interpolated::<20>(id.try_into().ok()?),
+            HashKind::Sha256 => t.find_interpolated::<32>(id.try_into().ok()?),
         }
-        let first = usize::from(id[0]);
-        let mut lo = if first == 0 {
-            0
-        } else {
-            self.chunks.fanout[first - 1]
-        } as usize;
-        let mut hi = self.chunks.fanout[first] as usize;
-        let ids = self.ids();
-        let key = prefix(id);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let start = mid.checked_mul(h)?;
-            let cand = ids.get(start..start.checked_add(h)?)?;
-            let ord = match key.cmp(&prefix(cand)) {
-                std::cmp::Ordering::Equal => id[8..].cmp(&cand[8..]),
-                o => o,
-            };
-            match ord {
-                std::cmp::Ordering::Less => hi = mid,
-                std::cmp::Ordering::Greater => lo = mid + 1,
-                std::cmp::Ordering::Equal => return Some(mid as u32),
-            }
+    }
+
+    /// The sorted table of ids the search reads.
+    #[inline(always)]
+    fn table(&self) -> Table<'_> {
+        // SAFETY: checked at open (`Chunks::check`): the `OIDL` chunk lies inside the file before its trailer and
+        // is exactly `count * hash length` bytes (`count == fanout[255]`), so `count` ids of `kind.len()` bytes
+        // follow one another from its start; the fan-out is monotonic, and `bounds` is 0 then the fan-out, so
+        // `bounds[256] == count`.
+        unsafe {
+            Table::new(
+                &self.data,
+                self.chunks.oidl.0,
+                self.kind.len(),
+                self.chunks.fanout[255],
+                &self.chunks.bounds,
+                self.kind,
+            )
         }
-        None
     }
 
     /// Every object in file order (which is id order in a valid file): id, pack int id, offset. Entries that

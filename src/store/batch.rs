@@ -2,17 +2,22 @@
 //! check.
 //!
 //! - **Interleaved searches.** A lookup in a large index waits on a few cache misses, one after the other (the
-//!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and, for
-//!   the whole group, prefetches each step's line before any search waits on one: the miss filter's block and the
-//!   first interpolation probe in the pack tried first, then the corrected probe and its offset, each step a
-//!   group ahead of the next (a software pipeline: while one group is searched, the next ones are warmed; run
-//!   with the steps of one group back to back, hits were 0.67x `locate`, pipelined 0.55x). Then it searches
-//!   each id as [`Handle::locate`] does: the prefetches are hints, every answer comes from the same search.
-//!   Multi-pack-indices are not warmed: stepping every binary search of the group one probe at a time made a
-//!   batch 2.5x (hits) to 5.5x (misses) slower than `locate` per id on a 100 000-id file, and prefetching the
-//!   predicted end of each search gained nothing on a 1 000 000-id one (1.32x hits, 1.00x misses, load 6-8;
-//!   docs/BENCHMARKS.md, "Batches"): its binary search's first probes are shared by a bucket's ids and cached,
-//!   its last ones scattered.
+//!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and
+//!   runs the steps of their searches one step for the whole group at a time, each prefetching the line the
+//!   next step reads before any search waits on one: the miss filter's block (large filters), then the filter's
+//!   answer and the predicted probe in the pack tried first, then the corrected probe and its offset, each step
+//!   a group ahead of the next (a software pipeline: while one group is searched, the next ones are warmed; run
+//!   with the steps of one group back to back, hits were 0.67x `locate`, pipelined 0.55x). Each search then
+//!   goes on from where its steps left it (the filter not asked again, the pack's search resumed from its
+//!   corrected probe: `PackIndex::find_entry_from`), the rest as [`Handle::locate`] does: the same steps in the
+//!   same order as a single lookup's, so the same answers (proptested; `idx/batch.rs` tests the resumed search
+//!   on files whose ids are out of order). Running the first two steps twice (once to prefetch, once to answer)
+//!   cost 634 instructions a hit where this costs 514 (`locate`: 339; docs/BENCHMARKS.md, "Batches").
+//!   A multi-pack-index is searched as a `.idx` is (`idx::Table`) and warmed the same way where the store has
+//!   no packs of its own (it covers them all). Two tries on its former binary search were dropped: stepping
+//!   every binary search of the group one probe at a time made a batch 2.5x (hits) to 5.5x (misses) slower than
+//!   `locate` per id on a 100 000-id file, and prefetching the predicted end of each search gained nothing on a
+//!   1 000 000-id one (1.32x hits, 1.00x misses, load 6-8; docs/BENCHMARKS.md, "Batches").
 //! - **One change check per batch** (docs/PROTOCOL.md, section 8c, B1). The misses of a batch are held until every
 //!   search of the batch is done; then one check (an `ioctl` with events; without them, one `stat` of each pack
 //!   directory, after each miss's loose probe) stands for each miss's own. Each miss still goes through the same
@@ -27,7 +32,8 @@ use crate::oid::ObjectId;
 use crate::prefetch::prefetch;
 use crate::sync;
 
-use super::{Check, Handle, Location, LooseStep, RealFs};
+use super::{Check, Handle, Location, LooseStep, RealFs, Warm, WarmTarget};
+use crate::idx::Probe;
 
 /// Ids searched together: the lines of each step are prefetched for the whole group before any of its searches
 /// reads one. A core keeps about ten to twenty misses in flight; each id warms two lines a step (an id may
@@ -45,6 +51,14 @@ const WARM_MIN: u32 = 1 << 16;
 /// core's second-level cache. Measured (docs/BENCHMARKS.md, "Batches"): warming the 1.5 MB filter of a
 /// 1 000 000-id index made a batch's misses 1.8x slower than `locate`'s.
 const FILTER_WARM_MIN: usize = 2 << 20;
+
+/// The key of warm states that must not be used. A group's states are keyed by the pack tried first when they
+/// were made (`Snapshot::warm_key`): they are stepped and used only while that pack is still the one tried
+/// first, and no slow path ran since they were made (it may load, refresh or move to another listing: a
+/// snapshot of other packs and another filter; every key is then `STALE`). Nothing else changes a snapshot
+/// during the steady searches of a batch but a miss filter installed where there was none, which leaves every
+/// state right (`Warm`).
+const STALE: usize = usize::MAX;
 
 impl Handle {
     /// [`Handle::locate_many`]'s body.
@@ -70,19 +84,34 @@ impl Handle {
             ids.get(g * GROUP..ids.len().min((g + 1) * GROUP))
                 .unwrap_or(&[])
         };
-        let mut firsts = [[None::<u32>; GROUP]; 3];
+        // Each group's warm states, and their key: the pack tried first when they were made, or [`STALE`].
+        let mut warm = [[Warm::Cold; GROUP]; 3];
+        let mut keys = [STALE; 3];
         for g in 0..3 {
             self.warm_filter(group(g));
         }
-        firsts[0] = self.warm_first(group(0));
-        firsts[1] = self.warm_first(group(1));
-        self.warm_second(group(0), &firsts[0]);
+        for g in 0..2 {
+            warm[g] = self.warm_start(group(g));
+            keys[g] = self.snap.warm_key();
+        }
+        self.warm_next(group(0), &mut warm[0]); // (no search ran since group 0's step 2: same snapshot)
         'groups: for g in 0..ids.len().div_ceil(GROUP) {
             self.warm_filter(group(g + 3));
-            firsts[(g + 2) % 3] = self.warm_first(group(g + 2));
-            self.warm_second(group(g + 1), &firsts[(g + 1) % 3]);
-            for (k, id) in group(g).iter().enumerate() {
-                let loc = match self.search_steady(id) {
+            warm[(g + 2) % 3] = self.warm_start(group(g + 2));
+            keys[(g + 2) % 3] = self.snap.warm_key();
+            if keys[(g + 1) % 3] == self.snap.warm_key() {
+                self.warm_next(group(g + 1), &mut warm[(g + 1) % 3]);
+            } else {
+                keys[(g + 1) % 3] = STALE;
+            }
+            // Checked before each search too: a hit in another pack changes the pack tried first mid-group.
+            for (k, (id, &w)) in group(g).iter().zip(&warm[g % 3]).enumerate() {
+                let w = if keys[g % 3] == self.snap.warm_key() {
+                    w
+                } else {
+                    Warm::Cold
+                };
+                let loc = match self.search_steady_warmed(id, w) {
                     Ok(Some(loc)) => Some(loc),
                     Ok(None) => {
                         if hold {
@@ -90,13 +119,16 @@ impl Handle {
                         }
                         None
                     }
-                    Err(stage) => match self.locate_slow(id, stage) {
-                        Ok(r) => r,
-                        Err(e) => {
-                            failed = Some(e);
-                            break 'groups;
+                    Err(stage) => {
+                        keys = [STALE; 3];
+                        match self.locate_slow(id, stage) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                failed = Some(e);
+                                break 'groups;
+                            }
                         }
-                    },
+                    }
                 };
                 out.push(loc);
             }
@@ -244,35 +276,80 @@ impl Handle {
         }
     }
 
-    /// Warming step 2: for each id the filter does not rule out (its block warm after step 1), the first probe
-    /// in the pack tried first (indices of [`WARM_MIN`] ids and more), prefetched; returned for step 3.
-    fn warm_first(&self, group: &[ObjectId]) -> [Option<u32>; GROUP] {
-        let mut first = [None::<u32>; GROUP];
-        let (filter, pack) = self.snap.warm_targets();
-        if let Some(pack) = pack.filter(|p| p.idx.len() >= WARM_MIN) {
-            for (id, p) in group.iter().zip(first.iter_mut()) {
-                let b = id.as_bytes();
-                if filter.is_none_or(|f| f.may_contain(b)) {
-                    *p = pack.idx.warm_first(b);
-                }
+    /// Warming step 2, for each id of `group`: the miss filter's answer (its block warm after step 1, for large
+    /// filters), and for an id it does not rule out, the first step of the search of the index read first (the
+    /// pack tried first, or the first multi-pack-index where there are no packs of their own; indices of
+    /// [`WARM_MIN`] ids and more), its line prefetched. Kept for the search, which does not ask the filter or
+    /// make that step again.
+    fn warm_start(&self, group: &[ObjectId]) -> [Warm; GROUP] {
+        let (filter, target) = self.snap.warm_targets();
+        match target.filter(|t| ids_in(*t) >= WARM_MIN) {
+            Some(WarmTarget::Pack(p)) => {
+                warm_each(group, filter, |b| Warm::Probed(p.idx.warm_start(b)))
             }
+            Some(WarmTarget::Midx(m)) => {
+                warm_each(group, filter, |b| Warm::Probed(m.midx.warm_start(b)))
+            }
+            None if filter.is_some() => warm_each(group, filter, |_| Warm::Maybe),
+            None => [Warm::Cold; GROUP],
         }
-        first
     }
 
-    /// Warming step 3: read each first probe of step 2 and prefetch the corrected probe and its offset. (A pack
-    /// tried first that changed since step 2 gets positions of another index: hints that miss, nothing more.)
-    fn warm_second(&self, group: &[ObjectId], first: &[Option<u32>; GROUP]) {
-        if let (_, Some(pack)) = self.snap.warm_targets()
-            && pack.idx.len() >= WARM_MIN
+    /// Warming step 3: the next step of each search of step 2 (reading the line step 2 prefetched), the line of
+    /// the step after it prefetched. Run only on the index step 2 stepped (the caller compares their keys).
+    fn warm_next(&self, group: &[ObjectId], warm: &mut [Warm; GROUP]) {
+        match self
+            .snap
+            .warm_targets()
+            .1
+            .filter(|t| ids_in(*t) >= WARM_MIN)
         {
-            for (id, p) in group.iter().zip(first.iter()) {
-                if let Some(q) = *p {
-                    pack.idx.warm_second(id.as_bytes(), q);
-                }
+            Some(WarmTarget::Pack(p)) => {
+                step_each(group, warm, |b, probe| p.idx.warm_next(b, probe))
             }
+            Some(WarmTarget::Midx(m)) => {
+                step_each(group, warm, |b, probe| m.midx.warm_next(b, probe))
+            }
+            None => {}
         }
     }
+}
+
+/// How many ids `t` lists.
+fn ids_in(t: WarmTarget<'_>) -> u32 {
+    match t {
+        WarmTarget::Pack(p) => p.idx.len(),
+        WarmTarget::Midx(m) => m.midx.len(),
+    }
+}
+
+/// Step 3 for `group`: each `Probed` state stepped by `next`.
+#[inline(always)]
+fn step_each(group: &[ObjectId], warm: &mut [Warm; GROUP], next: impl Fn(&[u8], Probe) -> Probe) {
+    for (id, w) in group.iter().zip(warm.iter_mut()) {
+        if let Warm::Probed(p) = *w {
+            *w = Warm::Probed(next(id.as_bytes(), p));
+        }
+    }
+}
+
+/// Step 2's states for `group`: `Absent` where `filter` rules the id out, else `first(id)`.
+#[inline(always)]
+fn warm_each(
+    group: &[ObjectId],
+    filter: Option<&super::MissFilter>,
+    first: impl Fn(&[u8]) -> Warm,
+) -> [Warm; GROUP] {
+    let mut warm = [Warm::Cold; GROUP];
+    for (id, w) in group.iter().zip(warm.iter_mut()) {
+        let b = id.as_bytes();
+        *w = if filter.is_some_and(|f| !f.may_contain(b)) {
+            Warm::Absent
+        } else {
+            first(b)
+        };
+    }
+    warm
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -416,6 +493,46 @@ mod tests {
                 );
             }
             assert_eq!(want.iter().filter(|l| l.is_some()).count(), 2000);
+        }
+    }
+
+    /// Two packs large enough to be warmed, asked in runs of ids from one, then the other, then absent ones: the
+    /// pack a search tries first (the last hit's) changes inside groups, so a state warmed for one pack's search
+    /// must not resume the other's. Fails if a group's warm states are used after the pack tried first changed
+    /// (a position found in one index read as the other's: a wrong location).
+    #[test]
+    fn a_batch_whose_hits_switch_packs_answers_as_locate() {
+        use crate::store::MissFilterMode;
+        let n = super::WARM_MIN + 500;
+        let a: Vec<ObjectId> = (0..n).map(id).collect();
+        let b: Vec<ObjectId> = (n..2 * n).map(id).collect();
+        for filter in [MissFilterMode::Off, MissFilterMode::Eager] {
+            let tmp = tempfile::tempdir().unwrap();
+            let objects = tmp.path();
+            std::fs::create_dir_all(objects.join("pack")).unwrap();
+            write_pack(objects, 0, &a);
+            write_pack(objects, 1, &b);
+            let store = Store::open(
+                objects,
+                Options::default().hash_kind(KIND).miss_filter(filter),
+            )
+            .unwrap();
+            let asks: Vec<ObjectId> = (0..6000u32)
+                .map(|k| match k / 11 % 3 {
+                    0 => a[(k * 7919 % n) as usize],
+                    1 => b[(k * 104_729 % n) as usize],
+                    _ => id(3 * n + k),
+                })
+                .collect();
+            let mut one = store.handle();
+            let want: Vec<_> = asks.iter().map(|i| one.locate(i).unwrap()).collect();
+            assert_eq!(want.iter().filter(|l| l.is_some()).count(), 4004);
+            let mut many = store.handle();
+            for _ in 0..3 {
+                let mut out = Vec::new();
+                many.locate_many(&asks, &mut out).unwrap();
+                assert_eq!(out, want, "filter {filter:?}");
+            }
         }
     }
 

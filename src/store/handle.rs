@@ -11,7 +11,7 @@ use super::load::{Loaded, Map, load_slot};
 use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use super::metrics::Counters;
 use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
-use super::snapshot::{FILTER_DONE, Snapshot};
+use super::snapshot::{FILTER_DONE, Snapshot, Warm, WarmTarget};
 use super::watch::{Check, FALLBACK};
 
 use super::{Location, Store};
@@ -401,10 +401,17 @@ impl Handle {
     /// one check for all its misses, `store/batch.rs`).
     #[inline(always)]
     fn search_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+        self.search_steady_warmed(id, Warm::Cold)
+    }
+
+    /// [`search_steady`](Self::search_steady) with what a batch's warming steps learnt of `id` (on this
+    /// snapshot: [`Snapshot::search_warmed`]).
+    #[inline(always)]
+    fn search_steady_warmed(&mut self, id: &ObjectId, w: Warm) -> Result<Option<Location>, Stage> {
         if id.kind() != self.kind {
             return Err(Stage::Packs);
         }
-        if let Some(loc) = self.snap.search(id.as_bytes()) {
+        if let Some(loc) = self.snap.search_warmed(id.as_bytes(), w) {
             if self.view.map().load().is_retired() {
                 return Err(Stage::Packs);
             }
@@ -426,17 +433,25 @@ impl Handle {
     /// The rest of a steady miss after [`search_steady`](Self::search_steady): the change check, the loose step.
     #[inline(always)]
     fn steady_miss(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        let g = self.view.map().meta();
         // The change check is a branch: with events, one system call stands for every pack directory's `stat`
         // and every loose probe. Quiet (nothing changed since the listing): no refresh, the watched listings
-        // answer for loose objects.
+        // answer for loose objects. Each flag is tested once on each path (loose objects on or off is known
+        // before the loose step, so that step does not test it again: two instructions a miss).
         if !self.watching {
             return self.steady_without_events(id);
+        }
+        if !self.loose_on {
+            // No loose objects: the check is the whole miss.
+            return match self.view.map().meta().fresh.steady() {
+                Check::Quiet => Ok(None),
+                Check::Changed => Err(Stage::Loose),
+                Check::Stat => self.stat_after_loose(),
+            };
         }
         if !self.loose_listed {
             // The loose probe reads the file system: it comes first, the change check after it (F5: an object
             // packed and pruned between a check and the probe would be missed).
-            match self.probe_loose(id, LooseStep::SteadyProbe) {
+            match self.probe_loose_sources(id, LooseStep::SteadyProbe) {
                 Ok(None) => {}
                 Ok(Some(loc)) => return Ok(Some(loc)),
                 Err(()) => return Err(Stage::Loose),
@@ -447,9 +462,9 @@ impl Handle {
                 Check::Stat => self.stat_after_loose(),
             };
         }
-        match g.fresh.steady() {
+        match self.view.map().meta().fresh.steady() {
             Check::Quiet => self
-                .probe_loose(id, LooseStep::SteadyQuiet)
+                .probe_loose_sources(id, LooseStep::SteadyQuiet)
                 .map_err(|()| Stage::Loose),
             Check::Changed => Err(Stage::Loose),
             Check::Stat => self.steady_without_events(id),
@@ -489,6 +504,16 @@ impl Handle {
         if !self.loose_on {
             return Ok(None);
         }
+        self.probe_loose_sources(id, step)
+    }
+
+    /// [`probe_loose`](Self::probe_loose) where loose objects are known to be on (`loose_on` tested already).
+    #[inline(always)]
+    fn probe_loose_sources(
+        &mut self,
+        id: &ObjectId,
+        step: LooseStep,
+    ) -> Result<Option<Location>, ()> {
         let g = self.view.map().meta();
         for (i, l) in g.loose.iter().enumerate() {
             let r = match l {

@@ -60,6 +60,34 @@ pub(super) struct Snapshot {
     pub(super) filter_answers: u64,
 }
 
+/// What a batch's warming steps learnt of an id before its search (`store/batch.rs`), while the pack tried first
+/// is the one they stepped ([`Snapshot::warm_key`]) and no slow path ran. A miss filter installed since (where
+/// there was none: the steady searches change nothing else) leaves each state right: `Maybe` and `Probed` are
+/// searches without the filter, which give the same answers; `Absent` is made only by an installed filter,
+/// which is never replaced but on a slow path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Warm {
+    /// Nothing: searched as [`Snapshot::search`] does.
+    Cold,
+    /// The miss filter says the id is absent.
+    Absent,
+    /// The miss filter, if any, says it may be present; the pack tried first was not stepped.
+    Maybe,
+    /// The miss filter, if any, says it may be present; the search of the index read first (the pack tried
+    /// first, or without packs of their own the first multi-pack-index: [`Snapshot::warm_targets`]) stands at
+    /// `Probe`.
+    Probed(crate::idx::Probe),
+}
+
+/// The index a batch steps the searches of (`Snapshot::warm_targets`).
+#[derive(Clone, Copy)]
+pub(super) enum WarmTarget<'a> {
+    /// The pack tried first.
+    Pack(&'a LoadedPack),
+    /// The first multi-pack-index, where there are no packs of their own.
+    Midx(&'a LoadedMidx),
+}
+
 /// `filter_countdown` once the filter is installed (or none will be).
 pub(super) const FILTER_DONE: u32 = u32::MAX;
 
@@ -138,12 +166,41 @@ impl Snapshot {
     }
 
     /// What a batch of lookups warms before it searches (`Handle::locate_many`, `store/batch.rs`): the miss
-    /// filter if installed, and the pack a search tries first (the last hit's).
-    pub(super) fn warm_targets(&self) -> (Option<&MissFilter>, Option<&LoadedPack>) {
-        (
-            self.filter.as_deref(),
-            self.packs.get(self.last_hit).map(|p| &**p),
-        )
+    /// filter if installed, and the index a search reads first: the pack tried first (the last hit's), or
+    /// without packs of their own (a multi-pack-index covers them all) the first multi-pack-index.
+    pub(super) fn warm_targets(&self) -> (Option<&MissFilter>, Option<WarmTarget<'_>>) {
+        let first = match self.packs.get(self.last_hit) {
+            Some(p) => Some(WarmTarget::Pack(p)),
+            None if self.packs.is_empty() => self.midx.first().map(|m| WarmTarget::Midx(m)),
+            None => None,
+        };
+        (self.filter.as_deref(), first)
+    }
+
+    /// The pack a search tries first (the last hit's), as a value to compare: a batch's warm states for the
+    /// searches of one group are used only while it is unchanged (`store/batch.rs`). It names the pack by its
+    /// position, which stands for the same pack while no slow path runs (slots are added on slow paths only).
+    #[inline(always)]
+    pub(super) fn warm_key(&self) -> usize {
+        self.last_hit
+    }
+
+    /// [`search`](Self::search), with what a batch's warming steps learnt of `id` on this snapshot (same
+    /// [`warm_key`](Self::warm_key)): the filter's answer and the first pack's search steps are not made again.
+    #[inline(always)]
+    pub(super) fn search_warmed(&mut self, id: &[u8], w: Warm) -> Option<Location> {
+        match w {
+            Warm::Cold => self.search(id),
+            Warm::Absent => {
+                self.filter_answers += 1;
+                self.search_outside(id)
+            }
+            Warm::Maybe => self.search_all(id),
+            // The index read first: the pack tried first, or without packs of their own (which only a slow path
+            // adds) the first multi-pack-index (`warm_targets`).
+            Warm::Probed(probe) if self.packs.is_empty() => self.search_midx(id, Some(probe)),
+            Warm::Probed(probe) => self.search_all_with(id, |idx| idx.find_entry_from(id, probe)),
+        }
     }
 
     /// Use `f` from now on: this snapshot holds every slot of the settled map `f` was published in.
@@ -191,16 +248,37 @@ impl Snapshot {
 
     #[inline]
     fn search_all(&mut self, id: &[u8]) -> Option<Location> {
+        self.search_all_with(id, |idx| idx.find_entry(id))
+    }
+
+    /// [`search_all`](Self::search_all), with `first` the search of the pack tried first.
+    #[inline(always)]
+    fn search_all_with(
+        &mut self,
+        id: &[u8],
+        first: impl FnOnce(&crate::idx::PackIndex) -> Found,
+    ) -> Option<Location> {
         if let Some(p) = self.packs.get(self.last_hit)
-            && let Some(loc) = pack_lookup(p, id, &mut self.bad_entry)
+            && let Some(loc) = pack_answer(p, id, first(&p.idx), &mut self.bad_entry)
         {
             return Some(loc);
         }
         if let Some(loc) = self.search_other_packs(id) {
             return Some(loc);
         }
-        for m in &self.midx {
-            if let Some(loc) = m.lookup(id, &mut self.bad_entry) {
+        self.search_midx(id, None)
+    }
+
+    /// The end of [`search_all`](Self::search_all): the multi-pack-indices (the first one's search resumed from
+    /// `first`, steps a batch ran ahead for `id`), then the misses confirmed.
+    #[inline(always)]
+    fn search_midx(&mut self, id: &[u8], first: Option<crate::idx::Probe>) -> Option<Location> {
+        for (i, m) in self.midx.iter().enumerate() {
+            let found = match first {
+                Some(probe) if i == 0 => m.midx.find_entry_bounded_from(id, |p| m.bound(p), probe),
+                _ => m.midx.find_entry_bounded(id, |p| m.bound(p)),
+            };
+            if let Some(loc) = m.answer(id, found, &mut self.bad_entry) {
                 return Some(loc);
             }
         }
@@ -349,7 +427,18 @@ impl LoadedMidx {
         id: &[u8],
         bad: &mut Option<(Box<[u8]>, Error)>,
     ) -> Option<Location> {
-        match self.midx.find_entry_bounded(id, |p| self.bound(p)) {
+        self.answer(id, self.midx.find_entry_bounded(id, |p| self.bound(p)), bad)
+    }
+
+    /// What `found` (this file's search for `id`) answers, as [`lookup`](Self::lookup) says.
+    #[inline(always)]
+    fn answer(
+        &self,
+        id: &[u8],
+        found: MidxFound,
+        bad: &mut Option<(Box<[u8]>, Error)>,
+    ) -> Option<Location> {
+        match found {
             MidxFound::At(pack, offset) => {
                 if self.check == MidxCheck::PackIndex {
                     return self.checked(id, pack, offset, bad);

@@ -279,8 +279,35 @@ pub fn child(what: &str, arg: &str, path: &Path) -> Result<(), String> {
         "syscalls" => child_syscalls(arg, path),
         "front-adapter" | "front-gix" => child_front(what, arg, path),
         w if w.starts_with("cachegrind-") => child_cachegrind(w, arg, path),
+        "rows" => child_rows(arg, path),
         other => Err(format!("--batch-child: unknown mode {other}")),
     }
+}
+
+/// `--batch-child rows RUNS OBJECTS`: the group's `locate` vs `locate_many` rows (random hits, fresh misses) on
+/// one objects directory alone, `RUNS` runs of 2^18 ids each, the ratios printed (for the 1M-index target row
+/// without building the group's other fixtures: `--make-fixture DIR` writes the index, DIR/big/objects).
+fn child_rows(arg: &str, path: &Path) -> Result<(), String> {
+    let runs: usize = arg
+        .parse()
+        .map_err(|_| format!("--batch-child rows {arg}"))?;
+    let s = Sizes {
+        runs,
+        ..Sizes::new(false)
+    };
+    let hits = all_ids(path)?;
+    let misses = fresh(s.lookups * 4, 31);
+    for row in locate_vs_many("rows", path, &hits, &misses, Kind::OdbNone, &s)? {
+        println!(
+            "{} {}: median {:.1} ns, min {:.1} ns; {}",
+            row.scenario,
+            row.arm,
+            row.ns_median.unwrap_or(f64::NAN),
+            row.ns_min.unwrap_or(f64::NAN),
+            row.note
+        );
+    }
+    Ok(())
 }
 
 /// The group's targets (issue 32; judged by [`crate::targets::evaluate`]). The end-to-end row is a time ratio

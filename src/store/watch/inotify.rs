@@ -444,7 +444,7 @@ impl Inotify {
 /// "Instructions per miss"), far more than the 20 instructions it saves.
 #[inline(always)]
 fn queue_empty(owned: &OwnedFd) -> bool {
-    matches!(rustix::io::ioctl_fionread(owned), Ok(0))
+    rustix::io::ioctl_fionread(owned).is_ok_and(|n| n == 0)
 }
 
 /// The byte a fan-out directory's name stands for (`"3f"` -> `0x3f`; lower-case, as git names them).
