@@ -1,0 +1,339 @@
+//! Issue 32, F6 from outside: packs a multi-pack-index (or a chain layer) covers are listed without a `stat`
+//! (their id keyed by the inode the directory lists, their `.pack` length read on the first lookup that meets
+//! one of their entries). Each test changes the files between a listing and its use, the way git does (and a few
+//! ways git does not), with git (`cat-file --batch-all-objects`, `--batch-check`) as the control for what is
+//! present: every object git has is found where an index file says it is, nothing git lacks is reported, and a
+//! file that is not what the listing saw is an answer from another file or a typed error, never a wrong location,
+//! a panic or a hang.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+use odb_index::{Handle, Location, ObjectId, Options, Store};
+use odb_index_testkit::*;
+
+use crate::api_common::*;
+
+/// Every (pack path, offset) at which some `.idx` of `repo` lists each id, now.
+fn packed_truth(repo: &Path) -> std::collections::HashMap<String, HashSet<(PathBuf, u64)>> {
+    truth(&[objects_dir(repo)], "sha1").packed
+}
+
+/// The store agrees with git on `repo` now, through `h` (kept from before the change: it must refresh on its
+/// own): `locate` and `locate_many` find every object git lists, each where an `.idx` lists it; absent ids are
+/// misses; iteration lists exactly git's objects. `what` names the step for the messages.
+fn agrees_with_git(h: &mut Handle, repo: &Path, what: &str) {
+    let all = all_objects(repo);
+    assert!(!all.is_empty(), "{what}");
+    let t = packed_truth(repo);
+    // A hit is not checked for freshness (F2): a location in a pack git has since deleted is what a front end
+    // finds gone when it opens the file, and then asks `locate_again` about.
+    let check = |h: &mut Handle, id: &str, got: Option<Location>, how: &str| {
+        let mut got = got;
+        for _ in 0..2 {
+            match got {
+                // Stale (the handle moved on: a batch's miss refreshed after its hits, or the pack got a new id) or
+                // deleted.
+                Some(loc @ Location::Packed { pack, .. })
+                    if !h.pack_path(pack).is_ok_and(|p| p.exists()) =>
+                {
+                    got = h
+                        .locate_again(&oid(id), loc)
+                        .unwrap_or_else(|e| panic!("{what}: {how}: locate_again {id}: {e}"));
+                }
+                _ => break,
+            }
+        }
+        match got {
+            Some(Location::Packed { pack, offset }) => {
+                let path = h_pack_path(h, pack, id, &format!("{what}: {how}"));
+                let at = (canon(&path), offset);
+                assert!(
+                    t.get(id).is_some_and(|s| s.contains(&at)),
+                    "{what}: {how}: {id} at {at:?}, where no .idx lists it"
+                );
+            }
+            Some(Location::Loose { .. }) => {}
+            None => panic!("{what}: {how}: {id} missing, git has it"),
+        }
+    };
+    for id in &all {
+        let got = h
+            .locate(&oid(id))
+            .unwrap_or_else(|e| panic!("{what}: locate {id}: {e}"));
+        check(h, id, got, "locate");
+    }
+    let absent = absent_ids(200, 40, 32);
+    let ids: Vec<ObjectId> = all.iter().chain(&absent).map(|s| oid(s)).collect();
+    let mut out = Vec::new();
+    h.locate_many(&ids, &mut out)
+        .unwrap_or_else(|e| panic!("{what}: locate_many: {e}"));
+    assert_eq!(out.len(), ids.len(), "{what}");
+    for (id, got) in all.iter().zip(&out) {
+        check(h, id, *got, "locate_many");
+    }
+    for (id, got) in absent.iter().zip(&out[all.len()..]) {
+        assert_eq!(*got, None, "{what}: locate_many: {id} is absent");
+        assert_eq!(h.locate(&oid(id)).unwrap(), None, "{what}: locate: {id}");
+    }
+    let mut listed = BTreeSet::new();
+    h.for_each_object(|id, _| {
+        listed.insert(id.to_string());
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap_or_else(|e| panic!("{what}: for_each_object: {e}"));
+    let want: BTreeSet<String> = all.into_iter().collect();
+    assert_eq!(listed, want, "{what}: iteration lists git's objects");
+}
+
+fn h_pack_path(h: &Handle, pack: odb_index::PackId, id: &str, what: &str) -> PathBuf {
+    h.pack_path(pack)
+        .unwrap_or_else(|e| panic!("{what}: {id} located in a pack the store does not list: {e}"))
+}
+
+/// A bare repository with `n` packs of 60 blobs each (seeds from `seed`).
+fn packs_repo(n: u64, seed: u64) -> tempfile::TempDir {
+    let repo = init_repo("sha1", true);
+    for i in 0..n {
+        fast_import_blobs(repo.path(), 60, seed + i, &format!("b{seed}-{i}"));
+    }
+    repo
+}
+
+fn import(repo: &Path, seed: u64) {
+    fast_import_blobs(repo, 60, seed, &format!("late{seed}"));
+}
+
+/// A store (and two handles: one used at every step, one made before the first step and used only after the
+/// last) opened on a repository whose packs a multi-pack-index covers, then git's maintenance underneath: after
+/// each command, the store agrees with git through the handle it had (refresh on miss, the default options).
+#[test]
+fn covered_packs_agree_with_git_through_its_maintenance() {
+    let repo = packs_repo(3, 100);
+    let r = repo.path();
+    let pack_dir = objects_dir(r).join("pack");
+    git(r, &["multi-pack-index", "write"]);
+    let store = Store::open(r, Options::default()).unwrap();
+    let mut h = store.handle();
+    let mut idle = store.handle();
+    agrees_with_git(&mut h, r, "opened");
+    type Step = (&'static str, fn(&Path, &Path));
+    let steps: &[Step] = &[
+        ("repack -ad --write-midx", |r, _| {
+            import(r, 200);
+            git(r, &["repack", "-adq", "--write-midx"]);
+        }),
+        ("new pack, multi-pack-index write", |r, _| {
+            import(r, 201);
+            git(r, &["multi-pack-index", "write"]);
+        }),
+        ("repack -d, multi-pack-index write", |r, _| {
+            write_loose(r, "l1", 20);
+            git(r, &["repack", "-dq"]);
+            git(r, &["multi-pack-index", "write"]);
+        }),
+        ("multi-pack-index repack, expire", |r, _| {
+            import(r, 202);
+            git(r, &["multi-pack-index", "write"]);
+            git(r, &["multi-pack-index", "repack", "--batch-size=0"]);
+            git(r, &["multi-pack-index", "expire"]);
+        }),
+        ("gc", |r, _| {
+            import(r, 203);
+            git(r, &["gc", "-q"]);
+        }),
+        ("new packs, multi-pack-index write again", |r, _| {
+            import(r, 204);
+            import(r, 205);
+            git(r, &["multi-pack-index", "write"]);
+        }),
+        ("multi-pack-index removed", |_, pack_dir| {
+            std::fs::remove_file(pack_dir.join("multi-pack-index")).unwrap();
+        }),
+        ("incremental chain", |r, pack_dir| {
+            let _ = std::fs::remove_file(pack_dir.join("multi-pack-index"));
+            git(r, &["multi-pack-index", "write", "--incremental"]);
+            import(r, 206);
+            git(r, &["multi-pack-index", "write", "--incremental"]);
+        }),
+        ("chain layer over a new pack", |r, _| {
+            import(r, 207);
+            git(r, &["multi-pack-index", "write", "--incremental"]);
+        }),
+        (
+            "chain removed, multi-pack-index over fewer packs",
+            |r, pack_dir| {
+                std::fs::remove_dir_all(pack_dir.join("multi-pack-index.d")).unwrap();
+                let mut names: Vec<String> = idx_files(&objects_dir(r))
+                    .iter()
+                    .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
+                    .collect();
+                names.truncate(names.len() / 2);
+                let mut stdin = names.join("\n");
+                stdin.push('\n');
+                git_stdin(
+                    r,
+                    &["multi-pack-index", "write", "--stdin-packs"],
+                    stdin.as_bytes(),
+                );
+            },
+        ),
+        ("repack -ad, no multi-pack-index", |r, pack_dir| {
+            git(r, &["repack", "-adq"]);
+            let _ = std::fs::remove_file(pack_dir.join("multi-pack-index"));
+        }),
+        ("multi-pack-index over the one pack", |r, _| {
+            import(r, 208);
+            git(r, &["multi-pack-index", "write"]);
+        }),
+    ];
+    for (what, step) in steps {
+        step(r, &pack_dir);
+        agrees_with_git(&mut h, r, what);
+    }
+    agrees_with_git(&mut idle, r, "a handle idle since the open");
+    let fresh = Store::open(r, Options::default()).unwrap();
+    agrees_with_git(&mut fresh.handle(), r, "a new store");
+}
+
+/// The kinds of change made to a covered pack's file after the listing, before the first lookup.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    PackRemoved,
+    PackTruncatedToZero,
+    PackTruncatedToHalf,
+    PackFifo,
+    PackDevZero,
+    PackAndIdxFifo,
+    PackAndIdxDevZero,
+    IdxRemoved,
+}
+
+#[cfg(unix)]
+fn apply(change: Change, idx: &Path) {
+    let pack = idx.with_extension("pack");
+    let fifo_over = |p: &Path| crate::hostile::fifo_over(p);
+    let dev_zero_over = |p: &Path| {
+        let tmp = p.with_file_name("tmp_zero_link");
+        std::os::unix::fs::symlink("/dev/zero", &tmp).unwrap();
+        std::fs::rename(&tmp, p).unwrap();
+    };
+    match change {
+        Change::PackRemoved => std::fs::remove_file(&pack).unwrap(),
+        Change::PackTruncatedToZero => std::fs::File::options()
+            .write(true)
+            .open(&pack)
+            .unwrap()
+            .set_len(0)
+            .unwrap(),
+        Change::PackTruncatedToHalf => {
+            let f = std::fs::File::options().write(true).open(&pack).unwrap();
+            let len = f.metadata().unwrap().len();
+            f.set_len(len / 2).unwrap();
+        }
+        Change::PackFifo => fifo_over(&pack),
+        Change::PackDevZero => dev_zero_over(&pack),
+        Change::PackAndIdxFifo => {
+            fifo_over(&pack);
+            fifo_over(idx);
+        }
+        Change::PackAndIdxDevZero => {
+            dev_zero_over(&pack);
+            dev_zero_over(idx);
+        }
+        Change::IdxRemoved => std::fs::remove_file(idx).unwrap(),
+    }
+}
+
+/// Whether `path` is now a regular file at least `past` bytes long.
+fn holds(path: &Path, past: u64) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() > past)
+}
+
+/// A covered pack's `.pack` (or `.idx`) removed, truncated, or replaced by a FIFO or a link to `/dev/zero` after
+/// the listing and before the first lookup that meets its entries (the length the listing did not read): every
+/// lookup ends (no hang, no panic); an object of another pack is found where its `.idx` lists it; an object of
+/// the changed pack is a miss, a typed error, or its location as the original `.idx` listed it (the file it names
+/// is then gone or short: `locate_again` with it answers a miss or an error, never that location again in a file
+/// that does not hold it). Iteration ends too, with git's objects of the untouched packs.
+#[cfg(unix)]
+#[test]
+fn a_covered_pack_changed_before_its_first_lookup_is_never_a_wrong_answer() {
+    for change in [
+        Change::PackRemoved,
+        Change::PackTruncatedToZero,
+        Change::PackTruncatedToHalf,
+        Change::PackFifo,
+        Change::PackDevZero,
+        Change::PackAndIdxFifo,
+        Change::PackAndIdxDevZero,
+        Change::IdxRemoved,
+    ] {
+        for mode in [odb_index::LoadMode::Mmap, odb_index::LoadMode::Read] {
+            let what = format!("{change:?} {mode:?}");
+            let repo = packs_repo(2, 300);
+            let r = repo.path();
+            git(r, &["multi-pack-index", "write"]);
+            let t = packed_truth(r);
+            let idx = idx_files(&objects_dir(r))[0].clone();
+            let victim = canon(&idx.with_extension("pack"));
+            let (in_victim, elsewhere): (Vec<String>, Vec<String>) = all_objects(r)
+                .into_iter()
+                .partition(|id| t[id].iter().all(|(p, _)| *p == victim));
+            assert!(!in_victim.is_empty() && !elsewhere.is_empty());
+            let store = Store::open(r, Options::default().load(mode)).unwrap();
+            let mut h = store.handle();
+            apply(change, &idx);
+            for id in &elsewhere {
+                let Ok(Some(Location::Packed { pack, offset })) = h.locate(&oid(id)) else {
+                    panic!("{what}: {id} of an untouched pack not found")
+                };
+                let at = (canon(&h.pack_path(pack).unwrap()), offset);
+                assert!(t[id].contains(&at), "{what}: {id} at {at:?}");
+            }
+            for id in &in_victim {
+                match h.locate(&oid(id)) {
+                    Ok(None) | Err(_) => {}
+                    Ok(Some(Location::Loose { .. })) => panic!("{what}: {id} loose"),
+                    Ok(Some(loc @ Location::Packed { pack, offset })) => {
+                        let path = h.pack_path(pack).unwrap_or_else(|e| {
+                            panic!("{what}: {id} located in a pack the handle does not list: {e}")
+                        });
+                        assert_eq!(path.file_name(), victim.file_name(), "{what}: {id}");
+                        assert!(
+                            t[id].iter().any(|(_, o)| *o == offset),
+                            "{what}: {id} at {offset}, where the .idx did not list it"
+                        );
+                        if !holds(&path, offset) {
+                            match h.locate_again(&oid(id), loc) {
+                                Ok(None) | Err(_) => {}
+                                Ok(Some(again)) => {
+                                    let Location::Packed { pack, offset } = again else {
+                                        panic!("{what}: {id} loose")
+                                    };
+                                    let p = h.pack_path(pack).unwrap();
+                                    assert!(
+                                        holds(&p, offset),
+                                        "{what}: {id} located again at {offset} in {}, which does not hold it",
+                                        p.display()
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // Iteration ends; the untouched pack's objects are all listed.
+            let mut listed = HashSet::new();
+            let walked = h.for_each_object(|id, _| {
+                listed.insert(id.to_string());
+                std::ops::ControlFlow::Continue(())
+            });
+            if walked.is_ok() {
+                for id in &elsewhere {
+                    assert!(listed.contains(id), "{what}: iteration lost {id}");
+                }
+            }
+        }
+    }
+}
