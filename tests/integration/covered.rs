@@ -337,3 +337,78 @@ fn a_covered_pack_changed_before_its_first_lookup_is_never_a_wrong_answer() {
         }
     }
 }
+
+/// The inode number of `path` (not following links).
+#[cfg(unix)]
+fn ino(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).unwrap().ino()
+}
+
+/// Same-inode reuse: a covered pack's files are deleted and files with other contents are created under the same
+/// names (a writer that does not rename over them; ext4 and tmpfs hand a freed inode number to the next file
+/// made), with a new multi-pack-index. The pack's id must not be carried over: a location the store gave for the
+/// old files is stale (`Store::is_pack_live` false, so a front end drops what it cached for that id: the adapter
+/// keeps the old `.pack` mapped per id), and every object git now has is found where the new `.idx` lists it.
+#[cfg(unix)]
+#[test]
+fn a_covered_pack_recreated_under_its_name_with_its_inode_gets_a_new_id() {
+    let repo = packs_repo(2, 400);
+    let r = repo.path();
+    git(r, &["multi-pack-index", "write"]);
+    let objects = objects_dir(r);
+    let idx = idx_files(&objects)[0].clone();
+    let pack_file = idx.with_extension("pack");
+    // Other contents for the same names: the pack of another repository's objects.
+    let other = packs_repo(1, 500);
+    let other_idx = idx_files(&objects_dir(other.path()))[0].clone();
+    let new_idx = std::fs::read(&other_idx).unwrap();
+    let new_pack = std::fs::read(other_idx.with_extension("pack")).unwrap();
+
+    let store = Store::open(r, Options::default()).unwrap();
+    let mut h = store.handle();
+    let old: Vec<(String, Location)> = all_objects(r)
+        .into_iter()
+        .map(|id| {
+            let loc = h.locate(&oid(&id)).unwrap().unwrap();
+            (id, loc)
+        })
+        .collect();
+    let Location::Packed { pack: old_id, .. } = old
+        .iter()
+        .map(|(_, l)| *l)
+        .find(|l| matches!(l, Location::Packed { pack, .. } if store.pack_path(*pack).unwrap() == pack_file))
+        .unwrap()
+    else {
+        unreachable!()
+    };
+
+    // Delete, then create under the same names (the .idx first, so that it takes the inode just freed).
+    let (old_ino, old_size) = (ino(&idx), std::fs::metadata(&idx).unwrap().len());
+    std::fs::remove_file(&idx).unwrap();
+    std::fs::write(&idx, &new_idx).unwrap();
+    std::fs::remove_file(&pack_file).unwrap();
+    std::fs::write(&pack_file, &new_pack).unwrap();
+    std::fs::remove_file(objects.join("pack/multi-pack-index")).unwrap();
+    git(r, &["multi-pack-index", "write"]);
+    let reused = ino(&idx) == old_ino;
+    eprintln!(
+        "inode reused: {reused} ({old_ino}); .idx size {old_size} -> {}",
+        new_idx.len()
+    );
+
+    agrees_with_git(&mut h, r, "recreated under its name");
+    let Some((_, Location::Packed { pack: new_id, .. })) = all_objects(r)
+        .iter()
+        .map(|id| (id, h.locate(&oid(id)).unwrap().unwrap()))
+        .find(|(_, l)| matches!(l, Location::Packed { pack, .. } if store.pack_path(*pack).unwrap() == pack_file))
+    else {
+        panic!("no object in the recreated pack")
+    };
+    assert_ne!(
+        new_id, old_id,
+        "the recreated pack (inode reused: {reused}) kept the old pack's id: a location given for the old file \
+         is not stale, and a front end's cache of the old .pack answers for the new one"
+    );
+    assert!(!store.is_pack_live(old_id));
+}
