@@ -412,3 +412,144 @@ fn a_covered_pack_recreated_under_its_name_with_its_inode_gets_a_new_id() {
     );
     assert!(!store.is_pack_live(old_id));
 }
+
+/// The type and size in the header of the pack entry at `offset` of `pack` (git's packed object header), or
+/// `None` if the file cannot be read there (deleted by a repack since the lookup: `locate_again`'s case).
+fn entry_header(pack: &Path, offset: u64) -> Option<(u8, u64)> {
+    use std::os::unix::fs::FileExt as _;
+    let f = std::fs::File::open(pack).ok()?;
+    let mut buf = [0u8; 16];
+    let n = f.read_at(&mut buf, offset).ok()?;
+    let b = buf.get(..n)?;
+    let first = *b.first()?;
+    let kind = (first >> 4) & 7;
+    let mut size = u64::from(first & 15);
+    let mut shift = 4;
+    let mut i = 0;
+    while b.get(i)? & 0x80 != 0 {
+        i += 1;
+        size |= u64::from(b.get(i)? & 0x7f) << shift;
+        shift += 7;
+    }
+    Some((kind, size))
+}
+
+/// Two threads look up every object (`locate`, and `locate_many` in batches) while the main thread runs git's
+/// multi-pack-index maintenance in a loop: a new pack and `multi-pack-index write`, `repack -ad --write-midx`,
+/// `repack -d --write-midx` and `multi-pack-index expire`. Every answer is a location (no miss, no error), and a
+/// location in a file that still exists has the object's own header there (its type and size as git has them,
+/// or a delta): never another object's place.
+#[cfg(unix)]
+#[test]
+fn lookups_during_multi_pack_index_maintenance_are_never_wrong() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+    let repo = packs_repo(3, 600);
+    let r = repo.path();
+    git(r, &["multi-pack-index", "write"]);
+    let input = all_objects(r).join("\n") + "\n";
+    let base: Vec<(ObjectId, u8, u64)> = git_stdin(
+        r,
+        &[
+            "cat-file",
+            "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+        ],
+        input.as_bytes(),
+    )
+    .lines()
+    .map(|l| {
+        let mut it = l.split(' ');
+        let id = oid(it.next().unwrap());
+        let kind = match it.next().unwrap() {
+            "commit" => 1,
+            "tree" => 2,
+            "blob" => 3,
+            _ => 4,
+        };
+        (id, kind, it.next().unwrap().parse().unwrap())
+    })
+    .collect();
+    let store = Store::open(r, Options::default()).unwrap();
+    let secs = stress_secs(6);
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let (stop, lookups, failures) = (
+        AtomicBool::new(false),
+        AtomicU64::new(0),
+        FirstFailures::default(),
+    );
+    let mut steps = 0u64;
+    std::thread::scope(|s| {
+        let _stop = StopOnDrop(&stop);
+        for t in 0..2usize {
+            let (store, base, stop, lookups, failures) =
+                (&store, &base, &stop, &lookups, &failures);
+            s.spawn(move || {
+                let mut h = store.handle();
+                let ids: Vec<ObjectId> = base.iter().map(|b| b.0).collect();
+                let mut out = Vec::new();
+                let mut round = 0u64;
+                while !stop.load(Ordering::Relaxed) && round < 100_000 {
+                    round += 1;
+                    let answers: Vec<Result<Option<Location>, String>> = if (round + t as u64).is_multiple_of(2) {
+                        ids.iter()
+                            .map(|id| h.locate(id).map_err(|e| e.to_string()))
+                            .collect()
+                    } else {
+                        match h.locate_many(&ids, &mut out) {
+                            Ok(()) => out.iter().map(|l| Ok(*l)).collect(),
+                            Err(e) => vec![Err(e.to_string())],
+                        }
+                    };
+                    for ((id, kind, size), got) in base.iter().zip(answers) {
+                        lookups.fetch_add(1, Ordering::Relaxed);
+                        match got {
+                            Ok(Some(Location::Packed { pack, offset })) => {
+                                let Ok(path) = h.pack_path(pack) else {
+                                    continue;
+                                };
+                                match entry_header(&path, offset) {
+                                    None | Some((6 | 7, _)) => {}
+                                    Some(header) if header == (*kind, *size) => {}
+                                    Some(header) => failures.push(format!(
+                                        "thread {t} round {round}: {id} at {offset} in {}: header {header:?}, \
+                                         git: {:?}",
+                                        path.display(),
+                                        (kind, size)
+                                    )),
+                                }
+                            }
+                            Ok(Some(Location::Loose { .. })) => {}
+                            Ok(None) => failures.push(format!("thread {t} round {round}: {id} missing")),
+                            Err(e) => failures.push(format!("thread {t} round {round}: {id}: {e}")),
+                        }
+                    }
+                }
+            });
+        }
+        // At least one cycle whatever the time: every kind of step runs under the lookups.
+        while (Instant::now() < deadline || steps < 3) && steps < 200 * secs.max(1) {
+            match steps % 3 {
+                0 => {
+                    import(r, 10_000 + steps);
+                    git(r, &["multi-pack-index", "write"]);
+                }
+                1 => {
+                    git(r, &["repack", "-adq", "--write-midx"]);
+                }
+                _ => {
+                    import(r, 10_000 + steps);
+                    git(r, &["repack", "-dq", "--write-midx"]);
+                    git(r, &["multi-pack-index", "expire"]);
+                }
+            }
+            steps += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let lookups = lookups.load(Ordering::Relaxed);
+    println!("{secs} s, {steps} maintenance steps, {lookups} lookups");
+    assert!(steps >= 3 && lookups > 0);
+    let failures = failures.list();
+    assert!(failures.is_empty(), "{failures:#?}");
+    agrees_with_git(&mut store.handle(), r, "after the maintenance");
+}
