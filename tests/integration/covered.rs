@@ -553,3 +553,68 @@ fn lookups_during_multi_pack_index_maintenance_are_never_wrong() {
     assert!(failures.is_empty(), "{failures:#?}");
     agrees_with_git(&mut store.handle(), r, "after the maintenance");
 }
+
+/// A covered pack's own `.idx` loads only when its multi-pack-index does not (here refused: a flipped bit under
+/// `Options::midx_checksum(true)`); the listing did not `stat` that `.idx`, so a FIFO or a `/dev/zero` link renamed
+/// over it after the listing is first met by that load. It must be refused there (an error naming the file for
+/// the objects only that pack has, never a hang), and every other object is found where its `.idx` lists it.
+#[cfg(unix)]
+#[test]
+fn a_covered_idx_swapped_for_a_fifo_or_device_is_refused_when_the_multi_pack_index_fails() {
+    for swap in ["fifo", "device"] {
+        for mode in [odb_index::LoadMode::Mmap, odb_index::LoadMode::Read] {
+            let what = format!("{swap} {mode:?}");
+            let repo = packs_repo(2, 700);
+            let r = repo.path();
+            git(r, &["multi-pack-index", "write"]);
+            let midx = objects_dir(r).join("pack/multi-pack-index");
+            let mut bytes = std::fs::read(&midx).unwrap();
+            // The byte before the trailer: the last object's offset (git writes OOFF last).
+            let at = bytes.len() - 20 - 1;
+            bytes[at] ^= 1;
+            std::fs::write(&midx, bytes).unwrap();
+            let t = packed_truth(r);
+            let idx = idx_files(&objects_dir(r))[0].clone();
+            let victim = canon(&idx.with_extension("pack"));
+            let (in_victim, elsewhere): (Vec<String>, Vec<String>) = all_objects(r)
+                .into_iter()
+                .partition(|id| t[id].iter().all(|(p, _)| *p == victim));
+            let options = Options::default().load(mode).midx_checksum(true);
+            let store = Store::open(r, options).unwrap();
+            let mut h = store.handle();
+            if swap == "fifo" {
+                crate::hostile::fifo_over(&idx);
+            } else {
+                let tmp = idx.with_file_name("tmp_zero_link");
+                std::os::unix::fs::symlink("/dev/zero", &tmp).unwrap();
+                std::fs::rename(&tmp, &idx).unwrap();
+            }
+            for id in &elsewhere {
+                let got = h.locate(&oid(id));
+                let Ok(Some(Location::Packed { pack, offset })) = got else {
+                    panic!("{what}: {id} of the other pack: {got:?}")
+                };
+                let at = (canon(&h.pack_path(pack).unwrap()), offset);
+                assert!(t[id].contains(&at), "{what}: {id} at {at:?}");
+            }
+            for id in &in_victim {
+                match h.locate(&oid(id)) {
+                    Err(e) => assert!(
+                        e.to_string().contains(idx.to_str().unwrap()),
+                        "{what}: {id}: the error does not name {}: {e}",
+                        idx.display()
+                    ),
+                    other => {
+                        panic!("{what}: {id}: expected an error naming the .idx, got {other:?}")
+                    }
+                }
+            }
+            // The path under test: the multi-pack-index was refused, so the packs' own indices answered.
+            assert!(
+                store.problems().iter().any(|p| p.path() == midx),
+                "{what}: {:?}",
+                store.problems()
+            );
+        }
+    }
+}
