@@ -235,7 +235,12 @@ impl Plan {
             Ok((opened, names, stamp)) => self.pending.push(PendingMidx {
                 path: midx_path,
                 layer,
-                checksum: opened.checksum_prefix(self.kind),
+                // A layer is named after its checksum (a layer whose trailer says otherwise is refused when it
+                // loads): no page of it is touched for that.
+                checksum: match &layer {
+                    Some(c) => prefix_u64(c.as_bytes()),
+                    None => opened.checksum_prefix(self.kind),
+                },
                 opened,
                 names,
                 stamp,
