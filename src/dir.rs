@@ -56,13 +56,17 @@ impl Stamp {
         }
     }
 
-    /// The stamp of a file known only from its directory entry (its inode number as listed, `d_ino`): never
-    /// equal to a `stat`'s (no device is `u64::MAX`), equal to another listing's of the same inode. A file
-    /// renamed over it (git's only way of replacing a file) has another inode.
-    pub(crate) fn listed(ino: u64) -> Stamp {
+    /// The stamp of a covered pack's `.idx` known only from its directory entry (its inode number as listed,
+    /// `d_ino`) and from the multi-pack-index that lists it (`covered_by`: the first 8 bytes of that file's
+    /// checksum): never equal to a `stat`'s (no device is `u64::MAX`), equal to another listing's of the same
+    /// inode under the same multi-pack-index. A file renamed over it (git's only way of replacing a file) has
+    /// another inode; a file deleted and then made again under its name may get the same inode number (ext4 and
+    /// tmpfs hand a freed number to the next file), but with other contents it is listed by another
+    /// multi-pack-index (its offsets differ), so its stamp differs all the same.
+    pub(crate) fn listed(ino: u64, covered_by: u64) -> Stamp {
         Stamp {
             mtime: None,
-            size: u64::MAX,
+            size: covered_by,
             ino,
             dev: u64::MAX,
         }

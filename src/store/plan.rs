@@ -2,7 +2,7 @@
 //! multi-pack-index (or the layers of its incremental chain) first, then the packs none of them covers; the
 //! covered packs load last, after every directory's (by then a multi-pack-index has usually answered for them).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::problem::Problem;
@@ -51,6 +51,28 @@ pub(super) enum OpenedMidx {
     Read(Box<MultiPackIndex>),
 }
 
+impl OpenedMidx {
+    /// The first 8 bytes of the file's checksum (its trailer; read from the mapping, no system call), as
+    /// [`Stamp::listed`] takes it. A file too short to have one was refused when its names were read.
+    fn checksum_prefix(&self, kind: HashKind) -> u64 {
+        match self {
+            OpenedMidx::Mapped(d) => prefix_u64(
+                d.get(d.len().saturating_sub(kind.len())..)
+                    .unwrap_or_default(),
+            ),
+            OpenedMidx::Read(m) => prefix_u64(m.checksum().as_bytes()),
+        }
+    }
+}
+
+/// The first 8 bytes of `b` as a big-endian number (0-padded).
+fn prefix_u64(b: &[u8]) -> u64 {
+    let mut x = [0u8; 8];
+    let n = b.len().min(8);
+    x[..n].copy_from_slice(&b[..n]);
+    u64::from_be_bytes(x)
+}
+
 /// The slots planned so far.
 pub(super) struct Plan {
     kind: HashKind,
@@ -72,6 +94,8 @@ struct PendingMidx {
     opened: OpenedMidx,
     names: Vec<String>,
     stamp: Stamp,
+    /// The first 8 bytes of its checksum (its trailer), for the [`Stamp::listed`] of the packs it lists.
+    checksum: u64,
 }
 
 /// One pack directory being planned: its packs are `packs[first..]`; `covered` maps each one a multi-pack-index
@@ -99,14 +123,18 @@ impl Plan {
 
     /// Open the multi-pack-index files `midx` of the pack directory `pack_dir` (the multi-pack-index or, if there
     /// is none, the layers of an incremental chain, as git does) and read their pack names, before the directory's
-    /// packs are `stat`ed: returns the `.idx` names they list (the packs that need no `stat`). A file that cannot
-    /// be read is a [`Problem`] and covers nothing. [`pack_dir`](Self::pack_dir) plans their slots.
+    /// packs are `stat`ed: returns the `.idx` names they list (the packs that need no `stat`), each with the
+    /// first 8 bytes of the checksum of the file that lists it: a covered pack's id is kept while the same
+    /// multi-pack-index lists the same `.idx` inode ([`Stamp::listed`]), so a pack deleted and made again under its
+    /// name with other contents (and the freed inode number) gets a new id once a multi-pack-index lists it
+    /// again. A file that cannot be read is a [`Problem`] and covers nothing. [`pack_dir`](Self::pack_dir) plans
+    /// their slots.
     pub(super) fn open_dir_midx(
         &mut self,
         pack_dir: &Path,
         midx: MidxFiles,
         problems: &mut Vec<Problem>,
-    ) -> HashSet<String> {
+    ) -> HashMap<String, u64> {
         self.pending.clear();
         match (self.midx, midx) {
             (None, _) | (_, MidxFiles::None) => {}
@@ -140,14 +168,15 @@ impl Plan {
                 }
             }
         }
-        let mut covered = HashSet::new();
+        let mut covered = HashMap::new();
         for m in &self.pending {
             for n in &m.names {
                 // PNAM names the .idx (what git writes); a .pack name is accepted too.
-                covered.insert(match n.strip_suffix(".pack") {
+                let idx = match n.strip_suffix(".pack") {
                     Some(stem) => format!("{stem}.idx"),
                     None => n.clone(),
-                });
+                };
+                covered.entry(idx).or_insert(m.checksum);
             }
         }
         covered
@@ -206,6 +235,12 @@ impl Plan {
             Ok((opened, names, stamp)) => self.pending.push(PendingMidx {
                 path: midx_path,
                 layer,
+                // A layer is named after its checksum (a layer whose trailer says otherwise is refused when it
+                // loads): no page of it is touched for that.
+                checksum: match &layer {
+                    Some(c) => prefix_u64(c.as_bytes()),
+                    None => opened.checksum_prefix(self.kind),
+                },
                 opened,
                 names,
                 stamp,

@@ -2,7 +2,7 @@
 //! `.keep` / `.promisor` markers), its multi-pack-index (or the directory of an incremental chain), and the FIFOs,
 //! sockets or devices named like an index (never opened).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -17,7 +17,8 @@ pub(super) struct ListedPack {
     pub(super) id: PackId,
     pub(super) idx_path: PathBuf,
     /// The `.idx`'s `stat`, or for a pack listed from its directory entries alone (`stated` false) its inode
-    /// number as the directory lists it ([`Stamp::listed`]).
+    /// number as the directory lists it with the checksum of the multi-pack-index that lists it
+    /// ([`Stamp::listed`]).
     pub(super) idx_stamp: Stamp,
     /// Modification time of the `.pack` (git's recency order); the epoch for a pack not `stat`ed.
     pub(super) mtime: SystemTime,
@@ -60,13 +61,14 @@ pub(super) struct PackDirScan {
 /// `id_of` in search order and `dir` as its objects directory's number) and its multi-pack-index files. `None`
 /// (and no stamp) if the directory does not exist; an error naming it if it cannot be read (then the stamp is its
 /// path's `stat`, if any). `parent`: its objects directory opened, if it was. `covered` is called once the entries
-/// are read, with the multi-pack-index files found, and answers the `.idx` names those files list: such a pack
-/// whose `.idx` and `.pack` the directory lists as regular files is not `stat`ed ([`ListedPack::stated`]).
+/// are read, with the multi-pack-index files found, and answers the `.idx` names those files list, each with the
+/// checksum of the file that lists it (for its [`Stamp::listed`]): such a pack whose `.idx` and `.pack` the
+/// directory lists as regular files is not `stat`ed ([`ListedPack::stated`]).
 pub(super) fn scan_pack_dir(
     pack_dir: &Path,
     parent: Option<&OpenDir>,
     dir: usize,
-    covered: &mut dyn FnMut(MidxFiles) -> HashSet<String>,
+    covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
     id_of: &mut dyn FnMut(&Path, Stamp) -> PackId,
 ) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
     let mut entries = match Entries::open(pack_dir, parent) {
@@ -123,7 +125,7 @@ fn classify(name: &str) -> Named<'_> {
 fn scan_entries(
     dir: &mut Entries,
     pack_dir: &Path,
-    covered: &mut dyn FnMut(MidxFiles) -> HashSet<String>,
+    covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
 ) -> Result<PackDirScan, Error> {
     let mut dir_packs: Vec<ListedPack> = Vec::new();
     let mut has_midx = false;
@@ -170,8 +172,9 @@ fn scan_entries(
         pack_name.push_str(stem);
         pack_name.push_str(".pack");
         // The guard against a FIFO or device swapped in is the listed type: both regular, no `stat` needed.
-        if entry.regular && regular_packs.contains(&pack_name) && covered.contains(&entry.name) {
-            dir_packs.push(listed_only(pack_dir, entry));
+        let by = covered.get(&entry.name).copied();
+        if let Some(by) = by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) {
+            dir_packs.push(listed_only(pack_dir, entry, by));
             continue;
         }
         match index_entry(dir, pack_dir, &entry.name, &pack_name) {
@@ -200,12 +203,13 @@ fn scan_entries(
     })
 }
 
-/// A pack a multi-pack-index covers, from its `.idx`'s directory entry alone (see [`ListedPack::stated`]).
-fn listed_only(pack_dir: &Path, entry: &ListedEntry) -> ListedPack {
+/// A pack a multi-pack-index covers, from its `.idx`'s directory entry alone (see [`ListedPack::stated`]);
+/// `covered_by`: that multi-pack-index's checksum, as [`Stamp::listed`] takes it.
+fn listed_only(pack_dir: &Path, entry: &ListedEntry, covered_by: u64) -> ListedPack {
     ListedPack {
         id: PackId(0),
         idx_path: pack_dir.join(&entry.name),
-        idx_stamp: Stamp::listed(entry.ino),
+        idx_stamp: Stamp::listed(entry.ino, covered_by),
         mtime: SystemTime::UNIX_EPOCH,
         pack_size: 0,
         stated: false,
@@ -267,7 +271,7 @@ mod tests {
         let mut seen = Vec::new();
         let mut covered = |m: MidxFiles| {
             seen.push(m);
-            HashSet::new()
+            HashMap::new()
         };
         let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
         assert!(stamp.is_none() && matches!(scan, Ok(None)));
@@ -323,7 +327,8 @@ mod tests {
             0,
         )
         .unwrap();
-        let mut covered = |_: MidxFiles| HashSet::from(["pack-1.idx".into(), "pack-3.idx".into()]);
+        let mut covered =
+            |_: MidxFiles| HashMap::from([("pack-1.idx".into(), 7), ("pack-3.idx".into(), 7)]);
         let mut id_of = |_: &Path, _: Stamp| PackId(1);
         let (_, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
         let scan = scan.unwrap().unwrap();
@@ -349,7 +354,7 @@ mod tests {
         let ino = std::fs::metadata(pack_dir.join("pack-1.idx"))
             .unwrap()
             .ino();
-        assert_eq!(listed.idx_stamp, Stamp::listed(ino));
+        assert_eq!(listed.idx_stamp, Stamp::listed(ino, 7));
         assert_ne!(Some(listed.idx_stamp), Stamp::of(&listed.idx_path));
         let stated = &scan.packs[0];
         assert_eq!(stated.pack_size, 4);

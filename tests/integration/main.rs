@@ -22,6 +22,7 @@ static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc:
 
 mod api_common;
 mod chain;
+mod covered;
 mod freshness;
 mod hostile;
 mod idx_git;
