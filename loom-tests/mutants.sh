@@ -146,15 +146,7 @@ while IFS= read -r line; do
   file=${fields[1]}
   if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then continue; fi
   ran=$((ran + 1))
-  cp "$root/$file" "$scratch/$file"
-  if ! apply "$scratch/$file" "${fields[@]:2}" 2>"$scratch/$name.apply"; then
-    echo "$name: $(cat "$scratch/$name.apply")" >&2
-    exit 1
-  fi
-  if cmp -s "$root/$file" "$scratch/$file"; then
-    echo "$name: the edit changed nothing" >&2
-    exit 1
-  fi
+  apply_row "$name" "$file" "${fields[@]:2}"
   if [ "$check" = 1 ]; then
     cp "$scratch/$file" "$scratch/$name.rs"
     cp "$root/$file" "$scratch/$file"

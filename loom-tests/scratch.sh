@@ -5,8 +5,8 @@
 # Set before sourcing: `root` (the crate), `scratch_name` (mktemp prefix) or `scratch_dir` (a fixed path). Set
 # before calling: `target` (for `build_suite`) or `target_base` (for `build_check`): target directories reused
 # across edits, so only the crate recompiles; `wanted` and `MUTANTS` (for `run_table`). Defines `scratch`
-# (removed on exit), `apply` (the mutants' literal edits), `build_suite`, `run_models`, `build_check` and
-# `run_table`.
+# (removed on exit), `apply` (the mutants' literal edits), `apply_row` (one mutant's, checked), `build_suite`,
+# `run_models`, `build_check` and `run_table`.
 
 # Models in the order they are tried: the three-thread ones (tens of seconds each) last.
 slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
@@ -79,6 +79,23 @@ apply() { # file anchor replacement [anchor replacement]...: literal edits, each
   ' "$@"
 }
 
+# apply_row NAME FILE ANCHOR REPLACEMENT [ANCHOR REPLACEMENT]...: mutant NAME's edits of FILE, applied to a fresh
+# copy of the crate's FILE in the scratch copy; exits 1 if an anchor does not occur exactly once or the edits
+# change nothing (a mutant is never silently a no-op).
+apply_row() {
+  local name=$1 file=$2
+  shift 2
+  cp "$root/$file" "$scratch/$file"
+  if ! apply "$scratch/$file" "$@" 2>"$scratch/$name.apply"; then
+    echo "$name: $(cat "$scratch/$name.apply")" >&2
+    exit 1
+  fi
+  if cmp -s "$root/$file" "$scratch/$file"; then
+    echo "$name: the edit changed nothing" >&2
+    exit 1
+  fi
+}
+
 # split_fields LINE: a mutant line's ` ~~ `-separated fields into the array `fields` (an empty last replacement
 # leaves the line ending in " ~~").
 split_fields() {
@@ -125,15 +142,7 @@ run_table() {
     if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then continue; fi
     ran=$((ran + 1))
     kind=${check%%:*} test=${check#*:}
-    cp "$root/$file" "$scratch/$file"
-    if ! apply "$scratch/$file" "${fields[@]:3}" 2>"$scratch/$name.apply"; then
-      echo "$name: $(cat "$scratch/$name.apply")" >&2
-      exit 1
-    fi
-    if cmp -s "$root/$file" "$scratch/$file"; then
-      echo "$name: the edit changed nothing" >&2
-      exit 1
-    fi
+    apply_row "$name" "$file" "${fields[@]:3}"
     if [ "$kind" = sh ]; then
       if (cd "$scratch" && bash -c "$test" >"$scratch/$name.run" 2>&1); then caught=0; else caught=1; fi
     else
