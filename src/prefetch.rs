@@ -34,3 +34,19 @@ pub(crate) fn prefetch_unchecked(bytes: &[u8], at: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (bytes, at);
 }
+
+/// [`prefetch_unchecked`] every line that holds a byte of `bytes[from..=to]` (positions a search step computed,
+/// not checked): one hint a line, `(to - from) / 64 + 2` at most, at most 16 lines whatever the positions.
+#[inline(always)]
+pub(crate) fn prefetch_span_unchecked(bytes: &[u8], from: usize, to: usize) {
+    // The count depends only on the span's length (fixed for a caller: its loop is predicted), capped so that
+    // positions that are not a span (`to < from` wraps) cost 16 hints, not a long loop.
+    let lines = (to.wrapping_sub(from) / 64).min(15);
+    let mut at = from;
+    for _ in 0..=lines {
+        prefetch_unchecked(bytes, at);
+        at = at.wrapping_add(64);
+    }
+    // The last line, which the steps above reach only when `from` lies early enough in its line.
+    prefetch_unchecked(bytes, to);
+}

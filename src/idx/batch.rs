@@ -5,7 +5,7 @@
 //! `find_entry` gives (the same steps in the same order).
 
 use super::{PackIndex, Probe, Table};
-use crate::prefetch::prefetch_unchecked;
+use crate::prefetch::{prefetch_span_unchecked, prefetch_unchecked};
 
 impl Table<'_> {
     /// Step 1 for `id`: the predicted position (from the fan-out table copied at open, so nothing of the file is
@@ -19,16 +19,32 @@ impl Table<'_> {
         probe
     }
 
-    /// Step 2: read the predicted entry (warm after step 1) and correct; prefetch the corrected entry. The
-    /// caller prefetches the offset of [`Probe::offset_at`] (the file's own table): the search ends at the
-    /// corrected entry or a few entries away (a gallop from it), and the offsets of neighbours share a line.
+    /// Step 2: read the predicted entry (warm after step 1) and correct; prefetch the entries the rest of the
+    /// search reads when the answer is near the corrected one ([`NEAR`]). The caller prefetches the offsets of
+    /// the same entries, around [`Probe::offset_at`] (the file's own table).
     #[inline(always)]
     pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
         let probe = self.probe_next(id, probe);
         if let Probe::Corrected { p, .. } = probe {
-            self.prefetch_id(p);
+            self.prefetch_near(p);
         }
         probe
+    }
+
+    /// Prefetch the ids of entries `i - NEAR ..= i + NEAR`: every entry the search's last step reads when the
+    /// id lies within [`NEAR`] entries of its corrected probe `i`. Same contract as [`prefetch_id`](Self::prefetch_id); a position outside the table
+    /// prefetches other lines of the mapping or none, harmlessly.
+    #[inline(always)]
+    fn prefetch_near(&self, i: u32) {
+        let at = self
+            .ids_at
+            .wrapping_add((i as usize).wrapping_mul(self.stride));
+        let span = NEAR.wrapping_mul(self.stride);
+        prefetch_span_unchecked(
+            self.d,
+            at.wrapping_sub(span),
+            at.wrapping_add(span).wrapping_add(self.kind.len() - 1),
+        );
     }
 
     /// Prefetch the id of entry `i` (its first and last byte: an id may straddle two lines). `i` comes from a
@@ -42,6 +58,16 @@ impl Table<'_> {
         prefetch_unchecked(self.d, at.wrapping_add(self.kind.len() - 1));
     }
 }
+
+/// How far around its corrected probe a batch warms an id's search ([`Table::warm_next`]), in entries. The
+/// correction lands within 7 entries of the answer for about 91% of random hits in a 1 000 000-id index (the
+/// bench's fixture; `bench/scripts/correction-error.py`), and the search's last step then reads only entries
+/// within 7 of it (a gallop reading 1, 3 and 7 entries away, then a binary search between its last two reads).
+/// Warming the lines of the corrected entry alone left most hits waiting on a line the warming had not
+/// brought: a batch's hits were 0.45x-0.57x `locate`, warmed 7 entries around 0.36x-0.42x (alternated runs,
+/// load 0.6-1.1; docs/BENCHMARKS.md, "Batches"). Six lines an id for SHA-1 version 2, and about 60 instructions
+/// a hit.
+pub(crate) const NEAR: usize = 7;
 
 impl Probe {
     /// The entry whose offset the search reads if it ends near here: the corrected probe, or the position found.
@@ -61,8 +87,8 @@ impl PackIndex {
         self.table().warm_start(id)
     }
 
-    /// [`Table::warm_next`] on this index, and the offset of the entry it ends near prefetched (version 2's
-    /// offset table; version 1 keeps it beside the id, which is warm).
+    /// [`Table::warm_next`] on this index, and the offsets of the entries it warmed prefetched (version 2's
+    /// offset table; version 1 keeps each beside its id, warm with it).
     #[inline(always)]
     pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
         let probe = self.table().warm_next(id, probe);
@@ -70,7 +96,11 @@ impl PackIndex {
             && self.version != 1
         {
             let at = self.offsets_at.wrapping_add((i as usize).wrapping_mul(4));
-            prefetch_unchecked(&self.data, at);
+            prefetch_span_unchecked(
+                &self.data,
+                at.wrapping_sub(4 * NEAR),
+                at.wrapping_add(4 * NEAR + 3),
+            );
         }
         probe
     }

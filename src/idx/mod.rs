@@ -58,6 +58,7 @@ mod layout;
 mod order;
 mod prefix;
 mod search;
+pub(crate) use batch::NEAR;
 pub(crate) use search::{Probe, Table};
 mod verify;
 #[cfg(any(test, feature = "test-support"))]

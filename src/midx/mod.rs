@@ -409,7 +409,12 @@ impl MultiPackIndex {
                 .ooff
                 .0
                 .wrapping_add((i as usize).wrapping_mul(OOFF_ROW_LEN));
-            crate::prefetch::prefetch_unchecked(&self.data, at);
+            let span = OOFF_ROW_LEN * crate::idx::NEAR;
+            crate::prefetch::prefetch_span_unchecked(
+                &self.data,
+                at.wrapping_sub(span),
+                at.wrapping_add(span + OOFF_ROW_LEN - 1),
+            );
         }
         probe
     }
