@@ -35,18 +35,17 @@ pub(crate) fn prefetch_unchecked(bytes: &[u8], at: usize) {
     let _ = (bytes, at);
 }
 
-/// [`prefetch_unchecked`] every line that holds a byte of `bytes[from..=to]` (positions a search step computed,
-/// not checked): one hint a line, `(to - from) / 64 + 2` at most, at most 16 lines whatever the positions.
+/// [`prefetch_unchecked`] the `N` lines from `bytes[from]` on (`from`, `from + 64`, ...): every line holding a
+/// byte of `bytes[from..=from + len]` for `N >= len / 64 + 2`, whatever `from`'s place in its line. `N` is a
+/// constant, so this is `N` prefetch instructions at fixed displacements, no loop.
 #[inline(always)]
-pub(crate) fn prefetch_span_unchecked(bytes: &[u8], from: usize, to: usize) {
-    // The count depends only on the span's length (fixed for a caller: its loop is predicted), capped so that
-    // positions that are not a span (`to < from` wraps) cost 16 hints, not a long loop.
-    let lines = (to.wrapping_sub(from) / 64).min(15);
-    let mut at = from;
-    for _ in 0..=lines {
-        prefetch_unchecked(bytes, at);
-        at = at.wrapping_add(64);
+pub(crate) fn prefetch_lines_unchecked<const N: usize>(bytes: &[u8], from: usize) {
+    for k in 0..N {
+        prefetch_unchecked(bytes, from.wrapping_add(k * 64));
     }
-    // The last line, which the steps above reach only when `from` lies early enough in its line.
-    prefetch_unchecked(bytes, to);
+}
+
+/// The `N` of [`prefetch_lines_unchecked`] that covers a span of `len + 1` bytes (`from..=from + len`).
+pub(crate) const fn lines_for(len: usize) -> usize {
+    len / 64 + 2
 }

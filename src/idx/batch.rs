@@ -5,7 +5,8 @@
 //! `find_entry` gives (the same steps in the same order).
 
 use super::{PackIndex, Probe, Table};
-use crate::prefetch::{prefetch_span_unchecked, prefetch_unchecked};
+use crate::oid::HashKind;
+use crate::prefetch::{lines_for, prefetch_lines_unchecked, prefetch_unchecked};
 
 impl Table<'_> {
     /// Step 1 for `id`: the predicted position (from the fan-out table copied at open, so nothing of the file is
@@ -39,12 +40,22 @@ impl Table<'_> {
         let at = self
             .ids_at
             .wrapping_add((i as usize).wrapping_mul(self.stride));
-        let span = NEAR.wrapping_mul(self.stride);
-        prefetch_span_unchecked(
-            self.d,
-            at.wrapping_sub(span),
-            at.wrapping_add(span).wrapping_add(self.kind.len() - 1),
-        );
+        let from = at.wrapping_sub(NEAR.wrapping_mul(self.stride));
+        // A constant line count per layout (prefetches at fixed displacements, no loop): SHA-1 version 2 and
+        // the multi-pack-index (20-byte entries), SHA-1 version 1 (24), SHA-256 version 2 (32); any other
+        // layout, SHA-256 version 1's 36-byte entries the largest, gets the count of the largest.
+        match (self.stride, self.kind) {
+            (20, HashKind::Sha1) => {
+                prefetch_lines_unchecked::<{ near_lines(20, 20) }>(self.d, from)
+            }
+            (24, HashKind::Sha1) => {
+                prefetch_lines_unchecked::<{ near_lines(24, 20) }>(self.d, from)
+            }
+            (32, HashKind::Sha256) => {
+                prefetch_lines_unchecked::<{ near_lines(32, 32) }>(self.d, from)
+            }
+            _ => prefetch_lines_unchecked::<{ near_lines(MAX_STRIDE, 32) }>(self.d, from),
+        }
     }
 
     /// Prefetch the id of entry `i` (its first and last byte: an id may straddle two lines). `i` comes from a
@@ -68,6 +79,14 @@ impl Table<'_> {
 /// load 0.6-1.1; docs/BENCHMARKS.md, "Batches"). Six lines an id for SHA-1 version 2, and about 60 instructions
 /// a hit.
 pub(crate) const NEAR: usize = 7;
+
+/// The largest entry of an id table: SHA-256 version 1 (a 4-byte offset, then the id).
+const MAX_STRIDE: usize = 36;
+
+/// Lines that hold entries `i - NEAR ..= i + NEAR`'s ids, entries of `stride` bytes and ids of `h`.
+const fn near_lines(stride: usize, h: usize) -> usize {
+    lines_for(2 * NEAR * stride + h - 1)
+}
 
 impl Probe {
     /// The entry whose offset the search reads if it ends near here: the corrected probe, or the position found.
@@ -96,10 +115,9 @@ impl PackIndex {
             && self.version != 1
         {
             let at = self.offsets_at.wrapping_add((i as usize).wrapping_mul(4));
-            prefetch_span_unchecked(
+            prefetch_lines_unchecked::<{ lines_for(8 * NEAR + 3) }>(
                 &self.data,
                 at.wrapping_sub(4 * NEAR),
-                at.wrapping_add(4 * NEAR + 3),
             );
         }
         probe

@@ -409,11 +409,11 @@ impl MultiPackIndex {
                 .ooff
                 .0
                 .wrapping_add((i as usize).wrapping_mul(OOFF_ROW_LEN));
-            let span = OOFF_ROW_LEN * crate::idx::NEAR;
-            crate::prefetch::prefetch_span_unchecked(
+            use crate::prefetch::{lines_for, prefetch_lines_unchecked};
+            const NEAR: usize = crate::idx::NEAR;
+            prefetch_lines_unchecked::<{ lines_for(OOFF_ROW_LEN * (2 * NEAR + 1) - 1) }>(
                 &self.data,
-                at.wrapping_sub(span),
-                at.wrapping_add(span + OOFF_ROW_LEN - 1),
+                at.wrapping_sub(OOFF_ROW_LEN * NEAR),
             );
         }
         probe
