@@ -4,7 +4,7 @@
 //! - **Interleaved searches.** A lookup in a large index waits on a few cache misses, one after the other (the
 //!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and
 //!   runs the steps of their searches one step for the whole group at a time, each prefetching the line the
-//!   next step reads before any search waits on one: the miss filter's block (large filters), then the filter's
+//!   next step reads before any search waits on one: the miss filter's block, then the filter's
 //!   answer and the predicted probe in the pack tried first, then the corrected probe and its offset, each step
 //!   a group ahead of the next (a software pipeline: while one group is searched, the next ones are warmed; run
 //!   with the steps of one group back to back, hits were 0.67x `locate`, pipelined 0.55x). Each search then
@@ -46,11 +46,6 @@ const GROUP: usize = 16;
 /// 12 300-id multi-pack-index made a batch 3.9x slower than `locate` per id; warming a 100 000-id `.idx` made
 /// its random hits 0.42x.
 const WARM_MIN: u32 = 1 << 16;
-
-/// The miss filter is warmed only from this size (its bits for 1.4 million ids): below it, its blocks stay in a
-/// core's second-level cache. Measured (docs/BENCHMARKS.md, "Batches"): warming the 1.5 MB filter of a
-/// 1 000 000-id index made a batch's misses 1.8x slower than `locate`'s.
-const FILTER_WARM_MIN: usize = 2 << 20;
 
 /// The key of warm states that must not be used. A group's states are keyed by the pack tried first when they
 /// were made (`Snapshot::warm_key`): they are stepped and used only while that pack is still the one tried
@@ -262,12 +257,13 @@ impl Handle {
         }
     }
 
-    /// Warming step 1 for `group` (see the module's notes): prefetch the miss filter's blocks (filters of
-    /// [`FILTER_WARM_MIN`] bytes and more). Reads only what the searches read; answers nothing.
+    /// Warming step 1 for `group` (see the module's notes): prefetch the miss filter's blocks, whatever the
+    /// filter's size. A 1.5 MB filter (1 000 000 ids) fits a core's 2 MB second level but does not stay there
+    /// while a batch streams an index through it: warmed, a batch's misses were 0.91x-1.02x `locate`'s, not
+    /// 1.11x-1.28x (13 more instructions a miss; alternated runs, load 1.2-1.6; docs/BENCHMARKS.md, "Batches").
+    /// Reads only what the searches read; answers nothing.
     fn warm_filter(&self, group: &[ObjectId]) {
-        if let (Some(f), _) = self.snap.warm_targets()
-            && f.bytes() >= FILTER_WARM_MIN
-        {
+        if let (Some(f), _) = self.snap.warm_targets() {
             for id in group {
                 if let Some(block) = f.block_of_id(id.as_bytes()) {
                     prefetch(block);

@@ -53,12 +53,6 @@ impl MissFilter {
         self.bits.may_contain(id)
     }
 
-    /// Memory held by the bits (a batch warms them only when they are larger than a core's caches).
-    #[inline(always)]
-    pub(super) fn bytes(&self) -> usize {
-        self.bits.bytes()
-    }
-
     /// The bits [`may_contain`](Self::may_contain) reads for `id` (a batch prefetches them).
     #[inline(always)]
     pub(super) fn block_of_id(&self, id: &[u8]) -> Option<&[u64; 4]> {
