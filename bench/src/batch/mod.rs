@@ -279,7 +279,8 @@ pub fn child(what: &str, arg: &str, path: &Path) -> Result<(), String> {
         "syscalls" => child_syscalls(arg, path),
         "front-adapter" | "front-gix" => child_front(what, arg, path),
         w if w.starts_with("cachegrind-") => child_cachegrind(w, arg, path),
-        "rows" => child_rows(arg, path),
+        "rows" => child_rows(arg, path, false),
+        "rows-sorted" => child_rows(arg, path, true),
         other => Err(format!("--batch-child: unknown mode {other}")),
     }
 }
@@ -287,7 +288,10 @@ pub fn child(what: &str, arg: &str, path: &Path) -> Result<(), String> {
 /// `--batch-child rows RUNS OBJECTS`: the group's `locate` vs `locate_many` rows (random hits, fresh misses) on
 /// one objects directory alone, `RUNS` runs of 2^18 ids each, the ratios printed (for the 1M-index target row
 /// without building the group's other fixtures: `--make-fixture DIR` writes the index, DIR/big/objects).
-fn child_rows(arg: &str, path: &Path) -> Result<(), String> {
+/// `rows-sorted`: the hits in the index's order, not shuffled: each search's lines and branches are those of
+/// the search before, which measures the work of a lookup without its cache misses and mispredicted branches
+/// (docs/BENCHMARKS.md, "Batches").
+fn child_rows(arg: &str, path: &Path, sorted: bool) -> Result<(), String> {
     let runs: usize = arg
         .parse()
         .map_err(|_| format!("--batch-child rows {arg}"))?;
@@ -295,7 +299,10 @@ fn child_rows(arg: &str, path: &Path) -> Result<(), String> {
         runs,
         ..Sizes::new(false)
     };
-    let hits = all_ids(path)?;
+    let mut hits = all_ids(path)?;
+    if sorted {
+        hits.sort();
+    }
     let misses = fresh(s.lookups * 4, 31);
     for row in locate_vs_many("rows", path, &hits, &misses, Kind::OdbNone, &s)? {
         println!(
