@@ -5,14 +5,18 @@
 //!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and
 //!   runs the steps of their searches one step for the whole group at a time, each prefetching the line the
 //!   next step reads before any search waits on one: the miss filter's block, then the filter's
-//!   answer and the predicted probe in the pack tried first, then the corrected probe and its offset, each step
-//!   a group ahead of the next (a software pipeline: while one group is searched, the next ones are warmed; run
-//!   with the steps of one group back to back, hits were 0.67x `locate`, pipelined 0.55x). Each search then
+//!   answer and the predicted probe in the pack tried first, then the entries around the corrected probe
+//!   (`idx::NEAR` either side: where the search's last step reads for about 91% of hits) and their offsets,
+//!   each step a group ahead of the next (a software pipeline: while one group is searched, the next ones are
+//!   warmed; run with the steps of one group back to back, hits were 0.67x `locate`, pipelined 0.55x; with
+//!   the corrected entry's line alone warmed, 0.52x-0.60x on a quiet machine, with the entries around it
+//!   0.36x-0.49x). Each search then
 //!   goes on from where its steps left it (the filter not asked again, the pack's search resumed from its
 //!   corrected probe: `PackIndex::find_entry_from`), the rest as [`Handle::locate`] does: the same steps in the
 //!   same order as a single lookup's, so the same answers (proptested; `idx/batch.rs` tests the resumed search
 //!   on files whose ids are out of order). Running the first two steps twice (once to prefetch, once to answer)
-//!   cost 634 instructions a hit where this costs 514 (`locate`: 339; docs/BENCHMARKS.md, "Batches").
+//!   cost 634 instructions a hit where this cost 514 (541 since the entries around the corrected probe and
+//!   the filter's blocks are warmed; `locate`: 337; docs/BENCHMARKS.md, "Batches").
 //!   A multi-pack-index is searched as a `.idx` is (`idx::Table`) and warmed the same way where the store has
 //!   no packs of its own (it covers them all). Two tries on its former binary search were dropped: stepping
 //!   every binary search of the group one probe at a time made a batch 2.5x (hits) to 5.5x (misses) slower than
