@@ -80,6 +80,19 @@ impl Table<'_> {
 /// a hit.
 pub(crate) const NEAR: usize = 7;
 
+/// Prefetch rows `i - NEAR ..= i + NEAR` of a table of `row`-byte rows at `table_at` in `d`: the offsets of the
+/// entries [`Table::warm_next`] warmed (a `.idx`'s offset table, 4-byte rows; a multi-pack-index's `OOFF`
+/// chunk, 8-byte rows; other lengths get the count of 8-byte rows). `i` comes from a search step: the
+/// addresses are not checked ([`prefetch_lines_unchecked`]).
+#[inline(always)]
+pub(crate) fn prefetch_near_rows(d: &[u8], table_at: usize, row: usize, i: u32) {
+    let from = table_at.wrapping_add((i as usize).wrapping_sub(NEAR).wrapping_mul(row));
+    match row {
+        4 => prefetch_lines_unchecked::<{ lines_for(4 * (2 * NEAR + 1) - 1) }>(d, from),
+        _ => prefetch_lines_unchecked::<{ lines_for(8 * (2 * NEAR + 1) - 1) }>(d, from),
+    }
+}
+
 /// The largest entry of an id table: SHA-256 version 1 (a 4-byte offset, then the id).
 const MAX_STRIDE: usize = 36;
 
@@ -114,11 +127,7 @@ impl PackIndex {
         if let Some(i) = probe.offset_at()
             && self.version != 1
         {
-            let at = self.offsets_at.wrapping_add((i as usize).wrapping_mul(4));
-            prefetch_lines_unchecked::<{ lines_for(8 * NEAR + 3) }>(
-                &self.data,
-                at.wrapping_sub(4 * NEAR),
-            );
+            prefetch_near_rows(&self.data, self.offsets_at, 4, i);
         }
         probe
     }

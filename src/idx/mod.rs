@@ -58,7 +58,7 @@ mod layout;
 mod order;
 mod prefix;
 mod search;
-pub(crate) use batch::NEAR;
+pub(crate) use batch::prefetch_near_rows;
 pub(crate) use search::{Probe, Table};
 mod verify;
 #[cfg(any(test, feature = "test-support"))]

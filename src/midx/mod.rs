@@ -399,22 +399,12 @@ impl MultiPackIndex {
     }
 
     /// The next step of this file's search for `id`, the lines after it prefetched ([`Table::warm_next`]; and the
-    /// `OOFF` row of the entry it ends near).
+    /// `OOFF` rows of the entries it warmed).
     #[inline(always)]
     pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
         let probe = self.table().warm_next(id, probe);
         if let Some(i) = probe.offset_at() {
-            let at = self
-                .chunks
-                .ooff
-                .0
-                .wrapping_add((i as usize).wrapping_mul(OOFF_ROW_LEN));
-            use crate::prefetch::{lines_for, prefetch_lines_unchecked};
-            const NEAR: usize = crate::idx::NEAR;
-            prefetch_lines_unchecked::<{ lines_for(OOFF_ROW_LEN * (2 * NEAR + 1) - 1) }>(
-                &self.data,
-                at.wrapping_sub(OOFF_ROW_LEN * NEAR),
-            );
+            crate::idx::prefetch_near_rows(&self.data, self.chunks.ooff.0, OOFF_ROW_LEN, i);
         }
         probe
     }
