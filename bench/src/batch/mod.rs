@@ -279,8 +279,12 @@ pub fn child(what: &str, arg: &str, path: &Path) -> Result<(), String> {
         "syscalls" => child_syscalls(arg, path),
         "front-adapter" | "front-gix" => child_front(what, arg, path),
         w if w.starts_with("cachegrind-") => child_cachegrind(w, arg, path),
-        "rows" => child_rows(arg, path, false),
-        "rows-sorted" => child_rows(arg, path, true),
+        "rows" => child_rows(arg, path, Hits::Random),
+        "rows-sorted" => child_rows(arg, path, Hits::Sorted),
+        w if w.starts_with("rows-subset-") => match w["rows-subset-".len()..].parse() {
+            Ok(k) if k > 0 => child_rows(arg, path, Hits::Subset(k)),
+            _ => Err(format!("--batch-child {w}: rows-subset-K with K > 0")),
+        },
         other => Err(format!("--batch-child: unknown mode {other}")),
     }
 }
@@ -289,9 +293,10 @@ pub fn child(what: &str, arg: &str, path: &Path) -> Result<(), String> {
 /// one objects directory alone, `RUNS` runs of 2^18 ids each, the ratios printed (for the 1M-index target row
 /// without building the group's other fixtures: `--make-fixture DIR` writes the index, DIR/big/objects).
 /// `rows-sorted`: the hits in the index's order, not shuffled: each search's lines and branches are those of
-/// the search before, which measures the work of a lookup without its cache misses and mispredicted branches
-/// (docs/BENCHMARKS.md, "Batches").
-fn child_rows(arg: &str, path: &Path, sorted: bool) -> Result<(), String> {
+/// the search before, which measures the work of a lookup without its cache misses and mispredicted branches.
+/// `rows-subset-K`: every hit one of K random ids, in random order: the lines and pages of K searches, which
+/// stay in the caches and the TLB while K is small (docs/BENCHMARKS.md, "Batches").
+fn child_rows(arg: &str, path: &Path, order: Hits) -> Result<(), String> {
     let runs: usize = arg
         .parse()
         .map_err(|_| format!("--batch-child rows {arg}"))?;
@@ -300,8 +305,16 @@ fn child_rows(arg: &str, path: &Path, sorted: bool) -> Result<(), String> {
         ..Sizes::new(false)
     };
     let mut hits = all_ids(path)?;
-    if sorted {
-        hits.sort();
+    match order {
+        Hits::Random => {}
+        Hits::Sorted => hits.sort(),
+        Hits::Subset(k) => {
+            let some = hits[..k.min(hits.len())].to_vec();
+            let mut rng = Rng::new(23);
+            for h in &mut hits {
+                *h = some[(rng.next_u64() % some.len() as u64) as usize];
+            }
+        }
     }
     let misses = fresh(s.lookups * 4, 31);
     for row in locate_vs_many("rows", path, &hits, &misses, Kind::OdbNone, &s)? {
@@ -315,6 +328,16 @@ fn child_rows(arg: &str, path: &Path, sorted: bool) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The order of the hits of [`child_rows`].
+enum Hits {
+    /// Every id of the index, shuffled.
+    Random,
+    /// Every id of the index, in its order.
+    Sorted,
+    /// Random draws from the first K of the shuffled ids.
+    Subset(usize),
 }
 
 /// The group's targets (issue 32; judged by [`crate::targets::evaluate`]). The end-to-end row is a time ratio
