@@ -33,8 +33,9 @@ impl Table<'_> {
     }
 
     /// Prefetch the ids of entries `i - NEAR ..= i + NEAR`: every entry the search's last step reads when the
-    /// id lies within [`NEAR`] entries of its corrected probe `i`. Same contract as [`prefetch_id`](Self::prefetch_id); a position outside the table
-    /// prefetches other lines of the mapping or none, harmlessly.
+    /// id lies within [`NEAR`] entries of its corrected probe `i`. Same contract as
+    /// [`prefetch_id`](Self::prefetch_id); a position outside the table prefetches other lines of the mapping
+    /// or none, harmlessly.
     #[inline(always)]
     fn prefetch_near(&self, i: u32) {
         let at = self
@@ -75,15 +76,15 @@ impl Table<'_> {
 /// bench's fixture; `bench/scripts/correction-error.py`), and the search's last step then reads only entries
 /// within 7 of it (a gallop reading 1, 3 and 7 entries away, then a binary search between its last two reads).
 /// Warming the lines of the corrected entry alone left most hits waiting on a line the warming had not
-/// brought: a batch's hits were 0.45x-0.57x `locate`, warmed 7 entries around 0.36x-0.42x (alternated runs,
-/// load 0.6-1.1; docs/BENCHMARKS.md, "Batches"). Six lines an id for SHA-1 version 2, and about 60 instructions
-/// a hit.
+/// brought: a batch's hits were 0.52x-0.60x `locate`, warmed 7 entries around 0.36x-0.49x (five alternated
+/// rounds, load 0.8; docs/BENCHMARKS.md, "Batches"). Six lines an id for SHA-1 version 2 and two of offsets,
+/// about 8 instructions a hit more.
 pub(crate) const NEAR: usize = 7;
 
 /// Prefetch rows `i - NEAR ..= i + NEAR` of a table of `row`-byte rows at `table_at` in `d`: the offsets of the
 /// entries [`Table::warm_next`] warmed (a `.idx`'s offset table, 4-byte rows; a multi-pack-index's `OOFF`
-/// chunk, 8-byte rows; other lengths get the count of 8-byte rows). `i` comes from a search step: the
-/// addresses are not checked ([`prefetch_lines_unchecked`]).
+/// chunk, 8-byte rows; `row` is at most 8, any length other than 4 gets the count of 8). `i` comes from a
+/// search step: the addresses are not checked ([`prefetch_lines_unchecked`]).
 #[inline(always)]
 pub(crate) fn prefetch_near_rows(d: &[u8], table_at: usize, row: usize, i: u32) {
     let from = table_at.wrapping_add((i as usize).wrapping_sub(NEAR).wrapping_mul(row));
