@@ -350,6 +350,34 @@ mod tests {
     use super::*;
     use crate::store::options::{LooseMode, RefreshMode};
 
+    /// List `objects` (no refresh, no loose objects) with `state`: each pack's `.idx` name, whether the listing
+    /// `stat`ed it, and its id, sorted by name.
+    fn listed_packs(objects: &Path, state: &mut RefreshState) -> Vec<(String, bool, PackId)> {
+        let options = Options::default()
+            .refresh(RefreshMode::Never)
+            .loose(LooseMode::None);
+        let req = ListRequest {
+            objects_dir: objects,
+            opened: None,
+            kind: HashKind::Sha1,
+            options: &options,
+            reuse_loose: None,
+            trust_timestamps: false,
+            defer_events: false,
+        };
+        let g = list(req, state).unwrap();
+        let mut v: Vec<(String, bool, PackId)> = g
+            .packs
+            .iter()
+            .map(|p| {
+                let name = p.idx_path.file_name().unwrap().to_string_lossy();
+                (name.into_owned(), p.stated, p.id)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
     /// A pack keeps its id across listings while its `.idx` is unchanged, gets a new one when it changes, and
     /// is forgotten once a listing no longer sees it (the map does not grow with every repack).
     #[test]
@@ -362,36 +390,12 @@ mod tests {
             std::fs::write(pack_dir.join(format!("{stem}.idx")), idx).unwrap();
             std::fs::write(pack_dir.join(format!("{stem}.pack")), b"PACK").unwrap();
         };
-        let options = Options::default()
-            .refresh(RefreshMode::Never)
-            .loose(LooseMode::None);
         let mut state = RefreshState::new();
         let ids = |state: &mut RefreshState| {
-            let req = ListRequest {
-                objects_dir: &objects,
-                opened: None,
-                kind: HashKind::Sha1,
-                options: &options,
-                reuse_loose: None,
-                trust_timestamps: false,
-                defer_events: false,
-            };
-            let g = list(req, state).unwrap();
-            let mut v: Vec<(String, PackId)> = g
-                .packs
-                .iter()
-                .map(|p| {
-                    (
-                        p.idx_path
-                            .file_name()
-                            .unwrap()
-                            .to_string_lossy()
-                            .into_owned(),
-                        p.id,
-                    )
-                })
+            let v: Vec<(String, PackId)> = listed_packs(&objects, state)
+                .into_iter()
+                .map(|(name, _, id)| (name, id))
                 .collect();
-            v.sort();
             assert_eq!(
                 state.ids.len(),
                 v.len(),
@@ -443,32 +447,8 @@ mod tests {
         };
         let midx = write_midx(1, HashKind::Sha1, &[covers_a]).unwrap();
         std::fs::write(pack_dir.join("multi-pack-index"), midx).unwrap();
-        let options = Options::default()
-            .refresh(RefreshMode::Never)
-            .loose(LooseMode::None);
         let mut state = RefreshState::new();
-        let ids = |state: &mut RefreshState| {
-            let req = ListRequest {
-                objects_dir: &objects,
-                opened: None,
-                kind: HashKind::Sha1,
-                options: &options,
-                reuse_loose: None,
-                trust_timestamps: false,
-                defer_events: false,
-            };
-            let g = list(req, state).unwrap();
-            let mut v: Vec<(String, bool, PackId)> = g
-                .packs
-                .iter()
-                .map(|p| {
-                    let name = p.idx_path.file_name().unwrap().to_string_lossy();
-                    (name.into_owned(), p.stated, p.id)
-                })
-                .collect();
-            v.sort();
-            v
-        };
+        let ids = |state: &mut RefreshState| listed_packs(&objects, state);
         let first = ids(&mut state);
         assert_eq!(
             first
