@@ -10,7 +10,7 @@
 # leak on any seed is a report and a non-zero exit (issue 30; docs/RELIABILITY.md, "Miri, ThreadSanitizer,
 # AddressSanitizer").
 #
-# Usage: fuzz/replay.sh [--asan] [TARGET...]   (default: idx midx)
+# Usage: fuzz/replay.sh [--asan] [TARGET...]   (default: idx midx prefix)
 set -euo pipefail
 cd "$(dirname "$0")"
 asan=0
@@ -19,7 +19,7 @@ if [ "${1:-}" = "--asan" ]; then
   shift
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(idx midx)
+[ ${#targets[@]} -gt 0 ] || targets=(idx midx prefix)
 # Not --locked: a dependency added to odb-index must not fail this replay (cargo updates Cargo.lock here).
 if [ "$asan" = 1 ]; then
   triple=x86_64-unknown-linux-gnu

@@ -57,6 +57,20 @@ mod objects;
 mod prefix;
 mod rev;
 
+/// For the fuzz targets only (`fuzz/`, built with `--cfg fuzzing`): the prefix decoder, compared there with zlib.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// How many bytes [`first_bytes`] decodes.
+    pub const LEN: usize = crate::prefix::LEN;
+
+    /// The first [`LEN`] bytes of the zlib stream at the start of `input`, where zlib would write them and
+    /// neither err nor end the stream; `None` where the decoder leaves the entry to gix-pack.
+    pub fn first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
+        crate::prefix::first_bytes(input)
+    }
+}
+
 pub use error::Error;
 pub use objects::{Info, Objects, Place};
 /// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
