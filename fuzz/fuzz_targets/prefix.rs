@@ -5,20 +5,8 @@
 //! gix-pack). It must never panic.
 #![no_main]
 
-use gix_zlib::Status;
 use libfuzzer_sys::fuzz_target;
-use odb_index_gix::fuzzing::{LEN, first_bytes};
-
-/// What gix-pack's `decode_delta_object_size` gets from zlib for `input`: the bytes when zlib writes all of them
-/// and neither errs nor ends the stream.
-fn zlib_first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
-    let mut inflate = gix_zlib::Inflate::default();
-    let mut buf = [0u8; LEN];
-    match inflate.prefix(input, &mut buf) {
-        Ok((status, _, n)) if status != Status::StreamEnd && n == LEN => Some(buf),
-        _ => None,
-    }
-}
+use odb_index_gix::fuzzing::{first_bytes, zlib_first_bytes};
 
 fuzz_target!(|data: &[u8]| {
     if let Some(ours) = first_bytes(data) {

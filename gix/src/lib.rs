@@ -69,6 +69,12 @@ pub mod fuzzing {
     pub fn first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
         crate::prefix::first_bytes(input)
     }
+
+    /// What zlib-rs writes for the same request, as gix-pack asks it: the bytes when it writes all [`LEN`] and
+    /// neither errs nor ends the stream. Where [`first_bytes`] answers, it must answer this.
+    pub fn zlib_first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
+        crate::prefix::zlib_first_bytes(input)
+    }
 }
 
 pub use error::Error;

@@ -447,5 +447,18 @@ enum Symbol {
     Copy { len: usize, dist: usize },
 }
 
+/// What gix-pack's `decode_delta_object_size` gets from zlib for `input` (gix-zlib's `Inflate::prefix`, as it
+/// calls it): the bytes when zlib writes all [`LEN`] and neither errs nor ends the stream. The reference the tests
+/// and the fuzz target (`fuzz/fuzz_targets/prefix.rs`) hold [`first_bytes`] to.
+#[cfg(any(test, fuzzing))]
+pub(crate) fn zlib_first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
+    let mut inflate = gix_zlib::Inflate::default();
+    let mut buf = [0u8; LEN];
+    match inflate.prefix(input, &mut buf) {
+        Ok((status, _, n)) if status != gix_zlib::Status::StreamEnd && n == LEN => Some(buf),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests;

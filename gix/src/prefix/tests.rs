@@ -4,18 +4,7 @@
 use gix_zlib::stream::deflate::{Compress, FlushCompress};
 use gix_zlib::{Compression, Status};
 
-use super::{LEN, first_bytes};
-
-/// What gix-pack's `decode_delta_object_size` gets from zlib for `input`: the bytes when zlib writes all 20 and
-/// neither errs nor ends the stream.
-fn zlib_first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
-    let mut inflate = gix_zlib::Inflate::default();
-    let mut buf = [0u8; LEN];
-    match inflate.prefix(input, &mut buf) {
-        Ok((status, _, n)) if status != Status::StreamEnd && n == LEN => Some(buf),
-        _ => None,
-    }
-}
+use super::{LEN, first_bytes, zlib_first_bytes};
 
 /// `data` compressed at `level`, fed in pieces of `piece` bytes each followed by `flush` (several blocks).
 fn deflate(data: &[u8], level: i32, piece: usize, flush: FlushCompress) -> Vec<u8> {
