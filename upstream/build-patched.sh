@@ -4,7 +4,8 @@
 #   2. copies it to DEST (default target/gix-odb-patched),
 #   3. renames the package to NAME (default `gix-odb-patched`, lib `gix_odb_patched`), so it can sit beside the
 #      real 0.87.0 in one dependency graph (`[patch]` would replace every gix-odb 0.87 in the graph instead),
-#   4. applies the DIFFs in order (default: docs/upstream/[123]-*/gix-odb-0.87.0.diff, the three pull requests).
+#   4. applies the DIFFs in order (default: the four pull requests of docs/upstream/ as upstream/series-087.sh lists
+#      them for 0.87.0).
 # Usage: upstream/build-patched.sh [DEST NAME DIFF...]    (then: cd upstream && cargo run --release -- ...)
 # upstream/deterministic.sh calls it with its own DEST, NAME and the delay hook added.
 set -euo pipefail
@@ -14,7 +15,7 @@ name=${2:-gix-odb-patched}
 if [ $# -gt 2 ]; then
     diffs=("${@:3}")
 else
-    diffs=("$root"/docs/upstream/[123]-*/gix-odb-0.87.0.diff)
+    mapfile -t diffs < <("$root/upstream/series-087.sh")
 fi
 [ "${#diffs[@]}" -gt 0 ] && [ -f "${diffs[0]}" ] || { echo "no diff to apply" >&2; exit 1; }
 lib=${name//-/_}

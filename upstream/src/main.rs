@@ -1,5 +1,5 @@
-//! gix-odb 0.87.0, the same with `docs/upstream/[123]-*/gix-odb-0.87.0.diff` applied (`gix-odb-patched`,
-//! built by `upstream/build-patched.sh`), and odb-index, side by side. See `docs/UPSTREAM.md`.
+//! gix-odb 0.87.0, the same with the pull requests of `docs/upstream/` applied (`upstream/series-087.sh`;
+//! `gix-odb-patched`, built by `upstream/build-patched.sh`), and odb-index, side by side. See `docs/UPSTREAM.md`.
 //!
 //! ```text
 //! gix-odb-compare race [--arm ARM] [--threads N] [--seconds S]
