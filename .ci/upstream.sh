@@ -15,7 +15,7 @@
 # A source absent from the registry is fetched by a scratch cargo project that depends on it (the registry's
 # source appears only once something depends on it). Needs network on a fresh machine (crates.io).
 # Builds go to target/upstream-0.88.0 and target/upstream-0.87.0. Cost on a 2-core machine shared with other
-# builds: about 5 min with those directories empty, about 2 min when they are kept.
+# builds: 6 min 48 s from a fresh clone with those directories empty (load average 13), 3.5 min when they are kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
