@@ -851,7 +851,7 @@ const FIXES_1_2: Variant = Variant {
     share_counter: true,
     ..AS_IS
 };
-/// Patches 1 and 2 (`docs/upstream/2-f2-f3/`): fixes 1-3, the `yield_now` loops and the counting kept.
+/// Pull requests 1-3 (`docs/upstream/1-f1/`, `2-f3/`, `3-f2/`): fixes 1-3, the `yield_now` loops and the counting kept.
 const FIXES_1_2_3: Variant = Variant {
     marker_state: true,
     share_counter: true,
@@ -898,7 +898,7 @@ fn gix087_patch1_refresh_adds_slot_false_miss() {
     run(s4_refresh_adds_slot(), ONLY_FIX_1, 2);
 }
 
-/// Patches 1 and 2 (the `yield_now` loops kept): no false miss in any scenario.
+/// Pull requests 1-3 (the `yield_now` loops kept): no false miss in any scenario.
 #[test]
 fn gix087_patch12_two_lookups_one_slot() {
     run(s1_two_lookups_one_slot(), FIXES_1_2_3, 3);
