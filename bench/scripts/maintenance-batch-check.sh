@@ -101,6 +101,16 @@ midx() {
     chain) g multi-pack-index write --incremental 2>/dev/null || true ;;
   esac
 }
+# Before a step that deletes packs, the chain goes (git 2.47's `repack -a` and `gc` leave its layers naming the
+# deleted packs, and then git itself cannot read the objects; a non-incremental write does not replace a chain);
+# the next `midx` starts a new one. The readers see the chain vanish and come back.
+chain_off() {
+  if [ "$layout" = chain ]; then rm -rf "$repo/objects/pack/multi-pack-index.d"; fi
+}
+# The multi-pack-index writes of the plain cycle: in the chain layout, a layer instead.
+midx_write() {
+  if [ "$layout" = chain ]; then midx; else g multi-pack-index write; fi
+}
 midx
 cp "$work/ids" "$work/stable-ids"
 echo "layout $layout: $(wc -l <"$work/ids") objects, all reachable; $secs s of maintenance; load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -118,6 +128,8 @@ reader() { # NAME COMMAND...: the ids over and over into COMMAND, counted
   (while cat "$work/ids"; do :; done) | timeout "$secs" "$@" 2>"$work/$name.err" | count "$name" >"$work/$name.count" || true
 }
 readers="single buffer threads disk disk-delta contents all"
+# A maintenance step that fails (set -e) ends the run: its readers with it, not into the next layout's output.
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 reader single "$bin" batch-check "$read_repo" &
 reader buffer "$bin" batch-check --buffer "$read_repo" &
 reader threads "$bin" batch-check --threads 2 "$read_repo" &
@@ -171,18 +183,18 @@ while [ "$(date +%s)" -lt "$end" ]; do
     0) grow ;;
     1) restore; g repack -dq; midx ;;
     2) grow ;;
-    3) g repack -adfq; midx ;;
+    3) chain_off; g repack -adfq; midx ;;
     4) grow; restore ;;
-    5) g prune-packed; g multi-pack-index write ;;
+    5) g prune-packed; midx_write ;;
     6) grow; restore ;;
-    7) g gc --prune=now -q; midx ;;
+    7) chain_off; g gc --prune=now -q; midx ;;
     8)
       printf 'commit refs/heads/tmp%s\ncommitter t <t@t> 0 +0000\ndata 4\npush\nM 100644 inline p\ndata <<EOF\npushed %s\nEOF\n' "$n" "$n" |
         g fast-import --quiet
       midx
       ;;
     9) grow ;;
-    10) restore; g repack -dq --write-midx ;;
+    10) restore; if [ "$layout" = chain ]; then g repack -dq; else g repack -dq --write-midx; fi; midx ;;
     11) g update-ref -d "refs/heads/tmp$n"; g prune --expire=now; midx ;;
   esac
   steps=$((steps + 1))
