@@ -465,21 +465,12 @@ impl Objects {
 
     /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
     /// hash kind is not there either). The `.pack` file of a packed object is opened now: a pack that
-    /// disappeared between the lookup and its opening (a repack) is looked for again ([`Objects::place_again`]).
+    /// disappeared between the lookup and its opening (a repack) is looked for again: [`Objects::answer`] asked
+    /// for nothing but the place.
     pub fn place(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Place>, Error> {
-        let id = &id.to_object_id();
-        if id.kind() != self.kind {
-            return Ok(None);
-        }
-        self.forget_dead_packs();
-        // The borrow ends here, before anything below can re-enter.
-        let loc = self.handle.borrow_mut().locate(id)?;
-        let Some(loc) = loc else { return Ok(None) };
-        let place = self.place_at(id, loc)?;
-        match self.open_pack_of(&place) {
-            Err(e) if e.is_gone() => self.place_again(id, &place),
-            r => r.map(|()| Some(place)),
-        }
+        Ok(self
+            .answer(id, Want::default(), &mut Vec::new())?
+            .map(|a| a.place))
     }
 
     /// Where `id` is now, after reading it at `gone` (a place [`Objects::place`] answered for it) found the file
@@ -487,8 +478,9 @@ impl Objects {
     /// prunes them; `repack -a -d` replaces packs). The store lists the repository again
     /// ([`Handle::locate_again`]) and answers from what is there, as git does when a read fails; `None` if the
     /// object is gone. [`Objects::info`], [`Objects::read`] and the `gix_object` traits call it themselves;
-    /// a caller reading a [`Place`] with [`Objects::header_at`] or [`Objects::read_at`] calls it once when
-    /// [`Error::is_gone`] says so, and reads what it answers.
+    /// a caller reading a [`Place`] with [`Objects::header_at`] or [`Objects::read_at`] calls it when
+    /// [`Error::is_gone`] says so, and reads what it answers ([`Objects::answer_at`] is that loop, bounded, with
+    /// the fallback to another copy: prefer it).
     pub fn place_again(
         &self,
         id: &(impl AnyId + ?Sized),
