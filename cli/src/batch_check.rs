@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use odb_index::{Handle, HashKind, Location, ObjectId, PrefixLookup};
-use odb_index_gix::{Objects, Place};
+use odb_index_gix::{Answer, Objects, Place, Want};
 
 use crate::ambiguous;
 use crate::fatal::{Fatal, Stop};
@@ -37,11 +37,11 @@ enum Part {
 #[derive(Clone, Debug)]
 pub struct Format {
     parts: Vec<Part>,
-    header: bool,
+    /// What an answer reads of the object (`contents`: `--batch`, the object's contents and a newline follow
+    /// the line).
+    want: Want,
     /// `%(rest)` present: the input line is split at its first space or tab, as git does.
     split: bool,
-    /// `--batch`: the object's contents and a newline follow the line.
-    contents: bool,
     /// Replace refs to honour for named objects.
     replace: Replacements,
 }
@@ -86,10 +86,14 @@ impl Format {
         parts.push(Part::Text(text));
         let has = |a| parts.iter().any(|p| matches!(p, Part::Atom(x) if *x == a));
         Ok(Format {
-            header: has(Atom::Type) || has(Atom::Size),
+            want: Want {
+                header: has(Atom::Type) || has(Atom::Size),
+                contents,
+                disk_size: has(Atom::DiskSize),
+                delta_base: has(Atom::DeltaBase),
+            },
             split: has(Atom::Rest),
             parts,
-            contents,
             replace: Replacements::none(),
         })
     }
@@ -99,11 +103,17 @@ impl Format {
     pub fn for_commands(&self) -> (Format, Format) {
         let info = Format {
             split: false,
-            contents: false,
+            want: Want {
+                contents: false,
+                ..self.want
+            },
             ..self.clone()
         };
         let contents = Format {
-            contents: true,
+            want: Want {
+                contents: true,
+                ..info.want
+            },
             ..info.clone()
         };
         (info, contents)
@@ -112,7 +122,7 @@ impl Format {
     /// Whether an answer reads anything of the object (its type, size, place or contents): not for a format of
     /// `%(objectname)` and `%(rest)` only, without `--batch`.
     fn reads_object(&self) -> bool {
-        self.contents
+        self.want.contents
             || self
                 .parts
                 .iter()
@@ -165,18 +175,18 @@ pub fn answer_lines(
     for (line, (name, at)) in lines.iter().zip(names) {
         match at.and_then(|i| Some((&ids[i], found.get(i)?))) {
             Some((_, None)) => status(name, b"missing", out),
-            // Located by the batch: read from there (a file gone since is looked for again by `write_object`).
-            Some((id, Some(loc))) => match objects.place_at(id, *loc) {
-                Ok(place) => {
-                    let asked = Asked {
-                        id,
-                        name: Some(name),
-                        rest: split(line, format).1,
-                    };
-                    write_object(objects, &asked, id, &place, format, out)?
-                }
-                Err(e) => error(name, &e, out)?,
-            },
+            // Located by the batch: read from there (a file gone since, or a corrupt copy, is handled by
+            // `answer_at`).
+            Some((id, Some(loc))) => {
+                let asked = Asked {
+                    id,
+                    name: Some(name),
+                    rest: split(line, format).1,
+                };
+                let mut data = Vec::new();
+                let answered = objects.answer_at(id, *loc, format.want, &mut data);
+                write_answer(&asked, answered, &data, format, out)?
+            }
             None => answer_line(objects, line, format, out)?,
         }
     }
@@ -218,20 +228,18 @@ pub fn answer_line(
         Err(_) => Ok(PrefixLookup::NotFound),
     };
     match resolved {
-        Ok(PrefixLookup::Unique(id)) => match objects.place(&format.replace.resolve(&id)?) {
+        Ok(PrefixLookup::Unique(id)) => {
             // The replacement's data under the name of the object asked for, as git prints it.
-            Ok(Some(place)) => {
-                let found = format.replace.resolve(&id)?;
-                let asked = Asked {
-                    id: &id,
-                    name: Some(name),
-                    rest,
-                };
-                write_object(objects, &asked, &found, &place, format, out)?
-            }
-            Ok(None) => status(name, b"missing", out),
-            Err(e) => error(name, &e, out)?,
-        },
+            let found = format.replace.resolve(&id)?;
+            let asked = Asked {
+                id: &id,
+                name: Some(name),
+                rest,
+            };
+            let mut data = Vec::new();
+            let answered = objects.answer(&found, format.want, &mut data);
+            write_answer(&asked, answered, &data, format, out)?
+        }
         Ok(PrefixLookup::Ambiguous) => {
             let hex = String::from_utf8_lossy(name);
             eprint!("{}", ambiguous::report(objects, &hex));
@@ -283,122 +291,55 @@ impl<'a> Asked<'a> {
     }
 }
 
-/// An object's type and size.
-type Header = (odb_index_gix::gix_object::Kind, u64);
-
-/// Append the line for `asked` read at `place`, and under `--batch` the contents and a newline. `found`: the
-/// object `place` is of (`asked.id`, or its replacement). A file found gone when it is read (git moved the
-/// object since the lookup) is looked for again, once ([`Objects::place_again`]).
-fn write_object(
-    objects: &Objects,
+/// Append the line for `asked` from `answered` (what [`Objects::answer`] or [`Objects::answer_at`] read of it:
+/// the object itself, or its replacement), and under `--batch` the contents (`data`) and a newline; `missing`
+/// for an object gone, an error line (or git's fatal error) for one that cannot be read.
+fn write_answer(
     asked: &Asked,
-    found: &ObjectId,
-    place: &Place,
+    answered: Result<Option<Answer>, odb_index_gix::Error>,
+    data: &[u8],
     format: &Format,
     out: &mut Vec<u8>,
 ) -> Result<(), Fatal> {
     let hex = asked.id.to_string();
     let name = asked.name.unwrap_or(hex.as_bytes());
-    // Under `--batch` the object is read once, its type and size taken from that read.
-    let mut data = Vec::new();
-    let Read { header, moved } = match read_object(objects, found, place, format, &mut data) {
-        Ok(Some(read)) => read,
+    let answer = match answered {
+        Ok(Some(answer)) => answer,
         Ok(None) => {
             status(name, b"missing", out);
             return Ok(());
         }
         Err(e) => return error(name, &e, out),
     };
-    let place = moved.as_ref().unwrap_or(place);
-    let start = out.len();
     for part in &format.parts {
-        let written = match part {
-            Part::Text(t) => {
-                out.extend_from_slice(t);
-                Ok(())
-            }
-            Part::Atom(atom) => expand(objects, *atom, &hex, header, place, asked.rest, out),
-        };
-        if let Err(e) = written {
-            out.truncate(start);
-            return error(name, &e, out);
+        match part {
+            Part::Text(t) => out.extend_from_slice(t),
+            Part::Atom(atom) => expand(*atom, &hex, &answer, asked.rest, out),
         }
     }
     out.push(b'\n');
-    if format.contents {
-        out.extend_from_slice(&data);
+    if format.want.contents {
+        out.extend_from_slice(data);
         out.push(b'\n');
     }
     Ok(())
 }
 
-/// What [`read_object`] read.
-struct Read {
-    /// The object's type and size, if the format needs them.
-    header: Option<Header>,
-    /// Where it was read, if not at the place it was looked up at (git moved it since).
-    moved: Option<Place>,
-}
-
-/// Read what `format` needs of the object `found` at `place`: its contents into `data` (`--batch`), its header
-/// (a format with `%(objecttype)` or `%(objectsize)`), or nothing. A file gone (git moved the object since the
-/// lookup) is looked for again, once; `None` if it is gone.
-fn read_object(
-    objects: &Objects,
-    found: &ObjectId,
-    place: &Place,
-    format: &Format,
-    data: &mut Vec<u8>,
-) -> Result<Option<Read>, odb_index_gix::Error> {
-    let mut read = |place: &Place| {
-        if format.contents {
-            objects
-                .read_at(place, data)
-                .map(|kind| Some((kind, data.len() as u64)))
-        } else if format.header {
-            objects.header_at(place).map(Some)
-        } else {
-            Ok(None)
-        }
-    };
-    match read(place) {
-        Ok(header) => Ok(Some(Read {
-            header,
-            moved: None,
-        })),
-        Err(e) if e.is_gone() => match objects.place_again(found, place)? {
-            Some(again) => Ok(Some(Read {
-                header: read(&again)?,
-                moved: Some(again),
-            })),
-            None => Ok(None),
-        },
-        Err(e) => Err(e),
-    }
-}
-
-/// Append `atom`'s value for the object `hex` at `place`; `header` is there if the format needs it.
-fn expand(
-    objects: &Objects,
-    atom: Atom,
-    hex: &str,
-    header: Option<Header>,
-    place: &Place,
-    rest: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<(), odb_index_gix::Error> {
+/// Append `atom`'s value for the object `hex` from `answer` (which holds every part the format asked for).
+fn expand(atom: Atom, hex: &str, answer: &Answer, rest: &[u8], out: &mut Vec<u8>) {
+    let asked = "the format asked for it";
     match atom {
         Atom::Name => out.extend_from_slice(hex.as_bytes()),
-        Atom::Type => out.extend_from_slice(header.expect("read above").0.as_bytes()),
-        Atom::Size => write!(out, "{}", header.expect("read above").1).expect("to a Vec"),
-        Atom::DiskSize => write!(out, "{}", objects.disk_size(place)?).expect("to a Vec"),
-        Atom::DeltaBase => match objects.delta_base(place)? {
+        Atom::Type => out.extend_from_slice(answer.kind.expect(asked).as_bytes()),
+        Atom::Size => write!(out, "{}", answer.size.expect(asked)).expect("to a Vec"),
+        Atom::DiskSize => write!(out, "{}", answer.disk_size.expect(asked)).expect("to a Vec"),
+        Atom::DeltaBase => match answer.delta_base {
             Some(b) => write!(out, "{b}").expect("to a Vec"),
-            None => out.resize(out.len() + objects.hash_kind().hex_len(), b'0'),
+            None => out.resize(out.len() + answer.id.kind().hex_len(), b'0'),
         },
         Atom::Rest => out.extend_from_slice(rest),
         // Quoted as git quotes a path: a name with a newline stays on its line.
-        Atom::Pack => match place {
+        Atom::Pack => match &answer.place {
             Place::Packed { path, .. } => {
                 let name = path.file_name().unwrap_or(path.as_os_str());
                 quote_c_style(name.as_encoded_bytes(), out)
@@ -406,12 +347,11 @@ fn expand(
             Place::Loose { .. } => out.extend_from_slice(b"loose"),
         },
         Atom::Offset => {
-            if let Place::Packed { offset, .. } = place {
+            if let Place::Packed { offset, .. } = answer.place {
                 write!(out, "{offset}").expect("to a Vec");
             }
         }
     }
-    Ok(())
 }
 
 fn status(name: &[u8], what: &[u8], out: &mut Vec<u8>) {
@@ -481,12 +421,9 @@ pub fn all_objects(
         let mut seen = std::collections::HashSet::with_capacity(visited.len());
         for (id, loc) in visited {
             if seen.insert(id) {
-                match objects.place_at(&id, loc) {
-                    Ok(place) => {
-                        write_object(objects, &Asked::listed(&id), &id, &place, format, &mut buf)?
-                    }
-                    Err(e) => error(id.to_string().as_bytes(), &e, &mut buf)?,
-                }
+                let mut data = Vec::new();
+                let answered = objects.answer_at(&id, loc, format.want, &mut data);
+                write_answer(&Asked::listed(&id), answered, &data, format, &mut buf)?;
                 emit(&mut buf)?;
             }
         }
@@ -545,12 +482,7 @@ fn answer_listed(
         out.push(b'\n');
         return Ok(());
     }
-    match objects.place(id) {
-        Ok(Some(place)) => write_object(objects, &Asked::listed(id), id, &place, format, out),
-        Ok(None) => {
-            status(id.to_string().as_bytes(), b"missing", out);
-            Ok(())
-        }
-        Err(e) => error(id.to_string().as_bytes(), &e, out),
-    }
+    let mut data = Vec::new();
+    let answered = objects.answer(id, format.want, &mut data);
+    write_answer(&Asked::listed(id), answered, &data, format, out)
 }

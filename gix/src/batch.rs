@@ -5,6 +5,7 @@
 use odb_index::{Location, ObjectId};
 
 use super::{Info, Objects};
+use crate::Want;
 use crate::Error;
 
 /// How many ids [`Objects::info_many`] locates in one [`Handle::locate_many`](odb_index::Handle::locate_many) call:
@@ -66,7 +67,7 @@ impl Objects {
 
     /// [`Objects::info`] for `id`, which the store located at `loc`.
     fn info_located(&self, id: &ObjectId, loc: Location) -> Result<Option<Info>, Error> {
-        self.info_at(id, self.place_at(id, loc)?)
+        self.info_of(self.answer_at(id, loc, Want::HEADER, &mut Vec::new()))
     }
 }
 

@@ -117,6 +117,20 @@ pub enum Error {
         /// The type its header names.
         kind: String,
     },
+    /// An object whose file git moved [`MAX_MOVES`](crate::MAX_MOVES) times while it was read (each time the
+    /// object was located again and its file was gone before the read): maintenance replacing packs in a
+    /// tight loop. Reading it again later finds it.
+    #[error(
+        "{objects_dir}: object {id} moved {moves} times while it was read (git maintenance replaced its files); read it again"
+    )]
+    KeptMoving {
+        /// The object.
+        id: odb_index::ObjectId,
+        /// The repository's objects directory.
+        objects_dir: PathBuf,
+        /// How many times it was located again.
+        moves: usize,
+    },
 }
 
 fn list(ids: &[odb_index::ObjectId]) -> String {
@@ -147,6 +161,14 @@ impl Error {
             Error::Lookup(odb_index::Error::StalePack { .. }) => true,
             _ => false,
         }
+    }
+
+    /// Whether this is a copy of an object that cannot be read although its file is there: a pack entry that
+    /// cannot be decoded ([`Error::PackEntry`]) or a `.pack` file that is not a pack ([`Error::PackOpen`]). git
+    /// then reads another copy if the repository has one (`mark_bad_packed_object`), and so does
+    /// [`crate::Objects::answer_at`].
+    pub fn is_corrupt(&self) -> bool {
+        matches!(self, Error::PackEntry { .. } | Error::PackOpen { .. })
     }
 
     /// Whether this is a file named like a loose object that is not one ([`Error::LooseUnreadable`],

@@ -50,6 +50,7 @@
 //! second dependency.
 #![warn(missing_docs)]
 
+mod answer;
 pub mod convert;
 mod error;
 mod loose;
@@ -77,6 +78,7 @@ pub mod fuzzing {
     }
 }
 
+pub use answer::{Answer, MAX_MOVES, Want};
 pub use error::Error;
 pub use objects::{Info, Objects, Place};
 /// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).

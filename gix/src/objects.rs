@@ -16,6 +16,7 @@ use odb_index::{
     Store,
 };
 
+use crate::answer::{Answer, Want};
 use crate::Error;
 use crate::convert::{AnyId, kind_to_gix, oid_from_gix};
 use crate::loose::Loose;
@@ -213,7 +214,7 @@ impl Pack {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Objects {
-    handle: RefCell<Handle>,
+    pub(crate) handle: RefCell<Handle>,
     store: Arc<Store>,
     kind: HashKind,
     packs: RefCell<HashMap<PackId, Arc<Pack>>>,
@@ -464,21 +465,12 @@ impl Objects {
 
     /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
     /// hash kind is not there either). The `.pack` file of a packed object is opened now: a pack that
-    /// disappeared between the lookup and its opening (a repack) is looked for again ([`Objects::place_again`]).
+    /// disappeared between the lookup and its opening (a repack) is looked for again: [`Objects::answer`] asked
+    /// for nothing but the place.
     pub fn place(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Place>, Error> {
-        let id = &id.to_object_id();
-        if id.kind() != self.kind {
-            return Ok(None);
-        }
-        self.forget_dead_packs();
-        // The borrow ends here, before anything below can re-enter.
-        let loc = self.handle.borrow_mut().locate(id)?;
-        let Some(loc) = loc else { return Ok(None) };
-        let place = self.place_at(id, loc)?;
-        match self.open_pack_of(&place) {
-            Err(e) if e.is_gone() => self.place_again(id, &place),
-            r => r.map(|()| Some(place)),
-        }
+        Ok(self
+            .answer(id, Want::default(), &mut Vec::new())?
+            .map(|a| a.place))
     }
 
     /// Where `id` is now, after reading it at `gone` (a place [`Objects::place`] answered for it) found the file
@@ -486,8 +478,9 @@ impl Objects {
     /// prunes them; `repack -a -d` replaces packs). The store lists the repository again
     /// ([`Handle::locate_again`]) and answers from what is there, as git does when a read fails; `None` if the
     /// object is gone. [`Objects::info`], [`Objects::read`] and the `gix_object` traits call it themselves;
-    /// a caller reading a [`Place`] with [`Objects::header_at`] or [`Objects::read_at`] calls it once when
-    /// [`Error::is_gone`] says so, and reads what it answers.
+    /// a caller reading a [`Place`] with [`Objects::header_at`] or [`Objects::read_at`] calls it when
+    /// [`Error::is_gone`] says so, and reads what it answers ([`Objects::answer_at`] is that loop, bounded, with
+    /// the fallback to another copy: prefer it).
     pub fn place_again(
         &self,
         id: &(impl AnyId + ?Sized),
@@ -504,40 +497,10 @@ impl Objects {
 
     /// Open the `.pack` file of a packed place (so that a pack a repack removed is noticed before its bytes are
     /// needed); nothing for a loose one.
-    fn open_pack_of(&self, place: &Place) -> Result<(), Error> {
+    pub(crate) fn open_pack_of(&self, place: &Place) -> Result<(), Error> {
         match place {
             Place::Packed { pack, .. } => self.pack(*pack)?.data().map(|_| ()),
             Place::Loose { .. } => Ok(()),
-        }
-    }
-
-    /// `f` at the place of `id`; if `f` finds its file gone ([`Error::is_gone`]), once more at the place
-    /// [`Objects::place_again`] answers. `None` if the object is not there.
-    fn at_place<T>(
-        &self,
-        id: &ObjectId,
-        f: impl FnMut(&Place) -> Result<T, Error>,
-    ) -> Result<Option<(Place, T)>, Error> {
-        let Some(place) = self.place(id)? else {
-            return Ok(None);
-        };
-        self.at_located(id, place, f)
-    }
-
-    /// `f` at `place`, where the store located `id`; where the file is gone, at the place the store finds it
-    /// again ([`place_again`](Self::place_again)).
-    pub(crate) fn at_located<T>(
-        &self,
-        id: &ObjectId,
-        place: Place,
-        mut f: impl FnMut(&Place) -> Result<T, Error>,
-    ) -> Result<Option<(Place, T)>, Error> {
-        match f(&place) {
-            Err(e) if e.is_gone() => match self.place_again(id, &place)? {
-                Some(again) => f(&again).map(|t| Some((again, t))),
-                None => Ok(None),
-            },
-            r => r.map(|t| Some((place, t))),
         }
     }
 
@@ -568,7 +531,7 @@ impl Objects {
 
     /// Drop the packs a refresh removed from the listing (their files are closed once no [`Place`] read uses
     /// them): checked with [`Store::is_pack_live`] only when [`Store::listing_version`] has moved.
-    fn forget_dead_packs(&self) {
+    pub(crate) fn forget_dead_packs(&self) {
         let version = self.store.listing_version();
         if version != self.listing_seen.get() {
             self.listing_seen.set(version);
@@ -579,25 +542,21 @@ impl Objects {
     }
 
     /// Type and size of `id` from headers only (a deltified entry's type from the end of its chain, its size
-    /// from the delta's header), and where it is; `None` if absent.
+    /// from the delta's header), and where it is; `None` if absent. [`Objects::answer`] with [`Want::HEADER`].
     pub fn info(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Info>, Error> {
-        let id = &id.to_object_id();
-        match self.place(id)? {
-            Some(place) => self.info_at(id, place),
-            None => Ok(None),
-        }
+        self.info_of(self.answer(id, Want::HEADER, &mut Vec::new()))
     }
 
-    /// [`info`](Self::info) of `id`, which the store located at `place` (the one way `info` and
-    /// [`info_many`](Self::info_many) read a header).
-    pub(crate) fn info_at(&self, id: &ObjectId, place: Place) -> Result<Option<Info>, Error> {
-        match self.at_located(id, place, |place| self.header_at(place)) {
+    /// The [`Info`] of an answer with a type and size; `None` for a file that is not a loose object under
+    /// [`IncompleteMode::Miss`] (git's `missing`).
+    pub(crate) fn info_of(&self, answer: Result<Option<Answer>, Error>) -> Result<Option<Info>, Error> {
+        match answer {
             Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
-            found => Ok(found?.map(|(place, (kind, size))| Info {
-                id: *id,
-                kind,
-                size,
-                place,
+            found => Ok(found?.map(|a| Info {
+                id: a.id,
+                kind: a.kind.expect("asked for"),
+                size: a.size.expect("asked for"),
+                place: a.place,
             })),
         }
     }
@@ -760,17 +719,7 @@ impl Objects {
         id: &(impl AnyId + ?Sized),
         out: &mut Vec<u8>,
     ) -> Result<Option<Info>, Error> {
-        let id = id.to_object_id();
-        let id = &id;
-        match self.at_place(id, |place| self.read_at(place, out)) {
-            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
-            found => Ok(found?.map(|(place, kind)| Info {
-                id: *id,
-                kind,
-                size: out.len() as u64,
-                place,
-            })),
-        }
+        self.info_of(self.answer(id, Want::CONTENTS, out))
     }
 
     /// Read the object at `place` into `out` (inflated, deltas applied; `out` is cleared first and holds exactly
@@ -875,14 +824,14 @@ impl gix_object::Find for Objects {
         buffer: &'a mut Vec<u8>,
     ) -> gix_error::Result<Option<gix_object::Data<'a>>> {
         let id = oid_from_gix(id);
-        let Some((_, kind)) = self
-            .at_place(&id, |place| self.read_at(place, buffer))
+        let Some(answer) = self
+            .answer(&id, Want::CONTENTS, buffer)
             .map_err(gix_error::Error::from_error)?
         else {
             return Ok(None);
         };
         Ok(Some(gix_object::Data {
-            kind,
+            kind: answer.kind.expect("asked for"),
             object_hash: kind_to_gix(self.kind),
             data: buffer,
         }))

@@ -79,6 +79,17 @@ impl LooseSource {
         }
     }
 
+    /// Whether the directory holds a file for `id` now, asked of the file system whatever the mode (a cached
+    /// listing is not consulted): for [`Handle::locate_other`](super::Handle::locate_other), which looks for
+    /// every copy.
+    pub(super) fn probe(&self, id: &ObjectId) -> Result<bool, Error> {
+        match self {
+            LooseSource::Probe(db) | LooseSource::Watched(db) => db.contains(id),
+            LooseSource::Cached(c) => c.db().contains(id),
+            LooseSource::Off => Ok(false),
+        }
+    }
+
     /// The descriptor of its objects directory, if it has one open.
     pub(super) fn dir(&self) -> Option<&OpenDir> {
         #[cfg(unix)]

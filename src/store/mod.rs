@@ -43,6 +43,7 @@ use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
 mod bloom;
+mod copies;
 mod filter;
 mod freshness;
 mod handle;

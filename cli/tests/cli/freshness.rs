@@ -25,7 +25,7 @@ fn packed_then_loose(p: &Path) -> String {
     git(p, &["rev-parse", "HEAD"]).trim().to_owned()
 }
 
-fn have_strace() -> bool {
+pub(super) fn have_strace() -> bool {
     Command::new("strace")
         .args(["-qq", "-o", "/dev/null", "true"])
         .status()

@@ -14,6 +14,7 @@ use odb_index_testkit::{
     loose_names_that_are_not_objects, objects_dir, show_index,
 };
 
+mod answers;
 mod as_git;
 mod differences;
 mod freshness;

@@ -1,0 +1,118 @@
+//! Issue 38: answers from locations the store gave before git replaced the packs, in every form a caller gets
+//! them (`info_many`, `answer_at` on an iteration's locations, with a multi-pack-index), checked against git.
+
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use odb_index_gix::{Location, ObjectId, Objects, Want};
+use odb_index_testkit::{absent_ids, fast_import_blobs, git, git_stdin, init_repo};
+
+/// git's `<type> <size> <disk size>` for each of `ids`.
+fn git_answers(repo: &Path, ids: &[ObjectId]) -> Vec<String> {
+    let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    git_stdin(
+        repo,
+        &[
+            "cat-file",
+            "--batch-check=%(objecttype) %(objectsize) %(objectsize:disk)",
+        ],
+        input.as_bytes(),
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// Several packs (one per import) and every object's id.
+fn packs(repo: &Path, n: u64) -> Vec<ObjectId> {
+    for seed in 0..n {
+        fast_import_blobs(repo, 20, seed, &format!("b{seed}"));
+    }
+    odb_index_testkit::all_objects(repo)
+        .iter()
+        .map(|h| h.parse().unwrap())
+        .collect()
+}
+
+/// Issue 38, 1: `info_many` after `repack -adf` removed the packs its handle had loaded, once another lookup of
+/// the same reader (a miss) moved it to the new listing. Before: `Err(pack PackId(0) is no longer in the
+/// repository)`.
+#[test]
+fn info_many_after_a_repack_answers_as_git() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let ids = packs(p, 3);
+    let objects = Objects::open(p).unwrap();
+    // Every index loaded by the reader's handle (no pack opened yet).
+    for id in &ids {
+        assert!(objects.lookup_name(&id.to_string()).unwrap().is_some());
+    }
+    git(p, &["repack", "-adfq"]);
+    // A miss moves the reader's handle to the new listing; the ids' first lookups still answer old packs' ids.
+    let absent: ObjectId = absent_ids(1, 40, 9)[0].parse().unwrap();
+    let mut with_absent = ids.clone();
+    with_absent.insert(1, absent);
+    let mut out = Vec::new();
+    objects.info_many(&with_absent, &mut out).unwrap();
+    assert!(out[1].is_none());
+    out.remove(1);
+    let got: Vec<String> = out
+        .iter()
+        .map(|i| {
+            let i = i.as_ref().expect("present");
+            format!("{} {}", i.kind, i.size)
+        })
+        .collect();
+    let want: Vec<String> = git_answers(p, &ids)
+        .iter()
+        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
+        .collect();
+    assert_eq!(got, want);
+}
+
+/// Issue 38, 2 and 3: what `--batch-all-objects --unordered` does (locations from an iteration over a
+/// multi-pack-index, each answered afterwards), with `repack -adf --write-midx` replacing every pack and the
+/// multi-pack-index in between, and a format that reads only the size on disk (through the `.rev` of a pack
+/// that is gone). Before: `pack PackId(2) is no longer in the repository` for almost every object.
+#[test]
+fn locations_of_an_iteration_answer_as_git_after_the_packs_are_replaced() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    packs(p, 3);
+    git(p, &["multi-pack-index", "write"]);
+    let objects = Objects::open(p).unwrap();
+    let mut listed: Vec<(ObjectId, Location)> = Vec::new();
+    objects
+        .handle()
+        .for_each_object(|id, loc| {
+            listed.push((*id, loc));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert!(listed.len() > 60);
+    git(p, &["repack", "-adfq", "--write-midx"]);
+    let absent: ObjectId = absent_ids(1, 40, 3)[0].parse().unwrap();
+    assert!(objects.info(&absent).unwrap().is_none()); // the reader moves to the new listing
+    let ids: Vec<ObjectId> = listed.iter().map(|(id, _)| *id).collect();
+    let want = git_answers(p, &ids);
+    for (want, (id, loc)) in want.iter().zip(&listed) {
+        let disk = objects
+            .answer_at(id, *loc, Want { disk_size: true, ..Want::default() }, &mut Vec::new())
+            .unwrap()
+            .expect("present");
+        assert_eq!(disk.disk_size, Some(want.rsplit_once(' ').unwrap().1.parse().unwrap()));
+        assert_ne!(disk.place.location(), *loc, "read where the object is now");
+        let all = Want {
+            header: true,
+            disk_size: true,
+            delta_base: true,
+            contents: false,
+        };
+        let a = objects
+            .answer_at(id, *loc, all, &mut Vec::new())
+            .unwrap()
+            .expect("present");
+        let got = format!("{} {} {}", a.kind.unwrap(), a.size.unwrap(), a.disk_size.unwrap());
+        assert_eq!(&got, want, "{id}");
+    }
+}
