@@ -51,10 +51,13 @@
 #![warn(missing_docs)]
 
 pub mod convert;
+mod count;
 mod error;
 mod loose;
+pub mod names;
 mod objects;
 mod prefix;
+mod repository;
 mod rev;
 
 /// For the fuzz targets only (`fuzz/`, built with `--cfg fuzzing`): the prefix decoder, compared there with zlib.
@@ -77,12 +80,17 @@ pub mod fuzzing {
     }
 }
 
+pub use count::Counts;
 pub use error::Error;
+pub use names::Refs;
 pub use objects::{Info, Objects, Place};
 /// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
 pub use odb_index::{
     Handle, HashKind, IncompleteMode, Location, ObjectId, Options, PackId, PrefixLookup, Store,
 };
+pub use repository::Repository;
 /// The gix crates whose traits and types [`Objects`] implements and returns, at the versions it was built with
 /// (a client naming `gix_object::Find` through another version of gix-object would find it not implemented).
-pub use {gix_hash, gix_object};
+/// gix-quote too: [`gix_quote::ansi_c::quote`] is git's `quote_c_style` (`core.quotePath` on, git's default), how
+/// `ls-tree`, `diff` and `count-objects` print a path.
+pub use {gix_hash, gix_object, gix_quote};
