@@ -36,6 +36,12 @@ pub struct Refs {
     reftable: Option<PathBuf>,
 }
 
+// One `Refs` serves several threads (gix-parallel's `parallel` feature, see Cargo.toml).
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Refs>();
+};
+
 impl std::fmt::Debug for Refs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Refs")
@@ -64,6 +70,31 @@ impl Refs {
             store,
             reftable: reftable.is_dir().then_some(reftable),
         }
+    }
+
+    /// The refs of the repository at or above `path`, found as [`Repository::discover`](crate::Repository::discover)
+    /// finds it, with object ids of `kind` (a front end that has opened the objects already, as the
+    /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path`.
+    pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
+        let dirs = crate::repository::Dirs::discover(path)?;
+        Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
+    }
+
+    /// The object the ref `name` names by git's rules (`<name>`, `refs/<name>`, `refs/tags/<name>`, ...;
+    /// symbolic refs followed, tags not peeled), or `None`; nothing else of [`Refs::resolve`]'s syntax.
+    pub fn resolve_ref(&self, objects: &Objects, name: &str) -> Result<Option<GixId>, Error> {
+        if let Some(path) = &self.reftable {
+            return Err(Error::Reftable { path: path.clone() });
+        }
+        let d = Resolver {
+            refs: self,
+            objects,
+            name,
+            current: None,
+            outcome: None,
+            buf: Vec::new(),
+        };
+        d.find_ref(name.as_bytes().as_bstr())
     }
 
     /// gix-ref's store, for what [`Refs::resolve`] does not do (iterating refs, reflogs).

@@ -60,25 +60,11 @@ impl Repository {
 
     /// [`Repository::discover`] with the store opened with `options`.
     pub fn discover_with(path: impl AsRef<Path>, options: Options) -> Result<Repository, Error> {
-        let path = path.as_ref();
-        let not_a_repo = |source| Error::NotARepository {
-            path: path.to_owned(),
-            source,
-        };
-        let (found, _trust) = gix_discover::upwards(path).map_err(not_a_repo)?;
-        let (git_dir, work_tree) = found.into_repository_and_work_tree_directories();
-        let canonical = |p: &Path| {
-            p.canonicalize().map_err(|source| Error::Io {
-                path: p.to_owned(),
-                source,
-            })
-        };
-        let git_dir = canonical(&git_dir)?;
-        let work_tree = work_tree.as_deref().map(canonical).transpose()?;
-        let common_dir = match common_dir_of(&git_dir)? {
-            Some(dir) => canonical(&dir)?,
-            None => git_dir.clone(),
-        };
+        let Dirs {
+            git_dir,
+            common_dir,
+            work_tree,
+        } = Dirs::discover(path.as_ref())?;
         let store = Store::open(common_dir.join("objects"), options)?;
         let refs = Refs::at(&git_dir, &common_dir, store.hash_kind());
         Ok(Repository {
@@ -140,6 +126,42 @@ impl Repository {
             Some(id) => self.objects.read(&id, out),
             None => Ok(None),
         }
+    }
+}
+
+/// A repository's directories, as gix-discover finds them (canonical).
+pub(crate) struct Dirs {
+    pub(crate) git_dir: PathBuf,
+    pub(crate) common_dir: PathBuf,
+    pub(crate) work_tree: Option<PathBuf>,
+}
+
+impl Dirs {
+    /// The directories of the repository at or above `path`.
+    pub(crate) fn discover(path: &Path) -> Result<Dirs, Error> {
+        let not_a_repo = |source| Error::NotARepository {
+            path: path.to_owned(),
+            source,
+        };
+        let (found, _trust) = gix_discover::upwards(path).map_err(not_a_repo)?;
+        let (git_dir, work_tree) = found.into_repository_and_work_tree_directories();
+        let canonical = |p: &Path| {
+            p.canonicalize().map_err(|source| Error::Io {
+                path: p.to_owned(),
+                source,
+            })
+        };
+        let git_dir = canonical(&git_dir)?;
+        let work_tree = work_tree.as_deref().map(canonical).transpose()?;
+        let common_dir = match common_dir_of(&git_dir)? {
+            Some(dir) => canonical(&dir)?,
+            None => git_dir.clone(),
+        };
+        Ok(Dirs {
+            git_dir,
+            common_dir,
+            work_tree,
+        })
     }
 }
 
