@@ -323,10 +323,11 @@ impl delegate::Revision for Resolver<'_> {
             }
         }
         match self.objects.lookup_name(&hex) {
-            Ok(id) => self.set(id.map(|id| oid_to_gix(&id))),
+            Ok(Some(id)) => self.set(Some(oid_to_gix(&id))),
             Err(e @ Error::AmbiguousName { .. }) => self.fail(e),
-            // Not a name of ours (another hash's length): let gix-revision try it as a ref.
-            Err(Error::BadName { .. }) => Err(gix_error::message("not an id").raise()),
+            // No such object, or not a name of ours (another hash's length): gix-revision tries the name as a
+            // ref next (`git describe` output, a ref spelled in hex).
+            Ok(None) | Err(Error::BadName { .. }) => Err(gix_error::message("no object").raise()),
             Err(e) => self.fail(e),
         }
     }

@@ -79,6 +79,8 @@ fn history(r: &Path, hex_len: usize) {
     git(r, &["tag", "-a", "-m", "again", "v1-again", "v1"]);
     git(r, &["pack-refs", "--all"]);
     git(r, &["branch", "loose-branch", "main~2"]);
+    let blob = git(r, &["rev-parse", "HEAD:a.txt"]);
+    git(r, &["branch", &blob[..7], "side"]);
     git(
         r,
         &[
@@ -232,6 +234,10 @@ fn names(r: &Path) -> Vec<String> {
     ]
     .map(String::from)
     .to_vec();
+    // A branch spelled like the abbreviation of another object: git takes the ref.
+    let blob = git(r, &["rev-parse", "HEAD:a.txt"]);
+    names.push(blob[..7].to_owned());
+    names.push(format!("{}~1", &blob[..7]));
     names.push(head.clone());
     names.push(head[..7].to_owned());
     names.push(format!("{}~1", &head[..9]));
