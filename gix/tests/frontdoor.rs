@@ -126,12 +126,19 @@ fn repos() -> Vec<(tempfile::TempDir, tempfile::TempDir, &'static str)> {
         .collect()
 }
 
-/// Run an example (built by `cargo test` already) on `args` with `input`; its stdout.
+/// Run an example on `args` with `input` (`cargo run --example`, in the profile this test was built with: it
+/// builds the example if `cargo test` did not, as with `--test frontdoor`); its stdout.
 fn run_example(name: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
     let exe = std::env::current_exe().unwrap();
     // target/<profile>/deps/<test binary>
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let mut ex = Command::new(dir.join("examples").join(name))
+    let profile = exe.parent().unwrap().parent().unwrap().file_name().unwrap();
+    let mut c = Command::new(env!("CARGO"));
+    c.args(["run", "-q", "-p", "odb-index-gix", "--example", name]);
+    if profile == "release" {
+        c.arg("--release");
+    }
+    let mut ex = c
+        .arg("--")
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
