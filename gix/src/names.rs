@@ -12,6 +12,7 @@
 //! reftable format ([`Error::Reftable`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use gix_error::ErrorExt;
 use gix_hash::ObjectId as GixId;
@@ -22,6 +23,17 @@ use gix_revision::spec::parse::delegate::{self, PeelTo, Traversal};
 
 use crate::convert::{kind_to_gix, oid_to_gix};
 use crate::{Error, Objects};
+
+/// A commit's tree and parents.
+#[derive(Clone)]
+struct Commit {
+    tree: GixId,
+    parents: Vec<GixId>,
+}
+
+/// The most commits whose tree and parents [`Refs`] keeps (then it starts again): `rev~N` walks N commits, and names
+/// such as `main~500` and `main~501` walk the same ones; git keeps every commit it parsed.
+const COMMITS_CACHED: usize = 1 << 20;
 
 /// git's limit on symbolic ref chains (`SYMREF_MAXDEPTH`).
 const SYMREF_MAX_DEPTH: usize = 5;
@@ -34,6 +46,8 @@ pub struct Refs {
     store: gix_ref::file::Store,
     /// The `reftable` directory, if the refs are in that format (not read here).
     reftable: Option<PathBuf>,
+    /// The trees and parents of the commits walked so far (shared by clones and threads).
+    commits: Arc<Mutex<gix_hashtable::HashMap<GixId, Commit>>>,
 }
 
 // One `Refs` serves several threads (gix-parallel's `parallel` feature, see Cargo.toml).
@@ -69,6 +83,7 @@ impl Refs {
         Refs {
             store,
             reftable: reftable.is_dir().then_some(reftable),
+            commits: Arc::default(),
         }
     }
 
@@ -233,6 +248,11 @@ impl Resolver<'_> {
             return Ok(None);
         };
         loop {
+            if matches!(kind, Some(Kind::Tree | Kind::Commit))
+                && let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id)
+            {
+                return Ok(Some(if kind == Some(Kind::Tree) { c.tree } else { id }));
+            }
             let Some(found) = self.read(&id)? else {
                 return Ok(None);
             };
@@ -276,12 +296,43 @@ impl Resolver<'_> {
 
     /// The `n`th parent (1-based) of the current commit (peeled), or `None`.
     fn parent(&mut self, n: usize) -> Result<Option<GixId>, Error> {
-        if self.peel_to(Some(Kind::Commit))?.is_none() {
+        let nth = |c: &Commit| c.parents.get(n.wrapping_sub(1)).copied();
+        if let Some(id) = self.current
+            && let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id)
+        {
+            return Ok(nth(c));
+        }
+        Ok(self.commit()?.as_ref().and_then(nth))
+    }
+
+    /// The tree and parents of the commit the current object peels to, from the cache or read and cached.
+    fn commit(&mut self) -> Result<Option<Commit>, Error> {
+        let Some(id) = self.current else {
             return Ok(None);
+        };
+        if let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id) {
+            return Ok(Some(c.clone()));
+        }
+        let Some(commit) = self.peel_to(Some(Kind::Commit))? else {
+            return Ok(None);
+        };
+        // A tag of a cached commit; otherwise `peel_to` read the commit into `buf`.
+        if let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&commit) {
+            return Ok(Some(c.clone()));
         }
         let hash = kind_to_gix(self.objects.hash_kind());
-        let parents = gix_object::CommitRefIter::from_bytes(&self.buf, hash).parent_ids();
-        Ok(parents.into_iter().nth(n.wrapping_sub(1)))
+        let c = Commit {
+            tree: gix_object::CommitRefIter::from_bytes(&self.buf, hash).tree_id()?,
+            parents: gix_object::CommitRefIter::from_bytes(&self.buf, hash)
+                .parent_ids()
+                .collect(),
+        };
+        let mut cache = self.refs.commits.lock().expect("not poisoned");
+        if cache.len() >= COMMITS_CACHED {
+            cache.clear();
+        }
+        cache.insert(commit, c.clone());
+        Ok(Some(c))
     }
 }
 
