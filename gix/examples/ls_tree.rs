@@ -30,7 +30,7 @@ fn list(
     objects.read(id, &mut data)?.ok_or("tree missing")?;
     for entry in TreeRefIter::from_bytes(&data, kind_to_gix(objects.hash_kind())) {
         let entry = entry?;
-        let path = [prefix, &entry.filename[..]].concat();
+        let path = [prefix, entry.filename].concat();
         if entry.mode.is_tree() {
             list(
                 objects,

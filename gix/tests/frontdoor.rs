@@ -21,8 +21,7 @@ const FILES: [&str; 6] = [
 
 /// fast-import's quoting of a path (C style, as git quotes it).
 fn fi_path(p: &str) -> String {
-    let q = odb_index_gix::gix_quote::ansi_c::quote(p.as_bytes().into()).to_string();
-    q
+    odb_index_gix::gix_quote::ansi_c::quote(p.as_bytes().into()).to_string()
 }
 
 /// A history of `main` (8 commits, a merge of `side` at the 7th), with an executable, a symbolic link, a
