@@ -32,6 +32,9 @@
 //! }
 //! ```
 //!
+//! - A repository as git finds it: [`Repository::discover`] (its directories, [`Repository::objects`], names as
+//!   git reads them with [`Repository::resolve`]: `HEAD~2`, `main:src/lib.rs`, ..., and
+//!   [`Repository::count_objects`]). git's path quoting is [`gix_quote::ansi_c::quote`](https://docs.rs/gix-quote/0.10/gix_quote/ansi_c/fn.quote.html).
 //! - Open with [`Objects::open`] (default [`Options`]: [`IncompleteMode::Error`]) or [`Objects::open_with`] (a
 //!   batch front end answering as git passes `Options::default().incomplete(IncompleteMode::Miss)`). An
 //!   [`Objects`] is one thread's; [`Clone`] it for another thread (the clones share the store and its opened
