@@ -85,9 +85,9 @@ fn run() -> Result<ExitCode, Failure> {
         _ => format,
     };
     // Names other than hex (`HEAD`, refs, `rev:path`) in the repository at or above the path, as git finds it.
-    let format = match odb_index_gix::Refs::discover(&args.path, store.hash_kind()) {
-        Ok(refs) => format.with_refs(refs),
-        Err(_) => format,
+    let format = match names::refs_for(&store, &args.path) {
+        Some(refs) => format.with_refs(refs),
+        None => format,
     };
     let mut warnings = Warnings::default();
     warnings.report(&store);

@@ -2,8 +2,19 @@
 //! the adapter ([`odb_index_gix::Refs::resolve`]: gix-revision and gix-ref), in the shape of the store's
 //! [`PrefixLookup`].
 
-use odb_index::PrefixLookup;
+use std::path::Path;
+
+use odb_index::{PrefixLookup, Store};
 use odb_index_gix::{Error, Objects, Refs, convert::oid_from_gix};
+
+/// The refs of the repository `store` reads, found from `path` as git finds a repository; `None` when there is
+/// none or when the repository found keeps its objects elsewhere (`path` is an objects directory of its own,
+/// inside another repository's work tree: that repository's `HEAD` does not name its objects).
+pub fn refs_for(store: &Store, path: &Path) -> Option<Refs> {
+    let refs = Refs::discover(path, store.hash_kind()).ok()?;
+    let objects = refs.store().common_dir_resolved().join("objects");
+    (objects.canonicalize().ok()? == store.objects_dir()).then_some(refs)
+}
 
 /// What `name` names: hex names as before ([`Objects::resolve`]), except that, as git, a ref wins over an
 /// abbreviation spelled like it; any other name through `refs` (none: the path given is an objects directory

@@ -140,3 +140,37 @@ fn a_linked_worktree_answers_its_own_head() {
     );
     assert!(Path::new(&linked).join(".git").is_file());
 }
+
+/// An objects directory of its own inside another repository's work tree: git's discovery from it finds that
+/// repository, whose `HEAD` does not name these objects; names other than ids are not resolved there.
+#[test]
+fn an_objects_directory_inside_another_repository_resolves_ids_only() {
+    let repo = repo("sha1");
+    let r = repo.path();
+    let other = init_repo("sha1", true);
+    fast_import_blobs(other.path(), 5, 42, "main");
+    let inside = r.join("copy");
+    std::fs::create_dir(&inside).unwrap();
+    let copy = inside.join("objects");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(other.path().join("objects"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let other_head = git(other.path(), &["rev-parse", "main"]);
+    let size = git(other.path(), &["cat-file", "-s", "main"]);
+    // A ref of the outer repository naming an object of the copy: not read.
+    std::fs::write(r.join(".git/refs/heads/theirs"), &other_head).unwrap();
+    let input = format!("HEAD\nmain\ntheirs\n{other_head}");
+    let out = odb(
+        &[OsStr::new("batch-check"), copy.as_os_str()],
+        input.as_bytes(),
+    );
+    let id = other_head.trim();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("HEAD missing\nmain missing\ntheirs missing\n{id} commit {size}")
+    );
+}
