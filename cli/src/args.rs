@@ -14,8 +14,8 @@ pub const USAGE: &str = "usage:
                         [--batch-all-objects [--unordered]] [--buffer]
                         [--threads N] [--no-refresh] [--no-events | --events-after N]
                         [--loose watched|probe|cached|none] [--load mmap|read] [--midx-check bounds|pack-index] [--midx-checksum] PATH
-      As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, or hex prefixes
-      of at least 4 digits); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
+      As `git cat-file --batch-check`: read object names from stdin, one per line (full ids, hex prefixes
+      of at least 4 digits, or names as git reads them: HEAD, refs, rev~N, rev^N, rev^{tree}, rev:path); print for each `<id> <type> <size>` (or FORMAT expanded: %(objectname),
       %(objecttype), %(objectsize), %(objectsize:disk), %(deltabase), %(rest), %(objectpack),
       %(objectoffset)), `<name> missing`, `<name> ambiguous` (git's error: and hint: lines on stderr) or
       `<name> error <message>`. --batch adds the contents and a newline. --batch-command reads git's three
@@ -23,8 +23,9 @@ pub const USAGE: &str = "usage:
       is git's `fatal: unknown command: '<line>'` (exit 128). A bad FORMAT or a loose object of an unknown type
       is `fatal: ...` (exit 128), as git. Replace refs (refs/replace/) are honoured as git honours them: a
       replaced id is answered with its replacement's type, size and contents under its own name (not with
-      --batch-all-objects, nor with GIT_NO_REPLACE_OBJECTS set). HEAD, ref names and rev:path are not
-      resolved: they print `<name> missing`.
+      --batch-all-objects, nor with GIT_NO_REPLACE_OBJECTS set). HEAD, ref names and rev:path are resolved
+      as git resolves them (refs of the repository at or above PATH); reflog forms (@{1}), :path (the index),
+      :/text and refs in the reftable format are not: `<name> error <message>` naming the form.
       %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is the pack's file name (`pack-<hash>.pack`; quoted as git quotes paths when it holds a
       control character, `\"`, `\\` or a byte outside ASCII) or `loose`, %(objectoffset) empty for loose objects.

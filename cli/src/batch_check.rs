@@ -44,6 +44,8 @@ pub struct Format {
     split: bool,
     /// Replace refs to honour for named objects.
     replace: Replacements,
+    /// The repository's refs, for names other than hex (`HEAD`, `main~2`, `HEAD:path`): `crate::names`.
+    refs: Option<std::sync::Arc<odb_index_gix::Refs>>,
 }
 
 impl Format {
@@ -95,6 +97,7 @@ impl Format {
             split: has(Atom::Rest),
             parts,
             replace: Replacements::none(),
+            refs: None,
         })
     }
 
@@ -127,6 +130,12 @@ impl Format {
                 .parts
                 .iter()
                 .any(|p| matches!(p, Part::Atom(a) if !matches!(a, Atom::Name | Atom::Rest)))
+    }
+
+    /// Resolve names other than hex with `refs`.
+    pub fn with_refs(mut self, refs: odb_index_gix::Refs) -> Format {
+        self.refs = Some(std::sync::Arc::new(refs));
+        self
     }
 
     /// Answer each named object with its replacement's type, size and contents, as git does.
@@ -223,7 +232,7 @@ pub fn answer_line(
     let resolved = match std::str::from_utf8(name) {
         Ok(hex) => match padded_sha1(objects, hex) {
             Some(found) => Ok(found),
-            None => objects.resolve(hex),
+            None => crate::names::resolve(objects, format.refs.as_deref(), hex),
         },
         Err(_) => Ok(PrefixLookup::NotFound),
     };

@@ -14,6 +14,7 @@ mod args;
 mod batch_check;
 mod batch_command;
 mod fatal;
+mod names;
 mod quote;
 mod replace;
 use args::{BatchArgs, Command, Mode};
@@ -82,6 +83,11 @@ fn run() -> Result<ExitCode, Failure> {
             format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind()))
         }
         _ => format,
+    };
+    // Names other than hex (`HEAD`, refs, `rev:path`) in the repository at or above the path, as git finds it.
+    let format = match names::refs_for(&store, &args.path) {
+        Some(refs) => format.with_refs(refs),
+        None => format,
     };
     let mut warnings = Warnings::default();
     warnings.report(&store);

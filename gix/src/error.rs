@@ -131,6 +131,40 @@ pub enum Error {
         /// How many times it was located again.
         moves: usize,
     },
+    /// No git repository at or above the path ([`crate::Repository::discover`]; gix-discover's reason).
+    #[error("{path}: not a git repository: {source}")]
+    NotARepository {
+        /// The path discovery started from.
+        path: PathBuf,
+        /// What gix-discover said.
+        source: gix_error::Error,
+    },
+    /// The refs of a repository could not be read (gix-ref's reason names the file).
+    #[error("{path}: cannot read refs: {source}")]
+    Refs {
+        /// The git directory.
+        path: PathBuf,
+        /// What gix-ref said.
+        source: gix_error::Error,
+    },
+    /// The repository keeps its refs in the reftable format, which this crate does not read: no name but a hex
+    /// id is resolved (rather than answered wrongly).
+    #[error(
+        "{path}: refs in the reftable format are not read; only hex object ids can be resolved"
+    )]
+    Reftable {
+        /// The `reftable` directory.
+        path: PathBuf,
+    },
+    /// A name in a form git resolves but [`crate::Refs::resolve`] does not (reflogs, the index, message search,
+    /// ranges).
+    #[error("{name:?}: {what} are not resolved")]
+    UnsupportedName {
+        /// The name as given.
+        name: String,
+        /// The form, as the documentation names it.
+        what: &'static str,
+    },
 }
 
 fn list(ids: &[odb_index::ObjectId]) -> String {

@@ -32,6 +32,9 @@
 //! }
 //! ```
 //!
+//! - A repository as git finds it: [`Repository::discover`] (its directories, [`Repository::objects`], names as
+//!   git reads them with [`Repository::resolve`]: `HEAD~2`, `main:src/lib.rs`, ..., and
+//!   [`Repository::count_objects`]). git's path quoting is [`gix_quote::ansi_c::quote`](https://docs.rs/gix-quote/0.10/gix_quote/ansi_c/fn.quote.html).
 //! - Open with [`Objects::open`] (default [`Options`]: [`IncompleteMode::Error`]) or [`Objects::open_with`] (a
 //!   batch front end answering as git passes `Options::default().incomplete(IncompleteMode::Miss)`). An
 //!   [`Objects`] is one thread's; [`Clone`] it for another thread (the clones share the store and its opened
@@ -52,10 +55,13 @@
 
 mod answer;
 pub mod convert;
+mod count;
 mod error;
 mod loose;
+pub mod names;
 mod objects;
 mod prefix;
+mod repository;
 mod rev;
 
 /// For the fuzz targets only (`fuzz/`, built with `--cfg fuzzing`): the prefix decoder, compared there with zlib.
@@ -79,12 +85,17 @@ pub mod fuzzing {
 }
 
 pub use answer::{Answer, MAX_MOVES, Want};
+pub use count::Counts;
 pub use error::Error;
+pub use names::Refs;
 pub use objects::{Info, Objects, Place};
 /// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
 pub use odb_index::{
     Handle, HashKind, IncompleteMode, Location, ObjectId, Options, PackId, PrefixLookup, Store,
 };
+pub use repository::Repository;
 /// The gix crates whose traits and types [`Objects`] implements and returns, at the versions it was built with
 /// (a client naming `gix_object::Find` through another version of gix-object would find it not implemented).
-pub use {gix_hash, gix_object};
+/// gix-quote too: [`gix_quote::ansi_c::quote`] is git's `quote_c_style` (`core.quotePath` on, git's default), how
+/// `ls-tree`, `diff` and `count-objects` print a path.
+pub use {gix_hash, gix_object, gix_quote};

@@ -216,7 +216,8 @@ fn contradicting_options_are_refused() {
 
 /// (d) What `--help` says is and is not resolved, checked against git: replace refs are honoured (their
 /// answers are compared with git's in `as_git::replace_refs_are_honoured_as_git`); HEAD, ref names and
-/// `rev:path`, which git resolves, are `missing`.
+/// `rev:path` answer as git's (the full comparison is `names::names_answer_as_git`); the forms not resolved are
+/// an error naming the form, not a wrong answer.
 #[test]
 fn help_says_what_is_resolved_and_it_is_so() {
     let help = help();
@@ -225,7 +226,7 @@ fn help_says_what_is_resolved_and_it_is_so() {
         "{help}"
     );
     assert!(
-        help.contains("HEAD, ref names and rev:path are not resolved"),
+        help.contains("HEAD, ref names and rev:path are resolved as git resolves them"),
         "{help}"
     );
     assert!(!help.contains("replace refs are not"), "{help}");
@@ -242,7 +243,13 @@ fn help_says_what_is_resolved_and_it_is_so() {
     let out = odb(&[OsStr::new("batch-check"), r.as_os_str()], input);
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        "HEAD missing\nmain missing\nmain:f0/0 missing\n"
+        String::from_utf8(git_out).unwrap()
+    );
+    let out = odb(&[OsStr::new("batch-check"), r.as_os_str()], b"HEAD@{1}\n");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("HEAD@{1} error ") && text.contains("reflog"),
+        "{text}"
     );
 }
 

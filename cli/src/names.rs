@@ -1,0 +1,40 @@
+//! Object names as git's `cat-file` reads them beyond hex: `HEAD`, refs, `rev~N`, `rev:path`, ... resolved by
+//! the adapter ([`odb_index_gix::Refs::resolve`]: gix-revision and gix-ref), in the shape of the store's
+//! [`PrefixLookup`].
+
+use std::path::Path;
+
+use odb_index::{PrefixLookup, Store};
+use odb_index_gix::{Error, Objects, Refs, convert::oid_from_gix};
+
+/// The refs of the repository `store` reads, found from `path` as git finds a repository; `None` when there is
+/// none or when the repository found keeps its objects elsewhere (`path` is an objects directory of its own,
+/// inside another repository's work tree: that repository's `HEAD` does not name its objects).
+pub fn refs_for(store: &Store, path: &Path) -> Option<Refs> {
+    let refs = Refs::discover(path, store.hash_kind()).ok()?;
+    let objects = refs.store().common_dir_resolved().join("objects");
+    (objects.canonicalize().ok()? == store.objects_dir()).then_some(refs)
+}
+
+/// What `name` names: hex names as before ([`Objects::resolve`]), except that, as git, a ref wins over an
+/// abbreviation spelled like it; any other name through `refs` (none: the path given is an objects directory
+/// outside a repository, where only hex names are resolved).
+pub fn resolve(objects: &Objects, refs: Option<&Refs>, name: &str) -> Result<PrefixLookup, Error> {
+    let hex = !name.is_empty() && name.bytes().all(|b| b.is_ascii_hexdigit());
+    let Some(refs) = refs.filter(|_| !hex || name.len() < objects.hash_kind().hex_len()) else {
+        return objects.resolve(name);
+    };
+    if hex {
+        // git's `get_oid_basic`: refs before an abbreviation; the store's answer (with its `ambiguous`) after.
+        return match refs.resolve_ref(objects, name)? {
+            Some(id) => Ok(PrefixLookup::Unique(oid_from_gix(&id))),
+            None => objects.resolve(name),
+        };
+    }
+    match refs.resolve(objects, name) {
+        Ok(Some(id)) => Ok(PrefixLookup::Unique(oid_from_gix(&id))),
+        Ok(None) => Ok(PrefixLookup::NotFound),
+        Err(Error::AmbiguousName { .. }) => Ok(PrefixLookup::Ambiguous),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,446 @@
+//! Object names as git reads them (`git rev-parse`'s `get_oid`), parsed by gix-revision, refs read by gix-ref.
+//!
+//! [`Refs::resolve`] answers the common forms: full and abbreviated ids, `HEAD`, ref names by git's rules
+//! (`<name>`, `refs/<name>`, `refs/tags/<name>`, `refs/heads/<name>`, `refs/remotes/<name>`,
+//! `refs/remotes/<name>/HEAD`; loose or in `packed-refs`; symbolic refs followed), `rev^`, `rev^N`, `rev~N`,
+//! `rev^{tree}`/`^{commit}`/`^{blob}`/`^{tag}`/`^{object}`/`^{}`, `rev:path` and git's `describe` output. As in
+//! git, a ref wins over an abbreviated id of the same spelling, and a full-length id over a ref.
+//!
+//! Not resolved, each an [`Error::UnsupportedName`] naming what (never a wrong answer): reflog forms
+//! (`@{1}`, `@{yesterday}`, `@{-1}`), `@{upstream}`/`@{push}`, `:path` and `:N:path` (the index), `:/text`
+//! and `^{/text}` (message search), ranges (`a..b`, `a...b`, `^a`), and a repository whose refs are in the
+//! reftable format ([`Error::Reftable`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use gix_error::ErrorExt;
+use gix_hash::ObjectId as GixId;
+use gix_object::Kind;
+use gix_object::bstr::{BStr, ByteSlice};
+use gix_ref::file::ReferenceExt;
+use gix_revision::spec::parse::delegate::{self, PeelTo, Traversal};
+
+use crate::convert::{kind_to_gix, oid_to_gix};
+use crate::{Error, Objects};
+
+/// A commit's tree and parents.
+#[derive(Clone)]
+struct Commit {
+    tree: GixId,
+    parents: Vec<GixId>,
+}
+
+/// The most commits whose tree and parents [`Refs`] keeps (then it starts again): `rev~N` walks N commits, and names
+/// such as `main~500` and `main~501` walk the same ones; git keeps every commit it parsed.
+const COMMITS_CACHED: usize = 1 << 20;
+
+/// git's limit on symbolic ref chains (`SYMREF_MAXDEPTH`).
+const SYMREF_MAX_DEPTH: usize = 5;
+
+/// A repository's refs (gix-ref's loose and packed ref store), for [`Refs::resolve`]. For a linked worktree
+/// it reads the worktree's own `HEAD` (and other per-worktree refs) from its git directory, and the shared refs
+/// from the common directory, as git does.
+#[derive(Clone)]
+pub struct Refs {
+    store: gix_ref::file::Store,
+    /// The `reftable` directory, if the refs are in that format (not read here).
+    reftable: Option<PathBuf>,
+    /// The trees and parents of the commits walked so far (shared by clones and threads).
+    commits: Arc<Mutex<gix_hashtable::HashMap<GixId, Commit>>>,
+}
+
+// One `Refs` serves several threads (gix-parallel's `parallel` feature, see Cargo.toml).
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Refs>();
+};
+
+impl std::fmt::Debug for Refs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Refs")
+            .field("git_dir", &self.store.git_dir())
+            .field("common_dir", &self.store.common_dir_resolved())
+            .finish()
+    }
+}
+
+impl Refs {
+    /// The refs of the git directory `git_dir` whose common directory is `common_dir` (the same directory but
+    /// for a linked worktree), with object ids of `kind`.
+    pub fn at(git_dir: &Path, common_dir: &Path, kind: crate::HashKind) -> Refs {
+        let kind = kind_to_gix(kind);
+        let store = if git_dir == common_dir {
+            gix_ref::file::Store::at(git_dir.to_owned(), kind)
+        } else {
+            gix_ref::file::Store::for_linked_worktree(
+                git_dir.to_owned(),
+                common_dir.to_owned(),
+                kind,
+            )
+        };
+        let reftable = common_dir.join("reftable");
+        Refs {
+            store,
+            reftable: reftable.is_dir().then_some(reftable),
+            commits: Arc::default(),
+        }
+    }
+
+    /// The refs of the repository at or above `path`, found as [`Repository::discover`](crate::Repository::discover)
+    /// finds it, with object ids of `kind` (a front end that has opened the objects already, as the
+    /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path`.
+    pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
+        let dirs = crate::repository::Dirs::discover(path)?;
+        Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
+    }
+
+    /// The object the ref `name` names by git's rules (`<name>`, `refs/<name>`, `refs/tags/<name>`, ...;
+    /// symbolic refs followed, tags not peeled), or `None`; nothing else of [`Refs::resolve`]'s syntax.
+    pub fn resolve_ref(&self, objects: &Objects, name: &str) -> Result<Option<GixId>, Error> {
+        if let Some(path) = &self.reftable {
+            return Err(Error::Reftable { path: path.clone() });
+        }
+        let d = Resolver {
+            refs: self,
+            objects,
+            name,
+            current: None,
+            outcome: None,
+            buf: Vec::new(),
+        };
+        d.find_ref(name.as_bytes().as_bstr())
+    }
+
+    /// gix-ref's store, for what [`Refs::resolve`] does not do (iterating refs, reflogs).
+    pub fn store(&self) -> &gix_ref::file::Store {
+        &self.store
+    }
+
+    /// The object (gix's id) `name` names in the repository `objects` reads, as `git rev-parse --verify -q <name>` (and
+    /// `git cat-file`) reads it; `Ok(None)` where git finds nothing (`missing`): an unknown ref or id, a path not
+    /// in the tree, a parent or type that is not there, a name gix-revision cannot parse.
+    ///
+    /// Errors: [`Error::AmbiguousName`] for an abbreviation of several objects, [`Error::UnsupportedName`] and
+    /// [`Error::Reftable`] (see the [module](self)), and the errors of reading objects and refs.
+    ///
+    /// ```
+    /// use odb_index_gix::Repository;
+    ///
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let dir = tempfile::tempdir()?;
+    ///     let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(dir.path())
+    ///         .args(["-c", "user.name=A", "-c", "user.email=a@example.com"]).args(args).output();
+    ///     git(&["init", "-q"])?;
+    ///     std::fs::write(dir.path().join("hello.txt"), "hello\n")?;
+    ///     git(&["add", "hello.txt"])?;
+    ///     git(&["commit", "-qm", "one"])?;
+    ///
+    ///     let repo = Repository::discover(dir.path())?;
+    ///     let blob = repo.resolve("HEAD:hello.txt")?.expect("committed");
+    ///     assert_eq!(blob.to_string(), "ce013625030ba8dba906f756967f9e9ca394464a");
+    ///     assert_eq!(repo.resolve("HEAD~1")?, None); // the root commit has no parent
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn resolve(&self, objects: &Objects, name: &str) -> Result<Option<GixId>, Error> {
+        if let Some(path) = &self.reftable {
+            return Err(Error::Reftable { path: path.clone() });
+        }
+        let mut d = Resolver {
+            refs: self,
+            objects,
+            name,
+            current: None,
+            outcome: None,
+            buf: Vec::new(),
+        };
+        let parsed = gix_revision::spec::parse(name.as_bytes().as_bstr(), &mut d);
+        match (d.outcome, parsed) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(())), _) => Ok(None),
+            (None, Ok(())) => Ok(d.current),
+            // gix-revision refused the name: git's `get_oid` fails on it too.
+            (None, Err(_)) => Ok(None),
+        }
+    }
+}
+
+/// gix-revision's delegate: the object named so far (`current`), and why parsing stopped, if it was for a
+/// reason of ours (`Ok(())`: the name names nothing; `Err`: an error to return).
+struct Resolver<'a> {
+    refs: &'a Refs,
+    objects: &'a Objects,
+    name: &'a str,
+    current: Option<GixId>,
+    outcome: Option<Result<(), Error>>,
+    buf: Vec<u8>,
+}
+
+type Step = gix_error::Result<()>;
+
+impl Resolver<'_> {
+    /// Stop parsing: the name names nothing.
+    fn nothing(&mut self) -> Step {
+        self.outcome.get_or_insert(Ok(()));
+        Err(gix_error::message("names nothing").raise())
+    }
+
+    /// Stop parsing with `e`.
+    fn fail(&mut self, e: Error) -> Step {
+        self.outcome.get_or_insert(Err(e));
+        Err(gix_error::message("failed").raise())
+    }
+
+    fn unsupported(&mut self, what: &'static str) -> Step {
+        let e = Error::UnsupportedName {
+            name: self.name.to_owned(),
+            what,
+        };
+        self.fail(e)
+    }
+
+    /// Continue from `id`, or stop if there is none.
+    fn set(&mut self, id: Option<GixId>) -> Step {
+        match id {
+            Some(id) => {
+                self.current = Some(id);
+                Ok(())
+            }
+            None => self.nothing(),
+        }
+    }
+
+    /// Read `id` into `self.buf`: its kind, or `None` if absent.
+    fn read(&mut self, id: &GixId) -> Result<Option<Kind>, Error> {
+        Ok(self.objects.read(id, &mut self.buf)?.map(|info| info.kind))
+    }
+
+    /// The object the ref `name` (by git's rules) points to, symbolic refs followed; `None` if there is none.
+    fn find_ref(&self, name: &BStr) -> Result<Option<GixId>, Error> {
+        let store = &self.refs.store;
+        let refs_error = |source| Error::Refs {
+            path: store.git_dir().to_owned(),
+            source,
+        };
+        let Ok(partial) = <&gix_ref::PartialNameRef>::try_from(name) else {
+            return Ok(None);
+        };
+        let Some(mut r) = store.try_find(partial).map_err(refs_error)? else {
+            return Ok(None);
+        };
+        let packed = store.cached_packed_buffer().map_err(refs_error)?;
+        for _ in 0..=SYMREF_MAX_DEPTH {
+            match r.follow_packed(store, packed.as_ref().map(|p| &***p)) {
+                None => return Ok(r.target.try_id().map(ToOwned::to_owned)),
+                Some(Ok(next)) => r = next,
+                // A symbolic ref to a ref that does not exist (an unborn branch).
+                Some(Err(_)) => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Peel the current object until it is of `kind` (tags to their targets, a commit to its tree).
+    fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<GixId>, Error> {
+        let hash = self.objects.hash_kind();
+        let Some(mut id) = self.current else {
+            return Ok(None);
+        };
+        loop {
+            if matches!(kind, Some(Kind::Tree | Kind::Commit))
+                && let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id)
+            {
+                return Ok(Some(if kind == Some(Kind::Tree) { c.tree } else { id }));
+            }
+            let Some(found) = self.read(&id)? else {
+                return Ok(None);
+            };
+            if Some(found) == kind {
+                return Ok(Some(id));
+            }
+            id = match found {
+                Kind::Tag => {
+                    gix_object::TagRefIter::from_bytes(&self.buf, kind_to_gix(hash)).target_id()?
+                }
+                // `^{}`: the first object that is not a tag.
+                _ if kind.is_none() => return Ok(Some(id)),
+                Kind::Commit if kind == Some(Kind::Tree) => {
+                    gix_object::CommitRefIter::from_bytes(&self.buf, kind_to_gix(hash)).tree_id()?
+                }
+                _ => return Ok(None),
+            };
+        }
+    }
+
+    /// The entry at `path` in the tree the current object peels to.
+    fn path(&mut self, path: &BStr) -> Result<Option<GixId>, Error> {
+        let hash = kind_to_gix(self.objects.hash_kind());
+        let Some(mut id) = self.peel_to(Some(Kind::Tree))? else {
+            return Ok(None);
+        };
+        for part in path.split_str("/").filter(|p| !p.is_empty() && *p != b".") {
+            if self.read(&id)? != Some(Kind::Tree) {
+                return Ok(None);
+            }
+            let entry = gix_object::TreeRefIter::from_bytes(&self.buf, hash)
+                .filter_map(Result::ok)
+                .find(|e| e.filename == part);
+            match entry {
+                Some(e) => id = e.oid.to_owned(),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(id))
+    }
+
+    /// The `n`th parent (1-based) of the current commit (peeled), or `None`.
+    fn parent(&mut self, n: usize) -> Result<Option<GixId>, Error> {
+        let nth = |c: &Commit| c.parents.get(n.wrapping_sub(1)).copied();
+        if let Some(id) = self.current
+            && let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id)
+        {
+            return Ok(nth(c));
+        }
+        Ok(self.commit()?.as_ref().and_then(nth))
+    }
+
+    /// The tree and parents of the commit the current object peels to, from the cache or read and cached.
+    fn commit(&mut self) -> Result<Option<Commit>, Error> {
+        let Some(id) = self.current else {
+            return Ok(None);
+        };
+        if let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id) {
+            return Ok(Some(c.clone()));
+        }
+        let Some(commit) = self.peel_to(Some(Kind::Commit))? else {
+            return Ok(None);
+        };
+        // A tag of a cached commit; otherwise `peel_to` read the commit into `buf`.
+        if let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&commit) {
+            return Ok(Some(c.clone()));
+        }
+        let hash = kind_to_gix(self.objects.hash_kind());
+        let c = Commit {
+            tree: gix_object::CommitRefIter::from_bytes(&self.buf, hash).tree_id()?,
+            parents: gix_object::CommitRefIter::from_bytes(&self.buf, hash)
+                .parent_ids()
+                .collect(),
+        };
+        let mut cache = self.refs.commits.lock().expect("not poisoned");
+        if cache.len() >= COMMITS_CACHED {
+            cache.clear();
+        }
+        cache.insert(commit, c.clone());
+        Ok(Some(c))
+    }
+}
+
+impl Resolver<'_> {
+    /// The `n`th first-parent ancestor of the current commit (peeled; `0`: the commit itself), or `None`.
+    fn ancestor(&mut self, n: usize) -> Result<Option<GixId>, Error> {
+        let mut id = self.peel_to(Some(Kind::Commit))?;
+        for _ in 0..n {
+            if id.is_none() {
+                break;
+            }
+            self.current = id;
+            id = self.parent(1)?;
+        }
+        Ok(id)
+    }
+}
+
+impl delegate::Revision for Resolver<'_> {
+    fn find_ref(&mut self, name: &BStr) -> Step {
+        match Resolver::find_ref(self, name) {
+            Ok(id) => self.set(id),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn disambiguate_prefix(
+        &mut self,
+        prefix: gix_hash::Prefix,
+        _hint: Option<delegate::PrefixHint<'_>>,
+    ) -> Step {
+        let hex = prefix.to_string();
+        // git (`get_oid_basic`): a full id first, then a ref, then an abbreviation.
+        if hex.len() < self.objects.hash_kind().hex_len() {
+            match Resolver::find_ref(self, hex.as_bytes().as_bstr()) {
+                Ok(Some(id)) => return self.set(Some(id)),
+                Ok(None) => {}
+                Err(e) => return self.fail(e),
+            }
+        }
+        match self.objects.lookup_name(&hex) {
+            Ok(Some(id)) => self.set(Some(oid_to_gix(&id))),
+            Err(e @ Error::AmbiguousName { .. }) => self.fail(e),
+            // No such object, or not a name of ours (another hash's length): gix-revision tries the name as a
+            // ref next (`git describe` output, a ref spelled in hex).
+            Ok(None) | Err(Error::BadName { .. }) => Err(gix_error::message("no object").raise()),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn reflog(&mut self, _query: delegate::ReflogLookup) -> Step {
+        self.unsupported("reflog entries (@{n}, @{date})")
+    }
+
+    fn nth_checked_out_branch(&mut self, _branch_no: usize) -> Step {
+        self.unsupported("previously checked-out branches (@{-n})")
+    }
+
+    fn sibling_branch(&mut self, _kind: delegate::SiblingBranch) -> Step {
+        self.unsupported("upstream and push branches (@{upstream}, @{push})")
+    }
+}
+
+impl delegate::Navigate for Resolver<'_> {
+    fn traverse(&mut self, kind: Traversal) -> Step {
+        let found = match kind {
+            Traversal::NthParent(n) => self.parent(n),
+            Traversal::NthAncestor(n) => self.ancestor(n),
+        };
+        match found {
+            Ok(id) => self.set(id),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn peel_until(&mut self, kind: PeelTo<'_>) -> Step {
+        let found = match kind {
+            PeelTo::ObjectKind(k) => self.peel_to(Some(k)),
+            PeelTo::ValidObject => match self.current {
+                Some(id) => self.read(&id).map(|k| k.map(|_| id)),
+                None => Ok(None),
+            },
+            PeelTo::RecursiveTagObject => self.peel_to(None),
+            PeelTo::Path(path) => self.path(path),
+        };
+        match found {
+            Ok(id) => self.set(id),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn find(&mut self, _regex: &BStr, _negated: bool) -> Step {
+        self.unsupported("searching commit messages (:/text, ^{/text})")
+    }
+
+    fn index_lookup(&mut self, _path: &BStr, _stage: u8) -> Step {
+        self.unsupported("paths in the index (:path, :N:path)")
+    }
+}
+
+impl delegate::Kind for Resolver<'_> {
+    fn kind(&mut self, _kind: gix_revision::spec::Kind) -> Step {
+        self.unsupported("ranges (a..b, a...b, ^a), which name more than one object")
+    }
+}
+
+impl gix_revision::spec::parse::Delegate for Resolver<'_> {
+    fn done(&mut self) -> Step {
+        Ok(())
+    }
+}

@@ -1,0 +1,184 @@
+//! A repository opened as git opens it: gix-discover's discovery, then its objects ([`Objects`]) and refs
+//! ([`Refs`]), and the directories it found.
+
+use std::path::{Path, PathBuf};
+
+use crate::names::Refs;
+use crate::{Error, HashKind, Info, Objects, Options, Store};
+
+/// The most bytes read from a `commondir` file (git's limit for such path files is `4 * PATH_MAX`).
+const MAX_PATH_FILE_LEN: u64 = 4 * 4096;
+
+/// A git repository found by git's discovery (gix-discover): its directories, its objects and its refs.
+///
+/// ```
+/// use odb_index_gix::Repository;
+///
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let dir = tempfile::tempdir()?;
+///     let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(dir.path())
+///         .args(["-c", "user.name=A", "-c", "user.email=a@example.com"]).args(args).output();
+///     git(&["init", "-q"])?;
+///     std::fs::create_dir(dir.path().join("sub"))?;
+///     std::fs::write(dir.path().join("sub/hello.txt"), "hello\n")?;
+///     git(&["add", "sub/hello.txt"])?;
+///     git(&["commit", "-qm", "one"])?;
+///
+///     // From anywhere in the work tree, as git.
+///     let repo = Repository::discover(dir.path().join("sub"))?;
+///     let top = dir.path().canonicalize()?;
+///     assert_eq!(repo.work_tree(), Some(top.as_path()));
+///     assert_eq!(repo.git_dir(), top.join(".git"));
+///     assert_eq!(repo.common_dir(), top.join(".git"));
+///     assert_eq!(repo.objects_dir(), top.join(".git/objects"));
+///
+///     let tree = repo.resolve("HEAD^{tree}")?.expect("committed");
+///     let mut data = Vec::new();
+///     let info = repo.objects().read(&tree, &mut data)?.expect("present");
+///     assert_eq!(info.kind, odb_index_gix::gix_object::Kind::Tree);
+///     Ok(())
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Repository {
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    work_tree: Option<PathBuf>,
+    objects: Objects,
+    refs: Refs,
+}
+
+impl Repository {
+    /// Open the repository at or above `path` as git finds it (gix-discover's `upwards`): a work tree or a
+    /// directory in it, a `.git` directory or file, a bare repository, a linked worktree (its own git
+    /// directory, `HEAD` included, and the common directory's objects and shared refs) or a submodule. Objects
+    /// are read with default [`Options`]. Errors: [`Error::NotARepository`] naming `path`, and the store's
+    /// errors opening the objects directory.
+    pub fn discover(path: impl AsRef<Path>) -> Result<Repository, Error> {
+        Repository::discover_with(path, Options::default())
+    }
+
+    /// [`Repository::discover`] with the store opened with `options`.
+    pub fn discover_with(path: impl AsRef<Path>, options: Options) -> Result<Repository, Error> {
+        let Dirs {
+            git_dir,
+            common_dir,
+            work_tree,
+        } = Dirs::discover(path.as_ref())?;
+        let store = Store::open(common_dir.join("objects"), options)?;
+        let refs = Refs::at(&git_dir, &common_dir, store.hash_kind());
+        Ok(Repository {
+            git_dir,
+            common_dir,
+            work_tree,
+            objects: Objects::new(store.handle()),
+            refs,
+        })
+    }
+
+    /// The git directory (canonical): `.git`, a bare repository, or a linked worktree's own
+    /// `.git/worktrees/<name>` (where its `HEAD` is).
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The common directory (canonical): where the objects, the config and the shared refs are; the git
+    /// directory but for a linked worktree.
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The objects directory read (canonical).
+    pub fn objects_dir(&self) -> &Path {
+        self.objects.store().objects_dir()
+    }
+
+    /// The work tree (canonical), `None` for a bare repository.
+    pub fn work_tree(&self) -> Option<&Path> {
+        self.work_tree.as_deref()
+    }
+
+    /// The repository's object format.
+    pub fn hash_kind(&self) -> HashKind {
+        self.objects.hash_kind()
+    }
+
+    /// Its objects. Clone it for another thread.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    /// Its refs.
+    pub fn refs(&self) -> &Refs {
+        &self.refs
+    }
+
+    /// The object `name` names, as git reads it ([`Refs::resolve`]: `HEAD~2`, `main:src/lib.rs`, `v1.0^{}`,
+    /// an abbreviated id, ...); `Ok(None)` where git finds nothing.
+    pub fn resolve(&self, name: &str) -> Result<Option<gix_hash::ObjectId>, Error> {
+        self.refs.resolve(&self.objects, name)
+    }
+
+    /// Read the object `name` names ([`Repository::resolve`]) into `out`, as [`Objects::read`] does;
+    /// `Ok(None)` where git finds nothing (`cat-file`: `missing`).
+    pub fn read_by_name(&self, name: &str, out: &mut Vec<u8>) -> Result<Option<Info>, Error> {
+        match self.resolve(name)? {
+            Some(id) => self.objects.read(&id, out),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A repository's directories, as gix-discover finds them (canonical).
+pub(crate) struct Dirs {
+    pub(crate) git_dir: PathBuf,
+    pub(crate) common_dir: PathBuf,
+    pub(crate) work_tree: Option<PathBuf>,
+}
+
+impl Dirs {
+    /// The directories of the repository at or above `path`.
+    pub(crate) fn discover(path: &Path) -> Result<Dirs, Error> {
+        let not_a_repo = |source| Error::NotARepository {
+            path: path.to_owned(),
+            source,
+        };
+        let (found, _trust) = gix_discover::upwards(path).map_err(not_a_repo)?;
+        let (git_dir, work_tree) = found.into_repository_and_work_tree_directories();
+        let canonical = |p: &Path| {
+            p.canonicalize().map_err(|source| Error::Io {
+                path: p.to_owned(),
+                source,
+            })
+        };
+        let git_dir = canonical(&git_dir)?;
+        let work_tree = work_tree.as_deref().map(canonical).transpose()?;
+        let common_dir = match common_dir_of(&git_dir)? {
+            Some(dir) => canonical(&dir)?,
+            None => git_dir.clone(),
+        };
+        Ok(Dirs {
+            git_dir,
+            common_dir,
+            work_tree,
+        })
+    }
+}
+
+/// The common directory a linked worktree's git directory names in its `commondir` file (relative to it), or
+/// `None` when it has none.
+fn common_dir_of(git_dir: &Path) -> Result<Option<PathBuf>, Error> {
+    let file = git_dir.join("commondir");
+    let data = match odb_index::data::read_bounded(&file, MAX_PATH_FILE_LEN) {
+        Ok(data) => data,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(Error::Io { path: file, source }),
+    };
+    let text = String::from_utf8_lossy(&data);
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.is_empty() {
+        let source = std::io::Error::new(std::io::ErrorKind::InvalidData, "empty commondir file");
+        return Err(Error::Io { path: file, source });
+    }
+    Ok(Some(git_dir.join(text)))
+}
