@@ -170,6 +170,40 @@ pub fn sparse_index(dir: &Path, n: u64) -> Result<PathBuf, String> {
 /// Files of the generated project: 8 directories of 4 subdirectories of 12 files (`d0/s0/f0.rs` ...).
 const PROJECT: (usize, usize, usize) = (8, 4, 12);
 
+/// A number below `n`.
+fn below(n: usize, rng: &mut Rng) -> usize {
+    (rng.next_u64() % n as u64) as usize
+}
+
+/// A line of [`history`]'s generated source: an indent, then 3-10 words of a small vocabulary.
+fn source_line(rng: &mut Rng) -> String {
+    const WORDS: &[&str] = &[
+        "let", "fn", "self", "match", "if", "else", "return", "Some", "None", "Ok", "Err", "map",
+        "iter", "len", "index", "offset", "id", "pack", "entry", "value", "count", "next", "key",
+        "slot", "path", "=", "==", "+", "(", ")", "{", "}", ";", ",", "&", "mut", "u32", "usize",
+        "u64", "Vec", "out",
+    ];
+    let mut l = "    ".repeat(below(4, rng));
+    for k in 0..3 + below(8, rng) {
+        if k > 0 {
+            l.push(' ');
+        }
+        l.push_str(WORDS[below(WORDS.len(), rng)]);
+    }
+    l
+}
+
+/// A fast-import `M` command writing `lines` at `path`.
+fn write_file(stream: &mut Vec<u8>, (path, lines): &(String, Vec<String>)) {
+    let text = lines.join("\n") + "\n";
+    write!(
+        stream,
+        "M 100644 inline {path}\ndata {}\n{text}\n",
+        text.len()
+    )
+    .ok();
+}
+
 /// A repository with a history written here, not read from anywhere (the bench's "real history"): a project of
 /// 384 files of source-like text (lines of identifiers, keywords and punctuation, 20-120 lines a file), the
 /// first commit adding them all, each of the next `commits - 1` editing 16 files (two lines replaced, one
@@ -177,12 +211,6 @@ const PROJECT: (usize, usize, usize) = (8, 4, 12);
 /// delta where it can, as it did for the registry's sources this replaces). Commits, trees and blobs, about 40
 /// objects a commit. Deterministic (`seed`). Returns the objects directory and how many objects git counts.
 pub fn history(dir: &Path, commits: usize, seed: u64) -> Result<(PathBuf, usize), String> {
-    const WORDS: &[&str] = &[
-        "let", "fn", "self", "match", "if", "else", "return", "Some", "None", "Ok", "Err", "map",
-        "iter", "len", "index", "offset", "id", "pack", "entry", "value", "count", "next", "key",
-        "slot", "path", "=", "==", "+", "(", ")", "{", "}", ";", ",", "&", "mut", "u32", "usize",
-        "u64", "Vec", "out",
-    ];
     let repo = dir.join("real.git");
     run_git(
         dir,
@@ -197,37 +225,17 @@ pub fn history(dir: &Path, commits: usize, seed: u64) -> Result<(PathBuf, usize)
         b"",
     )?;
     let mut rng = Rng::new(seed);
-    let below = |n: usize, rng: &mut Rng| (rng.next_u64() % n as u64) as usize;
-    let line = |rng: &mut Rng| {
-        let mut l = "    ".repeat(below(4, rng));
-        for k in 0..3 + below(8, rng) {
-            if k > 0 {
-                l.push(' ');
-            }
-            l.push_str(WORDS[below(WORDS.len(), rng)]);
-        }
-        l
-    };
     let (dirs, subs, per) = PROJECT;
     let mut files: Vec<(String, Vec<String>)> = Vec::new();
     for (d, s, f) in
         (0..dirs).flat_map(|d| (0..subs).flat_map(move |s| (0..per).map(move |f| (d, s, f))))
     {
         let lines = (0..20 + below(100, &mut rng))
-            .map(|_| line(&mut rng))
+            .map(|_| source_line(&mut rng))
             .collect();
         files.push((format!("d{d}/s{s}/f{f}.rs"), lines));
     }
     let mut stream = Vec::new();
-    let write_file = |stream: &mut Vec<u8>, (path, lines): &(String, Vec<String>)| {
-        let text = lines.join("\n") + "\n";
-        write!(
-            stream,
-            "M 100644 inline {path}\ndata {}\n{text}\n",
-            text.len()
-        )
-        .ok();
-    };
     for c in 0..commits {
         let msg = format!("commit {c}\n");
         write!(
@@ -247,15 +255,15 @@ pub fn history(dir: &Path, commits: usize, seed: u64) -> Result<(PathBuf, usize)
                 let lines = &mut files[i].1;
                 for _ in 0..2 {
                     let at = below(lines.len(), &mut rng);
-                    lines[at] = line(&mut rng);
+                    lines[at] = source_line(&mut rng);
                 }
                 let at = below(lines.len() + 1, &mut rng);
-                lines.insert(at, line(&mut rng));
+                lines.insert(at, source_line(&mut rng));
                 write_file(&mut stream, &files[i]);
             }
             let (d, s) = (below(dirs, &mut rng), below(subs, &mut rng));
             let lines = (0..20 + below(100, &mut rng))
-                .map(|_| line(&mut rng))
+                .map(|_| source_line(&mut rng))
                 .collect();
             files.push((format!("d{d}/s{s}/n{c}.rs"), lines));
             write_file(&mut stream, files.last().expect("just pushed"));

@@ -127,7 +127,8 @@ pub fn print_table(rows: &[Row], targets: &[Row], objects: &Path) {
         println!("  {:<78} {}", t.arm, t.note);
     }
     println!(
-        "times beside their design figures, not judged (a time alone moves with the load; {}):",
+        "design figures only a quiet machine shows, not judged (a time alone, or a throughput that counts free\n\
+         cores; {}):",
         crate::targets::LoadSampler::describe()
     );
     for t in targets.iter().filter(|t| !judged(t)) {

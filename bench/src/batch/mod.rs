@@ -353,6 +353,7 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost(0.5),
         unit: "x",
         load: true,
+        verdict: true,
     },
     Target {
         name: "batches: <= 0.01 syscalls per miss, batch of 4096, default options",
@@ -360,6 +361,7 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost(0.01),
         unit: "syscalls",
         load: false,
+        verdict: true,
     },
     Target {
         name: "batches: end-to-end front end vs gix-odb 0.87 (time per object)",
@@ -370,6 +372,7 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost(1.0),
         unit: "x",
         load: true,
+        verdict: true,
     },
     Target {
         name: "batches: end-to-end front end vs git cat-file --batch-check (time per object)",
@@ -377,6 +380,7 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost(1.0),
         unit: "x",
         load: true,
+        verdict: true,
     },
     Target {
         name: "batches: memory per million objects vs gix-odb 0.87's",
@@ -387,6 +391,7 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost(1.0),
         unit: "x",
         load: false,
+        verdict: true,
     },
 ];
 

@@ -175,18 +175,18 @@ fn quick_json_run_has_every_odb_index_arm_and_scenario() {
     for r in rows.iter().filter(|r| r["scenario"] == "target") {
         let judged = r["judged"].as_bool().expect("judged");
         let load_dependent = r["load_dependent"].as_bool().expect("load_dependent");
-        assert_eq!(
-            judged,
-            !load_dependent || r["unit"] == "x",
-            "a time judged, or a ratio not: {r:?}"
+        assert!(
+            !judged || !load_dependent || r["unit"] == "x",
+            "a time judged: {r:?}"
         );
+        assert!(judged || load_dependent, "a count not judged: {r:?}");
         if r.get("value").is_some_and(Value::is_number) {
             let status = r["status"].as_str().expect("status");
             if judged {
                 assert!(status == "met" || status == "MISSED", "{r:?}");
             } else {
                 assert!(r.get("load").is_some_and(Value::is_number), "{r:?}");
-                assert_eq!(status, "a time, not judged", "{r:?}");
+                assert_eq!(status, "not judged", "{r:?}");
             }
         }
     }
