@@ -213,8 +213,8 @@ const COMPARED: &[Compared] = &[
         GIX,
         "",
     ),
-    c("hit, real history", "hit-real-random", NONE, GIX, ""),
-    c("miss, real history", "miss-real", NONE, GIX, ""),
+    c("hit, generated history", "hit-real-random", NONE, GIX, ""),
+    c("miss, generated history", "miss-real", NONE, GIX, ""),
     c(
         "batch: front end, a history",
         "batch-front-end-real",
