@@ -1,25 +1,24 @@
 #!/usr/bin/env bash
 # The end-to-end front-end row of the batches group (bench/src/batch/front.rs) by hand, for profiling its arms:
-# imports the same real history as the bench (`odb-index-bench --make-history`, fixture::real_history: one commit
-# per crate directory of the cargo registry's sources, in sorted order, up to CAP_MB of files) into DIR/real.git
-# unless it is there, lists its ids in `git rev-list --objects --all` order, then runs the three arms
+# writes the same history as the bench (`odb-index-bench --make-history`, fixture::history: COMMITS commits of a
+# generated project, imported with git fast-import) into DIR/real.git unless it is there, lists its ids in `git rev-list --objects --all` order, then runs the three arms
 # RUNS times round-robin, each with every id and with none, and prints per arm the median time per object
 # ((every id - none) / ids), its start-up, and the median peak RSS over start-up. With --counts it also prints
 # each arm's instructions per object under callgrind (every id - none), which the load does not move.
 #
-# Usage: bench/scripts/front-end.sh DIR [CAP_MB] [RUNS] [--counts]    (defaults: 400, 7)
+# Usage: bench/scripts/front-end.sh DIR [COMMITS] [RUNS] [--counts]    (defaults: 800, 7)
 # Needs target/release/odb-index-bench (cargo build --release -p odb-index-bench) and /usr/bin/time.
-# Cost here: the 400 MB import ~36 s at load 4 (once), 7 runs ~5 s, --counts ~1 min.
+# Cost here: 7 runs ~5 s, --counts ~1 min, after the history is written (once).
 set -euo pipefail
-dir=${1:?usage: front-end.sh DIR [CAP_MB] [RUNS] [--counts]}
-cap_mb=${2:-400}
+dir=${1:?usage: front-end.sh DIR [COMMITS] [RUNS] [--counts]}
+commits=${2:-800}
 runs=${3:-7}
 counts=${4:-}
 bench=$(cd "$(dirname "$0")/../.." && pwd)/target/release/odb-index-bench
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 mkdir -p "$dir"
 if [[ ! -d $dir/real.git/objects ]]; then
-    "$bench" --make-history "$dir" "$cap_mb" # the bench's own import (fixture::real_history)
+    "$bench" --make-history "$dir" "$commits" # the bench's own history (fixture::history)
 fi
 git --git-dir "$dir/real.git" rev-list --objects --all | cut -c1-40 > "$dir/ids.txt"
 : > "$dir/none.txt"

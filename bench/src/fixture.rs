@@ -167,10 +167,50 @@ pub fn sparse_index(dir: &Path, n: u64) -> Result<PathBuf, String> {
     Ok(objects)
 }
 
-/// A repository with real history: one commit per crate directory of `src` (a cargo registry source
-/// directory), in name order, up to `cap` bytes of file contents, imported with one `git fast-import` into one
-/// pack. Returns the objects directory and how many files were imported.
-pub fn real_history(dir: &Path, src: &Path, cap: u64) -> Result<(PathBuf, usize), String> {
+/// Files of the generated project: 8 directories of 4 subdirectories of 12 files (`d0/s0/f0.rs` ...).
+const PROJECT: (usize, usize, usize) = (8, 4, 12);
+
+/// A number below `n`.
+fn below(n: usize, rng: &mut Rng) -> usize {
+    (rng.next_u64() % n as u64) as usize
+}
+
+/// A line of [`history`]'s generated source: an indent, then 3-10 words of a small vocabulary.
+fn source_line(rng: &mut Rng) -> String {
+    const WORDS: &[&str] = &[
+        "let", "fn", "self", "match", "if", "else", "return", "Some", "None", "Ok", "Err", "map",
+        "iter", "len", "index", "offset", "id", "pack", "entry", "value", "count", "next", "key",
+        "slot", "path", "=", "==", "+", "(", ")", "{", "}", ";", ",", "&", "mut", "u32", "usize",
+        "u64", "Vec", "out",
+    ];
+    let mut l = "    ".repeat(below(4, rng));
+    for k in 0..3 + below(8, rng) {
+        if k > 0 {
+            l.push(' ');
+        }
+        l.push_str(WORDS[below(WORDS.len(), rng)]);
+    }
+    l
+}
+
+/// A fast-import `M` command writing `lines` at `path`.
+fn write_file(stream: &mut Vec<u8>, (path, lines): &(String, Vec<String>)) {
+    let text = lines.join("\n") + "\n";
+    write!(
+        stream,
+        "M 100644 inline {path}\ndata {}\n{text}\n",
+        text.len()
+    )
+    .ok();
+}
+
+/// A repository with a history written here, not read from anywhere (the bench's "real history"): a project of
+/// 384 files of source-like text (lines of identifiers, keywords and punctuation, 20-120 lines a file), the
+/// first commit adding them all, each of the next `commits - 1` editing 16 files (two lines replaced, one
+/// inserted) and adding one, imported with one `git fast-import` into one pack (fast-import stores a blob as a
+/// delta where it can, as it did for the registry's sources this replaces). Commits, trees and blobs, about 40
+/// objects a commit. Deterministic (`seed`). Returns the objects directory and how many objects git counts.
+pub fn history(dir: &Path, commits: usize, seed: u64) -> Result<(PathBuf, usize), String> {
     let repo = dir.join("real.git");
     run_git(
         dir,
@@ -184,77 +224,64 @@ pub fn real_history(dir: &Path, src: &Path, cap: u64) -> Result<(PathBuf, usize)
         ],
         b"",
     )?;
-    let mut crates: Vec<PathBuf> = std::fs::read_dir(src)
-        .map_err(|e| format!("{}: {e}", src.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    crates.sort();
+    let mut rng = Rng::new(seed);
+    let (dirs, subs, per) = PROJECT;
+    let mut files: Vec<(String, Vec<String>)> = Vec::new();
+    for (d, s, f) in
+        (0..dirs).flat_map(|d| (0..subs).flat_map(move |s| (0..per).map(move |f| (d, s, f))))
+    {
+        let lines = (0..20 + below(100, &mut rng))
+            .map(|_| source_line(&mut rng))
+            .collect();
+        files.push((format!("d{d}/s{s}/f{f}.rs"), lines));
+    }
     let mut stream = Vec::new();
-    let (mut total, mut files) = (0u64, 0usize);
-    for (i, c) in crates.iter().enumerate() {
-        if total >= cap {
-            break;
-        }
-        let name = c.file_name().and_then(|n| n.to_str()).unwrap_or("crate");
-        let mut entries = Vec::new();
-        walk(c, &mut entries);
-        entries.sort();
-        let msg = format!("add {name}\n");
+    for c in 0..commits {
+        let msg = format!("commit {c}\n");
         write!(
             stream,
             "commit refs/heads/main\ncommitter odb-index <odb-index@example.invalid> {} +0000\ndata {}\n{msg}",
-            1_700_000_000 + i,
+            1_700_000_000 + c,
             msg.len()
         )
         .ok();
-        for p in entries {
-            let Ok(data) = std::fs::read(&p) else {
-                continue;
-            };
-            let Ok(rel) = p.strip_prefix(src) else {
-                continue;
-            };
-            let Some(rel) = rel
-                .to_str()
-                .filter(|r| !r.contains('\n') && !r.starts_with('"'))
-            else {
-                continue;
-            };
-            write!(stream, "M 100644 inline {rel}\ndata {}\n", data.len()).ok();
-            stream.extend_from_slice(&data);
-            stream.push(b'\n');
-            total += data.len() as u64;
-            files += 1;
+        if c == 0 {
+            for f in &files {
+                write_file(&mut stream, f);
+            }
+        } else {
+            for _ in 0..16 {
+                let i = below(files.len(), &mut rng);
+                let lines = &mut files[i].1;
+                for _ in 0..2 {
+                    let at = below(lines.len(), &mut rng);
+                    lines[at] = source_line(&mut rng);
+                }
+                let at = below(lines.len() + 1, &mut rng);
+                lines.insert(at, source_line(&mut rng));
+                write_file(&mut stream, &files[i]);
+            }
+            let (d, s) = (below(dirs, &mut rng), below(subs, &mut rng));
+            let lines = (0..20 + below(100, &mut rng))
+                .map(|_| source_line(&mut rng))
+                .collect();
+            files.push((format!("d{d}/s{s}/n{c}.rs"), lines));
+            write_file(&mut stream, files.last().expect("just pushed"));
         }
         stream.push(b'\n');
-    }
-    if files == 0 {
-        return Err(format!("{}: no files to import", src.display()));
     }
     run_git(
         &repo,
         &["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"],
         &stream,
     )?;
-    Ok((repo.join("objects"), files))
+    let counted = try_git(&repo, &["count-objects", "-v"], b"")?;
+    let objects = counted
+        .lines()
+        .find_map(|l| l.strip_prefix("in-pack: ")?.trim().parse().ok())
+        .ok_or("git count-objects -v: no in-pack count")?;
+    Ok((repo.join("objects"), objects))
 }
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let Ok(t) = e.file_type() else { continue };
-        if t.is_dir() {
-            walk(&e.path(), out);
-        } else if t.is_file() {
-            out.push(e.path());
-        }
-    }
-}
-
-pub use odb_index_testkit::registry_src;
 
 /// `packs` packs of `per_pack` blobs each; the second returned directory is a copy with a multi-pack-index.
 pub fn many_packs(dir: &Path, packs: usize, per_pack: usize) -> Result<(PathBuf, PathBuf), String> {

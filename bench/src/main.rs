@@ -17,7 +17,6 @@ mod batch;
 mod bloom;
 mod chain;
 mod fixture;
-mod git;
 mod report;
 mod scenarios;
 mod targets;
@@ -98,9 +97,9 @@ pub struct Args {
     /// Hidden: `--make-chain DIR`: build scenario 12's fixture (1 000 packs under a 1 000-layer chain) in DIR
     /// (which must not hold a `chain.git`), write its blobs' ids to `DIR/ids` and print the repository's path.
     pub make_chain: Option<PathBuf>,
-    /// Hidden: `--make-history DIR MB`: import up to MB megabytes of the registry's sources into `DIR/real.git`
-    /// as the bench's real histories are imported ([`fixture::real_history`]: the front-end row's 400 MB, scenario
-    /// 8's 48 MB), for `bench/scripts/front-end.sh`.
+    /// Hidden: `--make-history DIR COMMITS`: write a history of COMMITS commits into `DIR/real.git` as the bench
+    /// writes its own ([`fixture::history`]: the front-end row's 800 commits, scenario 8's 90), for
+    /// `bench/scripts/front-end.sh`.
     pub make_history: Option<(PathBuf, u64)>,
 }
 
@@ -229,10 +228,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let (Some((what, arg)), Some(path)) = (&args.batch_child, &args.path) {
         return batch::child(what, arg, path).map(|()| ExitCode::SUCCESS);
     }
-    if let Some((dir, mb)) = &args.make_history {
-        let src = fixture::registry_src().ok_or("no $CARGO_HOME/registry/src to import")?;
-        let (repo, files) = fixture::real_history(dir, &src, mb << 20)?;
-        println!("{} ({files} files)", repo.display());
+    if let Some((dir, commits)) = &args.make_history {
+        let (repo, objects) = fixture::history(dir, *commits as usize, 11)?;
+        println!("{} ({objects} objects)", repo.display());
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.make_chain {
@@ -283,6 +281,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return scenarios::only_miss_loop(kind, &objects, n, args.fresh)
             .map(|()| ExitCode::SUCCESS);
     }
+    targets::LoadSampler::start();
     let rows = match (&args.ratio_rows, &args.scenario) {
         (Some(many), _) => scenarios::ratio_rows(&objects, many, args.quick)?,
         (None, Some(group)) if group == "open-chain" => {

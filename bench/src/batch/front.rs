@@ -1,11 +1,11 @@
-//! The end-to-end front end on the real history: the adapter, gix-odb 0.87 and git, each a child process,
+//! The end-to-end front end on a generated history: the adapter, gix-odb 0.87 and git, each a child process,
 //! with the hidden child mode the first two run.
 
 use super::*;
 
-/// The end-to-end front-end rows on a real history of its own (`dir/front/real.git`, imported unless there
-/// already: 400 MB of registry sources, about 32 000 objects, where scenario 8's 48 MB give 3 726, too few for a
-/// per-object figure beside each process's start-up and fixed buffers): every object in
+/// The end-to-end front-end rows on a history of its own (`dir/front/real.git`, [`fixture::history`], written
+/// unless there already: 800 commits, about 32 000 objects, where scenario 8's 90 give about 4 000, too few for
+/// a per-object figure beside each process's start-up and fixed buffers): every object in
 /// `git rev-list --objects --all` order, type and size read, by the adapter (`Objects::info_many` in batches
 /// of 4 096), gix-odb 0.87 (`Header::try_header` per id) and `git cat-file --batch-check --buffer`; each a child
 /// process under `/usr/bin/time` (wall time from the parent, peak resident memory), round-robin, with every id
@@ -16,18 +16,11 @@ pub(super) fn front_end(dir: &Path, s: &Sizes) -> Result<Vec<Row>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let repo = dir.join("real.git");
     if !repo.join("objects").exists() {
-        let Some(src) = fixture::registry_src() else {
-            return Ok(vec![Row {
-                note: "no $CARGO_HOME/registry/src: not measured".into(),
-                ..Row::new("batch-front-end-real", "-")
-            }]);
-        };
         eprintln!(
-            "bench: batches: importing up to {} MB of {}",
-            s.front_cap >> 20,
-            src.display()
+            "bench: batches: writing a history of {} commits",
+            s.front_commits
         );
-        fixture::real_history(dir, &src, s.front_cap)?;
+        fixture::history(dir, s.front_commits, 11)?;
     }
     let (n, ids_file, empty_file) = rev_list_ids(dir, &repo)?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;

@@ -10,7 +10,6 @@ use odb_index::{HashKind, LoadMode, ObjectId, Store};
 use super::Rng;
 use super::arms::{Arm, Ids, Kind, odb_options};
 use super::fixture;
-use super::git;
 use super::report::{Row, Val, add_ratios};
 use odb_index_testkit::alloc::thread_allocs;
 
@@ -48,7 +47,8 @@ struct Plan {
     /// Fresh ids: each used once per this many lookups (more than the last-level cache holds).
     fresh_ids: usize,
     /// Bytes of real sources imported for the real-history arm.
-    real_cap: u64,
+    /// Commits of scenario 8's history ([`fixture::history`]).
+    real_commits: usize,
     /// Objects the sparse index claims.
     sparse_objects: u64,
     /// Misses counted by callgrind per arm.
@@ -69,7 +69,7 @@ impl Plan {
                 open_runs: 3,
                 syscall_misses: 300,
                 fresh_ids: 20_000,
-                real_cap: 1 << 20,
+                real_commits: 10,
                 sparse_objects: 1 << 20,
                 callgrind_misses: 0,
             }
@@ -85,7 +85,7 @@ impl Plan {
                 open_runs: 31,
                 syscall_misses: 5_000,
                 fresh_ids: 1 << 20,
-                real_cap: 48 << 20,
+                real_commits: 90,
                 sparse_objects: 1 << 31,
                 callgrind_misses: 100_000,
             }
@@ -367,7 +367,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
         plan.cold_runs.min(3),
     )?);
 
-    // 8. Real history: the cargo registry's sources, one commit per crate.
+    // 8. A history: a generated project's commits, imported with git fast-import.
     rows.extend(real(tmp.path(), &misses, &fresh, &plan)?);
     // 11. Batches: locate_many beside locate, syscalls per miss in a batch, LL misses, the end-to-end front end
     // on a larger real history of its own (bench/src/batch/).
@@ -384,7 +384,7 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
 }
 
 /// Scenarios 1 and 2 on the one-pack fixture: misses (with exactly one pack, the bare index search too: the
-/// difference is what the store adds), then hits in random order, each with git's row; the miss filter's row.
+/// difference is what the store adds), then hits in random order; the miss filter's row.
 fn one_pack(objects: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, String> {
     let mut kinds1 = all_kinds();
     kinds1.extend([Kind::OdbNoneNoFilter, Kind::OdbProbeBatch]);
@@ -394,7 +394,6 @@ fn one_pack(objects: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Ve
     }
     let mut arms = open_arms(&kinds1, objects)?;
     let mut rows = one_pack_misses(&mut arms, misses, fresh, plan)?;
-    rows.push(git::row("miss-1pack", objects, &misses.oids, 0, plan.runs));
     // A repository given as PATH may have no packs.
     match present(objects, 2) {
         Ok(hits) => {
@@ -406,14 +405,6 @@ fn one_pack(objects: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Ve
                 plan.runs,
                 Expect::AllFound,
             )?);
-            let n = hits.len();
-            rows.push(git::row(
-                "hit-1pack-random",
-                objects,
-                &hits.oids,
-                n,
-                plan.runs,
-            ));
         }
         Err(e) => rows.push(Row {
             note: format!("not measured: {e}"),
@@ -435,7 +426,7 @@ fn two_threads_rows(objects: &Path, misses: &Ids, plan: &Plan) -> Result<Vec<Row
     two_threads(objects, &tk, misses, plan.misses, plan.runs)
 }
 
-/// Scenario 4: 100 packs built under `dir`, without and with a multi-pack-index: misses, hits, git's rows.
+/// Scenario 4: 100 packs built under `dir`, without and with a multi-pack-index: misses, hits.
 fn many_packs(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, String> {
     eprintln!("bench: building 100 packs (and a copy with a multi-pack-index) with git");
     let (many, many_midx) = fixture::many_packs(dir, 100, 123)?;
@@ -456,10 +447,6 @@ fn many_packs(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<
             plan.runs,
             Expect::AllFound,
         )?);
-        let miss = format!("miss-{label}");
-        rows.push(git::row(&miss, dir, &misses.oids, 0, plan.runs));
-        let n = many_hits.len();
-        rows.push(git::row(&hit, dir, &many_hits.oids, n, plan.runs));
     }
     Ok(rows)
 }

@@ -1,28 +1,19 @@
-//! Scenario 8: real history (the cargo registry's sources).
+//! Scenario 8: a history (commits, trees and blobs, generated and imported with `git fast-import`).
 
 use super::*;
 
-/// Misses (cached and fresh ids) and random hits on a repository with real history: one commit per crate
-/// directory of the cargo registry's sources, imported with `git fast-import`.
+/// Misses (cached and fresh ids) and random hits on a repository with a history of its own
+/// ([`fixture::history`]: a generated project's commits, imported with `git fast-import`).
 pub(super) fn real(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result<Vec<Row>, String> {
-    let Some(src) = fixture::registry_src() else {
-        eprintln!("bench: no cargo registry sources: real-history arm not measured");
-        return Ok(vec![Row {
-            note: "no $CARGO_HOME/registry/src: not measured".into(),
-            ..Row::new("miss-real", "-")
-        }]);
-    };
     eprintln!(
-        "bench: importing up to {} MB of {} with git fast-import",
-        plan.real_cap >> 20,
-        src.display()
+        "bench: writing a history of {} commits with git fast-import",
+        plan.real_commits
     );
-    let (objects, files) = fixture::real_history(dir, &src, plan.real_cap)?;
+    let (objects, counted) = fixture::history(dir, plan.real_commits, 8)?;
     let hits = present(&objects, 8)?;
     let note = format!(
-        "{} objects ({files} files of {}, one commit per crate)",
-        hits.len(),
-        src.display()
+        "{counted} objects ({} commits of a generated project)",
+        plan.real_commits
     );
     let mut arms = open_arms(&[Kind::OdbProbe, Kind::OdbNone, Kind::Gix087], &objects)?;
     let mut rows = measure(
@@ -53,14 +44,5 @@ pub(super) fn real(dir: &Path, misses: &Ids, fresh: &Ids, plan: &Plan) -> Result
             r.note.clone_from(&note);
         }
     }
-    rows.push(git::row("miss-real", &objects, &misses.oids, 0, plan.runs));
-    let n = hits.len();
-    rows.push(git::row(
-        "hit-real-random",
-        &objects,
-        &hits.oids,
-        n,
-        plan.runs,
-    ));
     Ok(rows)
 }

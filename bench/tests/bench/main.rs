@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 type Json = Map<String, Value>;
 
 #[test]
+#[ignore = "long (the whole main job in its quick form, 72 s at load 8): .ci/run runs it (cargo test --release --workspace -- --ignored)"]
 fn quick_json_run_has_every_odb_index_arm_and_scenario() {
     let out = Command::new(env!("CARGO_BIN_EXE_odb-index-bench"))
         .args(["--quick", "--json"])
@@ -153,16 +154,10 @@ fn quick_json_run_has_every_odb_index_arm_and_scenario() {
             .any(|s| s.starts_with("open-first-miss-sparse-")),
         "no sparse-index open"
     );
-    // The real-history arm, unless this machine has no cargo registry sources (then a row says so).
-    assert!(scenarios.contains(&"miss-real"), "no real-history arm");
-    if !rows
-        .iter()
-        .any(|r| r["scenario"] == "miss-real" && r["arm"] == "-")
-    {
-        for scenario in ["miss-real", "miss-real-fresh", "hit-real-random"] {
-            assert!(has(scenario, "odb-index loose=none"), "{scenario}");
-            assert!(has(scenario, "gix-odb 0.87"), "{scenario}");
-        }
+    // The history arm: its repository is written by the bench itself, so it is always measured.
+    for scenario in ["miss-real", "miss-real-fresh", "hit-real-random"] {
+        assert!(has(scenario, "odb-index loose=none"), "{scenario}");
+        assert!(has(scenario, "gix-odb 0.87"), "{scenario}");
     }
     for target in [
         "100 packs, no midx, miss (loose none) vs the one-pack miss",
@@ -175,17 +170,23 @@ fn quick_json_run_has_every_odb_index_arm_and_scenario() {
         let r = lookup("target", target);
         assert!(r["limit"].is_number(), "{r:?}");
     }
-    // Every target says whether its figure depends on the load; a measured one has a status, and a time
-    // figure is never `MISSED`: it carries the load it was judged at.
+    // Every target says whether it is a verdict: a count, or a ratio of times measured side by side, is met or
+    // MISSED whatever the load; a time alone is not judged and carries the load sampled during the rows.
     for r in rows.iter().filter(|r| r["scenario"] == "target") {
+        let judged = r["judged"].as_bool().expect("judged");
         let load_dependent = r["load_dependent"].as_bool().expect("load_dependent");
+        assert!(
+            !judged || !load_dependent || r["unit"] == "x",
+            "a time judged: {r:?}"
+        );
+        assert!(judged || load_dependent, "a count not judged: {r:?}");
         if r.get("value").is_some_and(Value::is_number) {
             let status = r["status"].as_str().expect("status");
-            if load_dependent {
-                assert!(r.get("load").is_some_and(Value::is_number), "{r:?}");
-                assert!(status.contains(" at load "), "{r:?}");
-            } else {
+            if judged {
                 assert!(status == "met" || status == "MISSED", "{r:?}");
+            } else {
+                assert!(r.get("load").is_some_and(Value::is_number), "{r:?}");
+                assert_eq!(status, "not judged", "{r:?}");
             }
         }
     }
@@ -209,18 +210,17 @@ fn quick_json_run_has_every_odb_index_arm_and_scenario() {
         );
         assert!(t["limit"].is_number(), "{t:?}");
     }
-    // git beside the in-process arms: `git cat-file --batch-check --buffer` on the same fixture and ids.
-    let git = "git cat-file --batch-check --buffer";
-    for scenario in [
-        "miss-1pack",
-        "hit-1pack-random",
-        "miss-100packs",
-        "hit-100packs-midx-random",
-    ] {
-        let r = lookup(scenario, git);
-        assert!(r["ns_per_lookup_median"].is_number(), "{r:?}");
-        assert!(r["startup_ms"].is_number(), "{r:?}");
-    }
+    // git only where it does the same work per id (the front end's batch, a process each, type and size read):
+    // no git row beside an in-process lookup.
+    let git_rows: Vec<_> = rows
+        .iter()
+        .filter(|r| r["arm"] == "git cat-file --batch-check --buffer")
+        .map(|r| r["scenario"].as_str().unwrap_or_default())
+        .collect();
+    assert!(
+        git_rows.iter().all(|s| *s == "batch-front-end-real"),
+        "a git row beside the in-process arms: {git_rows:?}"
+    );
 }
 
 /// Without `--json`, a `--scenario batches --quick` run ends with the targets and the comparison table.
@@ -243,8 +243,6 @@ fn table_run_ends_with_targets_and_the_comparison() {
     assert!(targets < table, "{stdout}");
     assert!(stdout.contains("(target <= 0.01 syscalls): "), "{stdout}");
     let tail = &stdout[table..];
-    if !stdout.contains("no $CARGO_HOME/registry/src") {
-        assert!(tail.contains("batch: front end, real history"), "{tail}");
-    }
-    assert!(tail.contains("Load average now:"), "{tail}");
+    assert!(tail.contains("batch: front end, a history"), "{tail}");
+    assert!(tail.contains("during the rows"), "{tail}");
 }

@@ -96,6 +96,7 @@ struct Seen {
 /// answered as `git cat-file --batch-check` answers it and the listing is `--batch-all-objects`'. `ODB_STRESS_SECS`
 /// sets the duration (default 3 s).
 #[test]
+#[ignore = "long (stress under git maintenance at load 8): .ci/run runs it (cargo test --release --workspace -- --ignored)"]
 fn prefixes_and_iteration_survive_repack_gc_midx_push_and_prune() {
     let _serial = serial();
     let repo = maintenance_repo();
