@@ -9,7 +9,8 @@
 //! - **Gone**: a file not found, or a pack the store no longer lists ([`Error::is_gone`]): the object is located
 //!   again ([`Handle::locate_again`](odb_index::Handle::locate_again), which lists the repository again) and the
 //!   whole answer is read from there, at most [`MAX_MOVES`] times; then [`Error::KeptMoving`], naming the
-//!   objects directory, never a stale pack id.
+//!   objects directory, never a stale pack id. A loose name found again at the same place whose file still
+//!   cannot be opened (a dangling symbolic link) is read twice, then its error is the answer.
 //! - **Corrupt**: a pack entry that cannot be decoded, or a pack file that is not a pack ([`Error::is_corrupt`]):
 //!   the answer is read from another copy if the repository has one
 //!   ([`Handle::locate_other`](odb_index::Handle::locate_other): the other packs, then the loose directories), as
@@ -185,6 +186,12 @@ impl Objects {
                 moves += 1;
                 let again = self.handle.borrow_mut().locate_again(id, loc)?;
                 self.forget_dead_packs();
+                // The same loose file again: its name is there (`locate_again` checked) but it cannot be
+                // opened, a dangling symbolic link rather than a move. Read once more, as git reads it, then
+                // its error is the answer (git's `missing`, with the file named as a problem).
+                if again == Some(loc) && matches!(loc, Location::Loose { .. }) && moves > 1 {
+                    return Err(e);
+                }
                 again
             } else if e.is_corrupt() {
                 bad.push(loc);
