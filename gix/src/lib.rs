@@ -57,6 +57,7 @@ mod answer;
 pub mod convert;
 mod count;
 mod error;
+mod list;
 mod loose;
 pub mod names;
 mod objects;

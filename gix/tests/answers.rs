@@ -116,3 +116,34 @@ fn locations_of_an_iteration_answer_as_git_after_the_packs_are_replaced() {
         assert_eq!(&got, want, "{id}");
     }
 }
+
+/// Issue 39: every object with its type and size in one pass (`Objects::for_each_info`) is what git lists
+/// (`cat-file --batch-all-objects --batch-check`), on SHA-1 and SHA-256, with packed, duplicated and loose
+/// objects.
+#[test]
+fn for_each_info_lists_what_git_lists() {
+    for format in ["sha1", "sha256"] {
+        let repo = init_repo(format, true);
+        let p = repo.path();
+        fast_import_blobs(p, 30, 1, "a");
+        fast_import_blobs(p, 30, 2, "b");
+        // A second copy of branch a's commit, in a pack of its own.
+        let a = git(p, &["rev-parse", "a"]);
+        git_stdin(p, &["pack-objects", "-q", "objects/pack/pack"], a.as_bytes());
+        git_stdin(p, &["hash-object", "-w", "--stdin"], b"loose\n");
+        let objects = Objects::open(p).unwrap();
+        let mut got = Vec::new();
+        objects
+            .for_each_info(|i| {
+                got.push(format!("{} {} {}", i.id, i.kind, i.size));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        got.sort();
+        let want: Vec<String> = git(p, &["cat-file", "--batch-all-objects", "--batch-check"])
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(got, want, "{format}");
+    }
+}
