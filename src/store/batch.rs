@@ -130,6 +130,8 @@ impl Handle {
                     }
                 };
                 out.push(loc);
+                #[cfg(all(test, not(any(loom, shuttle))))]
+                crate::store::relist_tests::after_batch_search();
             }
         }
         // The held misses before an error are answered too: `out` holds every answer before the id that failed.

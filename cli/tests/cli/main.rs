@@ -20,6 +20,7 @@ mod freshness;
 mod git_identity;
 mod listing;
 mod maintenance;
+mod midx_check;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 
