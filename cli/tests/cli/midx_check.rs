@@ -58,11 +58,56 @@ fn pack_index_check_with_a_covered_idx_that_does_not_load_answers_as_written() {
     assert!(err.contains(victim.to_str().unwrap()), "{err}");
 }
 
-/// The multi-pack-index no longer lists one object of a pack (the last bit of its id in `OIDL` flipped, which
-/// keeps the ids in order; checksum recomputed): `bounds` misses it, as git's lookup through the file does;
-/// `pack-index` checks the fanout bucket against the packs' own `.idx` files and finds it there, every line as
-/// git's on the intact repository (and on the repository without the file), with one warning naming the
-/// multi-pack-index. Fails if that check compares only the file's ids with the `.idx` files', not the reverse.
+/// `midx` (a SHA-1 multi-pack-index without reverse index or bitmap) without the object at `row`: its id and
+/// offset cut out, the fanout counts from its bucket on lowered, the chunk offsets moved, the checksum recomputed.
+fn without_row(midx: &[u8], row: usize) -> Vec<u8> {
+    let chunks = usize::from(midx[6]);
+    let at =
+        |i: usize| u64::from_be_bytes(midx[16 + 12 * i..24 + 12 * i].try_into().unwrap()) as usize;
+    let mut body = Vec::new();
+    let mut table = Vec::new();
+    let mut offset = 12 + 12 * (chunks + 1);
+    for i in 0..chunks {
+        let id: [u8; 4] = midx[12 + 12 * i..16 + 12 * i].try_into().unwrap();
+        let mut chunk = midx[at(i)..at(i + 1)].to_vec();
+        match &id {
+            b"OIDL" => drop(chunk.drain(20 * row..20 * row + 20)),
+            b"OOFF" => drop(chunk.drain(8 * row..8 * row + 8)),
+            b"PNAM" | b"OIDF" | b"LOFF" => {}
+            other => panic!("chunk {:?} not expected", String::from_utf8_lossy(other)),
+        }
+        table.extend_from_slice(&id);
+        table.extend_from_slice(&(offset as u64).to_be_bytes());
+        offset += chunk.len();
+        body.push((id, chunk));
+    }
+    table.extend_from_slice(&[0; 4]);
+    table.extend_from_slice(&(offset as u64).to_be_bytes());
+    let oidl = (0..chunks)
+        .find(|&i| &midx[12 + 12 * i..16 + 12 * i] == b"OIDL")
+        .unwrap();
+    let first = usize::from(midx[at(oidl) + 20 * row]);
+    let mut out = midx[..12].to_vec();
+    out.extend_from_slice(&table);
+    for (id, mut chunk) in body {
+        if &id == b"OIDF" {
+            for b in first..256 {
+                let n = u32::from_be_bytes(chunk[4 * b..4 * b + 4].try_into().unwrap());
+                chunk[4 * b..4 * b + 4].copy_from_slice(&(n - 1).to_be_bytes());
+            }
+        }
+        out.extend_from_slice(&chunk);
+    }
+    out.extend_from_slice(&[0; 20]);
+    reseal_sha1(&mut out);
+    out
+}
+
+/// The multi-pack-index no longer lists one object of a pack (its row cut out of a file git wrote, the file
+/// otherwise valid): `bounds` misses it, as git's lookup through the file does; `pack-index` checks the fanout
+/// bucket against the packs' own `.idx` files and finds it there, every line as git's on the intact repository
+/// (and on the repository without the file), with one warning naming the multi-pack-index. Fails if that check
+/// compares only the file's ids with the `.idx` files', not the reverse.
 #[test]
 fn pack_index_check_finds_an_object_the_multi_pack_index_omits() {
     let repo = fixture("sha1", true);
@@ -81,29 +126,16 @@ fn pack_index_check_finds_an_object_the_multi_pack_index_omits() {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    assert!(
-        truth.contains(&format!("{omitted} blob")),
-        "row {row} is a blob"
-    );
-    let mut bad = good.clone();
-    bad[oidl + 20 * row + 19] ^= 1;
-    reseal_sha1(&mut bad);
-    replace_file(&midx, &bad);
-    let by_default = odb(
-        &["batch-check", r.to_str().unwrap()],
-        format!("{omitted}\n").as_bytes(),
-    );
+    replace_file(&midx, &without_row(&good, row));
+    let one = format!("{omitted}\n");
+    let by_default = odb(&["batch-check", r.to_str().unwrap()], one.as_bytes());
     assert_eq!(
         String::from_utf8_lossy(&by_default.stdout),
         format!("{omitted} missing\n"),
         "bounds answers from the file"
     );
     assert_eq!(
-        git_stdin(
-            r,
-            &["cat-file", "--batch-check"],
-            format!("{omitted}\n").as_bytes()
-        ),
+        git_stdin(r, &["cat-file", "--batch-check"], one.as_bytes()),
         format!("{omitted} missing\n"),
         "as git does"
     );
