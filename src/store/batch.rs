@@ -130,6 +130,7 @@ impl Handle {
                     }
                 };
                 out.push(loc);
+                after_search();
             }
         }
         // The held misses before an error are answered too: `out` holds every answer before the id that failed.
@@ -313,6 +314,13 @@ impl Handle {
             None => {}
         }
     }
+}
+
+/// Run after each search of a batch: the crate's tests' hook (`relist_tests::after_batch_search`), else nothing.
+#[inline(always)]
+fn after_search() {
+    #[cfg(all(test, not(any(loom, shuttle))))]
+    crate::store::relist_tests::after_batch_search();
 }
 
 /// How many ids `t` lists.

@@ -16,6 +16,7 @@ use std::path::Path;
 use odb_index_testkit::{all_objects, fast_import_blobs, git, git_stdin, init_repo};
 
 use super::*;
+use crate::oid::ObjectId;
 use crate::prefix::Prefix;
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
@@ -52,6 +53,19 @@ thread_local! {
     /// Run once, on the steady path of the next lookup on this thread, right before a loose probe that reads
     /// the file system (`Handle::probe_loose`).
     static BEFORE_STEADY_PROBE: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+}
+
+thread_local! {
+    /// Run once, right after the next search of a batch on this thread (`Handle::locate_batch`), before the
+    /// batch's next search.
+    static AFTER_BATCH_SEARCH: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+}
+
+/// Called by `Handle::locate_batch` after each search of a batch (its miss held, or its answer made).
+pub(super) fn after_batch_search() {
+    if let Some(f) = AFTER_BATCH_SEARCH.with(|h| h.borrow_mut().take()) {
+        f();
+    }
 }
 
 /// Called by `Handle::probe_loose` on the steady path, right before a loose probe that reads the file system.
@@ -473,5 +487,74 @@ fn an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found() {
             matches!(found, Ok(Some(Location::Packed { .. }))),
             "{x}: {found:?} ({loose:?})"
         );
+    }
+}
+
+/// Issue 38, 10: another thread's refresh replaces the listing in the middle of a `locate_many` batch, after the
+/// batch searched (and held the miss of) an object of a pack written before the batch began; the batch's next
+/// search notices the retired listing and moves the handle. The held miss was searched in a listing the handle
+/// has left: it is searched again in the new one and found (the other refresh drained the pack's event and its
+/// stamps are the directory's: a change check on the new listing says "nothing changed"). With events and with
+/// `stat` (the pack directory backdated, so the new listing trusts its stamps). Fails if the held misses are
+/// compared with the listing the handle is on at the end of the batch rather than the one they were searched in.
+#[test]
+fn a_held_miss_is_searched_again_when_another_threads_refresh_moves_the_handle_mid_batch() {
+    for options in [
+        Options::default().change_events_after(0),
+        Options::default().change_events(false),
+    ] {
+        let repo = init_repo("sha1", true);
+        let p = repo.path();
+        fast_import_blobs(p, 30, 1, "a");
+        let a: ObjectId = all_objects(p)[0].parse().unwrap();
+        let store = Store::open(p, options.clone()).unwrap();
+        let mut h = store.handle();
+        h.load_indices();
+        let absent: ObjectId = "0123456789012345678901234567890123456789".parse().unwrap();
+        for _ in 0..3 {
+            assert_eq!(h.locate(&absent).unwrap(), None);
+        }
+        let before: std::collections::HashSet<String> = all_objects(p).into_iter().collect();
+        fast_import_blobs(p, 5, 2, "b");
+        let b: ObjectId = all_objects(p)
+            .into_iter()
+            .find(|x| !before.contains(x))
+            .unwrap()
+            .parse()
+            .unwrap();
+        std::fs::OpenOptions::new()
+            .read(true)
+            .open(p.join("objects/pack"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
+            .unwrap();
+        let other = Arc::clone(&store);
+        AFTER_BATCH_SEARCH.with(|hook| {
+            *hook.borrow_mut() = Some(Box::new(move || {
+                let refreshed = std::thread::spawn(move || other.refresh().unwrap());
+                assert!(
+                    refreshed.join().unwrap(),
+                    "the other thread's refresh found the new pack"
+                );
+            }))
+        });
+        let mut out = Vec::new();
+        h.locate_many(&[b, a, absent], &mut out).unwrap();
+        assert!(
+            AFTER_BATCH_SEARCH.with(|h| h.borrow().is_none()),
+            "the hook ran"
+        );
+        assert!(
+            matches!(
+                out[..],
+                [
+                    Some(Location::Packed { .. }),
+                    Some(Location::Packed { .. }),
+                    None
+                ]
+            ),
+            "{options:?}: {out:?}"
+        );
+        assert_eq!(out[0], store.handle().locate(&b).unwrap(), "{options:?}");
     }
 }

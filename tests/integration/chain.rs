@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use odb_index::testing::{CHAIN_DIR, read_chain};
-use odb_index::{Location, Options, Problem, Store};
+use odb_index::{Location, ObjectId, Options, Problem, Store};
 use odb_index_testkit::*;
 
 use crate::api_common::*;
@@ -372,4 +372,67 @@ fn a_covered_packs_length_is_read_when_a_location_needs_it() {
     let info = store.pack(pack).unwrap();
     let md = std::fs::metadata(&pack_path).unwrap();
     assert_eq!((info.size, info.mtime), (md.len(), md.modified().unwrap()));
+}
+
+/// Issue 38, 10: batches over an incremental chain whose layers each hold 65 536 ids and more (a batch warms the
+/// search of the first layer from that size on): `locate_many` answers every object where `locate` does and
+/// where git's `show-index` puts it, and misses absent ids, in batches of several sizes. Fails if the first
+/// layer's warmed probe resumes the search of another layer.
+#[test]
+fn batches_over_a_chain_of_large_layers_answer_as_locate_and_git() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    for l in 0..2 {
+        fast_import_blobs(p, 66_000, 70 + l, &format!("l{l}"));
+        git(p, &["multi-pack-index", "write", "--incremental"]);
+    }
+    let pack_dir = objects_dir(p).join("pack");
+    assert!(!pack_dir.join("multi-pack-index").exists());
+    let chain = read_chain(&pack_dir, "sha1".parse().unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(chain.len(), 2, "two layers");
+    let store = Store::open(p, Options::default()).unwrap();
+    let t = truth(&store.objects_dirs(), "sha1");
+    let all = all_objects(p);
+    assert!(all.len() > 2 * 65_536, "{} objects", all.len());
+    let absent = absent_ids(all.len() / 4, 40, 38);
+    // Objects of both layers in a shuffled order, one absent id after every fourth.
+    let mut asks: Vec<ObjectId> = Vec::new();
+    for (k, i) in (0..all.len())
+        .map(|k| (k, k * 7919 % all.len()))
+        .collect::<Vec<_>>()
+    {
+        asks.push(oid(&all[i]));
+        if k % 4 == 3 {
+            asks.push(oid(&absent[k / 4]));
+        }
+    }
+    let mut one = store.handle();
+    let want: Vec<Option<Location>> = asks.iter().map(|id| one.locate(id).unwrap()).collect();
+    for (id, loc) in asks.iter().zip(&want) {
+        match loc {
+            Some(Location::Packed { pack, offset }) => {
+                let at = (canon(&store.pack(*pack).unwrap().pack_path), *offset);
+                assert!(t.packed[&id.to_string()].contains(&at), "{id} at {at:?}");
+            }
+            None => assert!(!t.packed.contains_key(&id.to_string()), "{id} missed"),
+            other => panic!("{id}: {other:?}"),
+        }
+    }
+    assert_eq!(store.metrics().index_loads, 2, "two layers loaded, no .idx");
+    let mut many = store.handle();
+    for size in [asks.len(), 4096, 17] {
+        let mut out = Vec::new();
+        for batch in asks.chunks(size) {
+            many.locate_many(batch, &mut out).unwrap();
+        }
+        assert_eq!(out.len(), want.len());
+        if let Some(k) = (0..want.len()).find(|&k| out[k] != want[k]) {
+            panic!(
+                "batches of {size}: {} is {:?}, not {:?}",
+                asks[k], out[k], want[k]
+            );
+        }
+    }
 }

@@ -21,6 +21,7 @@ mod freshness;
 mod git_identity;
 mod listing;
 mod maintenance;
+mod midx_check;
 mod names;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
