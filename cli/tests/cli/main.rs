@@ -16,6 +16,7 @@ use odb_index_testkit::{
 
 mod as_git;
 mod differences;
+mod formats;
 mod freshness;
 mod git_identity;
 mod listing;
