@@ -246,3 +246,37 @@ fn an_incremental_chain_with_bitmapped_packs_verifies_as_git_t5334() {
         "{bad:?}"
     );
 }
+
+/// Issue 38 item 8: a `.idx` that names one id twice, its checksum valid (the id of entry k copied over entry k +
+/// 1's, or k + 1's over k's, each k of a 29-object pack): git's binary search (`bsearch_pack`) picks one of
+/// the two entries, and `--batch` prints the object at its offset; the command's interpolation search could
+/// land on the other and print the other object's contents (6 of the 8 same-bucket pairs one way, 1 the other
+/// way, before the fix). Now `--batch` and `--batch-check` answer as git for the repeated id, its neighbours
+/// and the id no longer listed.
+#[test]
+fn an_idx_naming_one_id_twice_answers_as_git() {
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    fast_import_blobs(r, 29, 3808, "main");
+    let idx = odb_index_testkit::idx_files(&odb_index_testkit::objects_dir(r)).remove(0);
+    let good = std::fs::read(&idx).unwrap();
+    let n = u32::from_be_bytes(good[8 + 1020..8 + 1024].try_into().unwrap()) as usize;
+    let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    for k in 0..n - 1 {
+        let at = 8 + 1024 + 20 * k;
+        let (x, y) = (hex(&good[at..at + 20]), hex(&good[at + 20..at + 40]));
+        for (from, to) in [(at, at + 20), (at + 20, at)] {
+            let mut v = good.clone();
+            v.copy_within(from..from + 20, to);
+            let l = v.len() - 20;
+            let sum = odb_index::HashKind::Sha1.digest(&v[..l]);
+            v[l..].copy_from_slice(sum.as_bytes());
+            std::fs::remove_file(&idx).unwrap();
+            std::fs::write(&idx, &v).unwrap();
+            let input = format!("{x}\n{y}\n");
+            for args in [&["--batch"][..], &["--batch-check"]] {
+                same_answers(r, args, input.as_bytes());
+            }
+        }
+    }
+}
