@@ -280,3 +280,80 @@ fn an_idx_naming_one_id_twice_answers_as_git() {
         }
     }
 }
+
+/// Issue 38 item 9: a multi-pack-index truncated in place (same inode: `: > multi-pack-index`, `truncate -s`)
+/// while a `batch-check` process has it open. The process's next lookup read its mapping past the file's new
+/// end and died of SIGBUS; now it answers every object as git does, exit 0, for each of six truncations (0
+/// bytes, the header only, inside the chunk table, inside OIDL, inside OOFF, the last byte), and `verify`
+/// afterwards reports the file without crashing.
+#[test]
+fn a_multi_pack_index_truncated_in_place_under_a_running_batch_is_never_a_crash() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    for l in 0..3u64 {
+        fast_import_blobs(r, 40, 90 + l, &format!("t{l}"));
+    }
+    odb_index_testkit::git(r, &["multi-pack-index", "write"]);
+    let midx = odb_index_testkit::objects_dir(r).join("pack/multi-pack-index");
+    let good = std::fs::read(&midx).unwrap();
+    let row = |id: &[u8; 4]| {
+        (0..usize::from(good[6]))
+            .map(|i| 12 + 12 * i)
+            .find(|&at| &good[at..at + 4] == id)
+            .map(|at| u64::from_be_bytes(good[at + 4..at + 12].try_into().unwrap()) as u64)
+            .unwrap()
+    };
+    let ids = all_objects(r);
+    let input = ids.join("\n") + "\n";
+    let (want, _, _) = git_run(r, &["--batch-check"], input.as_bytes());
+    let sizes = [
+        0,
+        12,
+        20,
+        row(b"OIDL") + 100,
+        row(b"OOFF") + 40,
+        good.len() as u64 - 1,
+    ];
+    for size in sizes {
+        std::fs::remove_file(&midx).unwrap();
+        std::fs::write(&midx, &good).unwrap();
+        let mut child = std::process::Command::new(super::BIN)
+            .args([std::ffi::OsStr::new("batch-check"), r.as_os_str()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut out = String::new();
+        // Every object once (the whole file is read through the mapping), then the truncation, then again.
+        for id in &ids {
+            writeln!(stdin, "{id}").unwrap();
+            stdin.flush().unwrap();
+            stdout.read_line(&mut out).unwrap();
+        }
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&midx)
+            .unwrap()
+            .set_len(size)
+            .unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "truncated to {size}: {status:?}");
+        let want = String::from_utf8_lossy(&want);
+        assert_eq!(
+            (out.as_str(), rest.as_str()),
+            (&*want, &*want),
+            "truncated to {size}"
+        );
+        let (code, files, _) = super::verify(r);
+        assert_eq!(code, 1, "truncated to {size}: {files:?}");
+        assert!(files["multi-pack-index"].is_err(), "{files:?}");
+    }
+}
