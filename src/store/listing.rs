@@ -175,12 +175,7 @@ pub(super) fn list(mut req: ListRequest<'_>, state: &mut RefreshState) -> Result
     // detector and its token before it runs the scan below (docs/PROTOCOL.md, F1).
     let detector = Detector::for_options(req.options, req.defer_events);
     let prev = req.reuse_loose.map(|g| &g.fresh);
-    // Multi-pack-indices are read into memory, whatever `Options::load` says of `.idx` files: one file truncated
-    // in place under a mapping (same inode) would make the next lookup die of SIGBUS (issue 38 item 9).
-    let midx = req
-        .options
-        .multi_pack_index
-        .then_some(crate::data::LoadMode::Read);
+    let midx = req.options.multi_pack_index.then_some(req.options.load);
     let mut packs = Packs {
         packs: Vec::new(),
         plan: Plan::new(req.kind, midx),
