@@ -425,22 +425,19 @@ impl PackIndex {
         self.found_at(id, self.table().position_from(id, probe))
     }
 
-    /// What the position `i` found by a search for `id` answers.
-    ///
-    /// An index that lists `id` twice (a file that lies: git writes each object once, the ids strictly
-    /// increasing) has two offsets for it, which may be two objects': the search answers the entry git's
-    /// binary search lands on (`find_pack_entry_one`, `bsearch_pack`), so that the object read is the one git
-    /// reads, whichever entry the interpolation search reached.
+    /// What the position `i` found by a search for `id` answers. An index that lists `id` twice (a file that
+    /// lies) has two offsets for it, maybe two objects': the entry git's binary search lands on answers
+    /// (`bsearch_pack`), so the object read is the one git reads.
     #[inline(always)]
     fn found_at(&self, id: &[u8], i: Option<u32>) -> Found {
         let Some(mut i) = i else {
             return Found::Missing;
         };
         if self.repeated_at(i, id) {
-            i = match self.position_binary(id) {
-                Some(j) => j,
-                None => return Found::Missing,
+            let Some(j) = self.position_binary(id) else {
+                return Found::Missing;
             };
+            i = j;
         }
         match self.usable_offset(i) {
             Some(offset) => Found::At(offset),
@@ -448,12 +445,10 @@ impl PackIndex {
         }
     }
 
-    /// Whether a neighbour of position `i` (where `id` was found) holds `id` too. On a hit it costs a compare of
-    /// each neighbour's first 8 bytes (the rest only if those are equal).
+    /// Whether a neighbour of position `i` (where `id` was found) holds `id` too.
     #[inline(always)]
     fn repeated_at(&self, i: u32, id: &[u8]) -> bool {
-        let key = id.get(..8);
-        let same = |j: u32| self.id_at(j).is_some_and(|c| c.get(..8) == key && c == id);
+        let same = |j: u32| self.id_at(j) == Some(id);
         (i > 0 && same(i - 1)) || same(i + 1)
     }
 
