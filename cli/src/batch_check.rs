@@ -380,6 +380,14 @@ fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(),
     if let odb_index_gix::Error::LooseUnknownType { .. } = e {
         return Err(Fatal("invalid object type".into()));
     }
+    // git's `nth_midxed_offset` dies on an entry that names a `LOFF` row the file lacks (t5319.94).
+    if let odb_index_gix::Error::Lookup(odb_index::Error::CorruptMultiPackIndex {
+        problem: odb_index::midx::MidxProblem::LargeOffsetOutOfRange { .. },
+        ..
+    }) = e
+    {
+        return Err(Fatal("multi-pack-index large offset out of bounds".into()));
+    }
     if e.is_not_a_loose_object() {
         // git: `missing`, with a warning. The store (opened with `IncompleteMode::Miss`) lists the file in its
         // problems, which the command prints once per file (`Warnings::report`, told here to look now).

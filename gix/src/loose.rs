@@ -13,8 +13,12 @@ use crate::Error;
 
 /// Bytes read from the file at a time; one read holds the header of any object.
 const CHUNK: usize = 4096;
-/// The longest header read: `<type> <size>\0` for any type git writes and a 64-bit size is shorter.
+/// The bytes inflated first: the header and the start of the contents.
 const HEAD: usize = 64;
+/// git's `MAX_HEADER_LEN`: a header (`<type> <size>\0`) whose NUL is not among the first 32 inflated bytes is
+/// "too long" (git's `unpack_loose_header` answers `ULHR_TOO_LONG`: the object is not read, `cat-file` answers
+/// `missing`), whatever its type; only a header that fits is parsed, and then an unknown type is fatal.
+const MAX_HEADER_LEN: usize = 32;
 
 /// An open loose object whose header was read.
 pub(crate) struct Loose {
@@ -44,10 +48,10 @@ impl Loose {
         let inflated = inflate(&mut reader, z, &mut head).map_err(zlib(path))?;
         let text = &head[..inflated];
         let bad = |reason: &str| corrupt(path)(reason);
-        let nul = text
+        let nul = text[..text.len().min(MAX_HEADER_LEN)]
             .iter()
             .position(|&c| c == 0)
-            .ok_or_else(|| bad("no header (no NUL in the first 64 bytes)"))?;
+            .ok_or_else(|| bad("header too long, exceeds 32 bytes"))?;
         let (kind, size) = std::str::from_utf8(&text[..nul])
             .ok()
             .and_then(|h| h.split_once(' '))

@@ -139,7 +139,9 @@ pub enum MidxProblem {
         /// The size it must have (for `LOFF`: a multiple of 8; this is the next smaller multiple).
         expected: u64,
     },
-    /// A pack's bit range in the `BTMP` chunk (first position and count) goes past the object count.
+    /// A pack's bit range in the `BTMP` chunk (first position and count) goes past the object count: at open, a
+    /// range longer than the file's objects or past 2^32 bits; by [`Store::verify`](crate::Store::verify), of a
+    /// `multi-pack-index` that is not a layer of a chain, a range past its object count.
     #[error("BTMP: pack {pack}'s bits {pos}..{pos}+{nr} go past the object count {count}")]
     BitmapRangeOutOfBounds {
         /// The pack int id.
@@ -150,6 +152,25 @@ pub enum MidxProblem {
         nr: u32,
         /// The object count.
         count: u64,
+    },
+    /// A pack's bit range in the `BTMP` chunk of a layer of an incremental chain lies outside the layer's bits:
+    /// a layer's positions count the objects of the layers below it (git's `midx_pack_order`: `i +
+    /// num_objects_in_base`), so its packs' bits must lie in `first..end`, after the layers below and within
+    /// its own objects. Found by [`Store::verify`](crate::Store::verify), which knows the layers below.
+    #[error(
+        "BTMP: pack {pack}'s bits {pos}..{pos}+{nr} lie outside the layer's bits {first}..{end}"
+    )]
+    BitmapRangeOutsideLayer {
+        /// The pack int id (within the layer).
+        pack: u32,
+        /// Its first bit position.
+        pos: u32,
+        /// Its number of bits.
+        nr: u32,
+        /// The layer's first bit: the number of objects in the layers below it.
+        first: u64,
+        /// One past the layer's last bit: `first` plus its object count.
+        end: u64,
     },
     /// The fanout table decreases.
     #[error("fanout decreases: entry {} = {prev} > entry {index} = {value}", .index.saturating_sub(1))]

@@ -415,26 +415,41 @@ impl PackIndex {
     /// or returned on a hit.
     #[inline]
     pub(crate) fn find_entry(&self, id: &[u8]) -> Found {
-        self.found_at(self.position(id))
+        self.found_at(id, self.position(id))
     }
 
     /// [`find_entry`](Self::find_entry) resumed from `probe`, steps of this index's search for `id` that a batch
     /// ran ahead (`idx/batch.rs`): the same answer.
     #[inline(always)]
     pub(crate) fn find_entry_from(&self, id: &[u8], probe: Probe) -> Found {
-        self.found_at(self.table().position_from(id, probe))
+        self.found_at(id, self.table().position_from(id, probe))
     }
 
-    /// What the position `i` found by a search answers.
+    /// What the position `i` found by a search for `id` answers. An index that lists `id` twice (a file that
+    /// lies) has two offsets for it, maybe two objects': the entry git's binary search lands on answers
+    /// (`bsearch_pack`), so the object read is the one git reads.
     #[inline(always)]
-    fn found_at(&self, i: Option<u32>) -> Found {
-        let Some(i) = i else {
+    fn found_at(&self, id: &[u8], i: Option<u32>) -> Found {
+        let Some(mut i) = i else {
             return Found::Missing;
         };
+        if self.repeated_at(i, id) {
+            let Some(j) = self.position_binary(id) else {
+                return Found::Missing;
+            };
+            i = j;
+        }
         match self.usable_offset(i) {
             Some(offset) => Found::At(offset),
             None => Found::Bad(i),
         }
+    }
+
+    /// Whether a neighbour of position `i` (where `id` was found) holds `id` too.
+    #[inline(always)]
+    fn repeated_at(&self, i: u32, id: &[u8]) -> bool {
+        let same = |j: u32| self.id_at(j) == Some(id);
+        (i > 0 && same(i - 1)) || same(i + 1)
     }
 
     /// Entry `i`'s offset if [`checked_offset_at`](Self::checked_offset_at) would accept it, without building

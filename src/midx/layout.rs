@@ -199,6 +199,8 @@ pub(super) struct Chunks {
     pub(super) ooff: (usize, usize),
     /// The `LOFF` chunk, if there is one.
     pub(super) loff: Option<(usize, usize)>,
+    /// The `BTMP` chunk, if there is one: `num_packs * 8` bytes.
+    pub(super) btmp: Option<(usize, usize)>,
 }
 
 /// A chunk whose size must be exactly `expected`.
@@ -252,20 +254,21 @@ impl Layout {
             exact(CHUNK_RIDX, r, count * RIDX_ROW_LEN as u64)?;
         }
 
-        // Bitmapped packs (v1 and v2 files): 8 bytes per pack, each pack's bit range within the object count
-        // (O(packs); a pack with no bits may have any position, git writes `0xffffffff` for unknown ones).
+        // Bitmapped packs (v1 and v2 files): 8 bytes per pack (O(packs)). A pack with no bits may have any
+        // position (git writes 0 for packs with no objects). In a layer of an incremental chain the positions
+        // count the objects of the layers below (git's `midx_pack_order`), which opening a file alone does not
+        // know: here each range must fit the file's object count in length and stay within 2^32 bits; where
+        // it lies is checked by `check_bitmapped_packs`, given the layers below.
         if let Some(r) = self.btmp {
             exact(
                 CHUNK_BTMP,
                 r,
                 u64::from(self.num_packs) * BTMP_ROW_LEN as u64,
             )?;
-            for (pack, row) in data[r.0..r.1].chunks_exact(BTMP_ROW_LEN).enumerate() {
-                let pos = u32::from_be_bytes([row[0], row[1], row[2], row[3]]);
-                let nr = u32::from_be_bytes([row[4], row[5], row[6], row[7]]);
-                if nr != 0 && u64::from(pos) + u64::from(nr) > count {
+            for (pack, pos, nr) in bitmapped_packs(&data[r.0..r.1]) {
+                if nr != 0 && (u64::from(nr) > count || u64::from(pos) + u64::from(nr) > 1 << 32) {
                     return Err(MidxProblem::BitmapRangeOutOfBounds {
-                        pack: pack as u32,
+                        pack,
                         pos,
                         nr,
                         count,
@@ -276,6 +279,18 @@ impl Layout {
 
         Ok(())
     }
+}
+
+/// The rows of a `BTMP` chunk: pack int id, first bit position, number of bits.
+pub(super) fn bitmapped_packs(chunk: &[u8]) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+    chunk
+        .chunks_exact(BTMP_ROW_LEN)
+        .enumerate()
+        .map(|(pack, row)| {
+            let pos = u32::from_be_bytes([row[0], row[1], row[2], row[3]]);
+            let nr = u32::from_be_bytes([row[4], row[5], row[6], row[7]]);
+            (pack as u32, pos, nr)
+        })
 }
 
 impl Chunks {
@@ -299,6 +314,7 @@ impl Chunks {
             oidl: l.oidl,
             ooff: l.ooff,
             loff: l.loff,
+            btmp: l.btmp,
         })
     }
 }

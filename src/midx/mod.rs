@@ -12,7 +12,8 @@
 //!   offset is where the last chunk ends;
 //! - the chunks: `PNAM` (the packs' `.idx` names, NUL-terminated, padded with up to 3 NULs), `OIDF` (256-entry
 //!   fanout), `OIDL` (the sorted ids), `OOFF` (per object: pack int id and 32-bit offset), `LOFF` (optional 64-bit
-//!   offsets); `BTMP` and `RIDX` are checked at open (sizes, `BTMP`'s ranges) but not read by lookups; other
+//!   offsets); `BTMP` and `RIDX` are checked at open (sizes, the length of `BTMP`'s ranges; where they lie is
+//!   [`MultiPackIndex::check_bitmapped_packs`], given the layers below) but not read by lookups; other
 //!   chunks are skipped;
 //! - a trailer: the checksum of everything before it.
 //!

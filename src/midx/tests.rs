@@ -754,19 +754,47 @@ fn btmp_chunk_size_and_ranges_are_checked_at_open() {
                 "v{version}"
             );
         }
+        // Where a range lies depends on the layers below (a layer's bits follow theirs): opening checks its
+        // length and the 2^32 bits, `check_bitmapped_packs` its place.
+        let shifted = open(with_btmp(row(1, 3))).unwrap();
+        let place = |m: &MultiPackIndex, base| match m.check_bitmapped_packs(base) {
+            Err(Error::CorruptMultiPackIndex { problem, .. }) => Some(problem),
+            Err(e) => panic!("{e}"),
+            Ok(()) => None,
+        };
         assert_eq!(
-            problem(with_btmp(row(1, 3))),
-            MidxProblem::BitmapRangeOutOfBounds {
+            place(&shifted, 0),
+            Some(MidxProblem::BitmapRangeOutOfBounds {
                 pack: 0,
                 pos: 1,
                 nr: 3,
                 count: 3
-            }
+            })
         );
-        assert!(matches!(
-            problem(with_btmp(row(u32::MAX, 1))),
-            MidxProblem::BitmapRangeOutOfBounds { .. }
-        ));
+        assert_eq!(place(&shifted, 1), None, "a layer over one object");
+        assert_eq!(
+            place(&shifted, 2),
+            Some(MidxProblem::BitmapRangeOutsideLayer {
+                pack: 0,
+                pos: 1,
+                nr: 3,
+                first: 2,
+                end: 5
+            })
+        );
+        assert_eq!(place(&m, 0), None);
+        for too_long in [row(0, 4), row(u32::MAX, 2), row(u32::MAX - 1, 3)] {
+            assert!(
+                matches!(
+                    problem(with_btmp(too_long)),
+                    MidxProblem::BitmapRangeOutOfBounds { .. }
+                ),
+                "v{version}"
+            );
+        }
+        for last in [row(u32::MAX - 2, 3), row(u32::MAX, 1)] {
+            assert!(open(with_btmp(last)).is_ok(), "the last bits of 2^32");
+        }
     }
 }
 
@@ -801,6 +829,13 @@ fn display_of_every_problem_is_nonempty() {
             pos: 1,
             nr: 3,
             count: 3,
+        },
+        MidxProblem::BitmapRangeOutsideLayer {
+            pack: 0,
+            pos: 1,
+            nr: 3,
+            first: 2,
+            end: 5,
         },
         MidxProblem::MissingTerminator {
             found: ChunkId([1, 2, 3, 4]),

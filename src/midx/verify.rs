@@ -125,4 +125,64 @@ impl MultiPackIndex {
         }
         Ok(())
     }
+
+    /// Check where the `BTMP` chunk (if any) puts each pack's bits, given `base_objects`, the number of objects
+    /// in the layers below this file in its incremental chain (0 for a `multi-pack-index` that is not a layer,
+    /// and for the base layer). git numbers a layer's bits after those of the layers below (its
+    /// `midx_pack_order`: `i + num_objects_in_base`), so each pack with bits must lie in `base_objects ..
+    /// base_objects + len()`: [`MidxProblem::BitmapRangeOutOfBounds`] (not a layer) or
+    /// [`MidxProblem::BitmapRangeOutsideLayer`] otherwise. Opening checks only what a file alone can say (each
+    /// range no longer than its objects, within 2^32 bits); lookups never read the chunk. O(packs).
+    ///
+    /// ```
+    /// use odb_index::midx::MultiPackIndex;
+    /// use odb_index::HashKind;
+    /// use std::process::Command;
+    ///
+    /// let repo = tempfile::tempdir()?;
+    /// let git = |args: &[&str]| Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    /// git(&["init", "-q"])?;
+    /// std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+    /// git(&["add", "hello.txt"])?;
+    /// git(&["repack", "-adq"])?;
+    /// git(&["multi-pack-index", "write", "--bitmap"])?; // BTMP: pack 0 has bits 0..1
+    /// let path = repo.path().join(".git/objects/pack/multi-pack-index");
+    /// let midx = MultiPackIndex::open(&path, HashKind::Sha1)?;
+    /// midx.check_bitmapped_packs(0)?;
+    /// assert!(midx.check_bitmapped_packs(5).is_err()); // as a layer over 5 objects, its bits would start at 5
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_bitmapped_packs(&self, base_objects: u64) -> Result<(), Error> {
+        let Some((start, end)) = self.chunks.btmp else {
+            return Ok(());
+        };
+        let count = u64::from(self.len());
+        let (first, last) = (base_objects, base_objects.saturating_add(count));
+        for (pack, pos, nr) in super::layout::bitmapped_packs(&self.data[start..end]) {
+            if nr == 0 || (u64::from(pos) >= first && u64::from(pos) + u64::from(nr) <= last) {
+                continue;
+            }
+            let problem = if base_objects == 0 {
+                MidxProblem::BitmapRangeOutOfBounds {
+                    pack,
+                    pos,
+                    nr,
+                    count,
+                }
+            } else {
+                MidxProblem::BitmapRangeOutsideLayer {
+                    pack,
+                    pos,
+                    nr,
+                    first,
+                    end: last,
+                }
+            };
+            return Err(Error::CorruptMultiPackIndex {
+                path: self.path.clone(),
+                problem,
+            });
+        }
+        Ok(())
+    }
 }

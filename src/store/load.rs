@@ -342,7 +342,7 @@ pub(super) fn load_slot(
             ..
         } => {
             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);
-            let opened = open_listed_midx(path, layer, opened, kind, mode);
+            let opened = open_listed_midx(path, layer, opened, kind);
             // Under `Options::midx_checksum`, the whole file is hashed once, here, before it answers anything: a
             // file that fails is a failed load like any other (the packs' own indices answer).
             let opened = opened.and_then(|m| {
@@ -403,13 +403,13 @@ fn open_listed_midx(
     layer: &Option<ObjectId>,
     opened: &Mutex<Option<Box<OpenedMidx>>>,
     kind: HashKind,
-    mode: LoadMode,
 ) -> Result<MultiPackIndex, Error> {
     let listed = lock(opened).take();
     let midx = match listed.map(|o| *o) {
         Some(OpenedMidx::Mapped(data)) => MultiPackIndex::from_data(data, path.to_path_buf(), kind),
         Some(OpenedMidx::Read(m)) => Ok(*m),
-        None => MultiPackIndex::open_with(path, kind, mode),
+        // Read into memory, as the listing reads it (`listing.rs`): never a mapping a truncation can fault.
+        None => MultiPackIndex::open_with(path, kind, LoadMode::Read),
     }?;
     match layer {
         Some(checksum) => crate::midx::chain::Layer {

@@ -264,10 +264,13 @@ impl Plan {
         listed_regular: bool,
     ) -> Result<(OpenedMidx, Vec<String>, Stamp), Error> {
         let mode = self.midx.unwrap_or(LoadMode::Mmap);
+        // Its bytes are read into memory whatever `mode` says (which only says when it is checked): a file
+        // truncated in place under a mapping (same inode) would make the next lookup die of SIGBUS (issue 38
+        // item 9).
         let opened = if listed_regular {
-            Data::open_seen_with_metadata(path, mode)
+            Data::open_seen_with_metadata(path, LoadMode::Read)
         } else {
-            Data::open_with_metadata(path, mode)
+            Data::open_with_metadata(path, LoadMode::Read)
         };
         let (data, md) = opened.map_err(|e| Error::io(path, e))?;
         let stamp = Stamp::from_metadata(&md);

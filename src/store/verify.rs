@@ -89,7 +89,9 @@ impl Store {
                     verify_idx(&f, kind, load)
                 } else if name == "multi-pack-index" {
                     verify_midx(&f, &pack_dir, kind, load, |p| {
-                        MultiPackIndex::open_with(p, kind, load)
+                        // Read into memory (the checksum reads it all): never a mapping to fault.
+                        let m = MultiPackIndex::open_with(p, kind, LoadMode::Read)?;
+                        m.check_bitmapped_packs(0).map(|()| m)
                     })
                 } else {
                     continue;
@@ -154,9 +156,18 @@ fn verify_chain(pack_dir: &Path, kind: HashKind, load: LoadMode, out: &mut Vec<V
             return;
         }
     };
+    // The objects of the layers below (their `BTMP` bits come first); unknown past a layer that does not open.
+    let mut base = Some(0u64);
     for layer in layers {
         let result = verify_midx(&layer.path, pack_dir, kind, load, |_| {
-            layer.open(kind, load)
+            let m = layer.open(kind, LoadMode::Read);
+            let below = base.take();
+            let m = m?;
+            if let Some(below) = below {
+                base = Some(below + u64::from(m.len()));
+                m.check_bitmapped_packs(below)?;
+            }
+            Ok(m)
         });
         out.push(Verified {
             path: layer.path,

@@ -50,3 +50,30 @@ pub fn clear_chunk(bytes: &[u8], id: &[u8; 4]) -> Vec<u8> {
     }
     v
 }
+
+/// A copy of the chunk file `bytes` (a multi-pack-index) with a chunk `id` of `data` added after its last
+/// chunk: one more row in the chunk table (every chunk moves by its 12 bytes), the header's chunk count one
+/// more, the trailing checksum left as it was (the caller reseals it). Panics if the file already has 255
+/// chunks.
+pub fn add_chunk(bytes: &[u8], id: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let chunks = usize::from(bytes[6]);
+    assert!(chunks < 255, "a chunk table holds at most 255 chunks");
+    let row = |r: usize| 12 + 12 * r;
+    let offset =
+        |r: usize| u64::from_be_bytes(bytes[row(r) + 4..row(r) + 12].try_into().expect("8 bytes"));
+    let end = offset(chunks) as usize;
+    let mut v = bytes[..row(chunks)].to_vec();
+    v[6] += 1;
+    for r in 0..chunks {
+        let moved = offset(r) + 12;
+        v[row(r) + 4..row(r) + 12].copy_from_slice(&moved.to_be_bytes());
+    }
+    v.extend_from_slice(id);
+    v.extend_from_slice(&(end as u64 + 12).to_be_bytes());
+    v.extend_from_slice(&[0; 4]);
+    v.extend_from_slice(&(end as u64 + 12 + data.len() as u64).to_be_bytes());
+    v.extend_from_slice(&bytes[row(chunks + 1)..end]);
+    v.extend_from_slice(data);
+    v.extend_from_slice(&bytes[end..]);
+    v
+}

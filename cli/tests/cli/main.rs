@@ -17,6 +17,7 @@ use odb_index_testkit::{
 mod answers;
 mod as_git;
 mod differences;
+mod formats;
 mod freshness;
 mod git_identity;
 mod listing;
