@@ -151,7 +151,10 @@ impl Objects {
     /// let objects = Objects::open(repo.path())?;
     /// let id: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
     /// let loc = objects.handle().locate(&id)?.expect("packed");
-    /// // git replaces the pack before the object is read:
+    /// // git replaces the pack (with one more object) before the object is read:
+    /// # std::fs::write(repo.path().join("more.txt"), "more\n")?;
+    /// # git(&["add", "more.txt"])?;
+    /// # git(&["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "two"])?;
     /// git(&["repack", "-adfq"])?;
     /// let answer = objects.answer_at(&id, loc, Want::HEADER, &mut Vec::new())?.expect("still there");
     /// assert_eq!(answer.size, Some(6));
