@@ -20,6 +20,8 @@ mod freshness;
 mod git_identity;
 mod listing;
 mod maintenance;
+mod pack_names;
+mod unordered;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 
