@@ -16,6 +16,7 @@ use odb_index_testkit::{
 
 mod as_git;
 mod differences;
+mod flapping;
 mod freshness;
 mod git_identity;
 mod listing;
