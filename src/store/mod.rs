@@ -454,7 +454,7 @@ impl Store {
         let mut listing = list(req, &mut state)?;
         // A re-listing after a miss keeps the loaded packs it did not find, as git does (issue 38, 5); an explicit
         // refresh (and `locate_again`'s) sees the repository as it is.
-        listing::keep_loaded(&current, &mut listing, &mut state, !force);
+        successor::keep_loaded(&current, &mut listing, &mut state, !force);
         Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &listing);
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An

@@ -194,7 +194,20 @@ fn scan_entries(
             None => {}
         }
     }
-    for p in &mut dir_packs {
+    mark_and_sort(&mut dir_packs, &keep, &promisor);
+    Ok(PackDirScan {
+        packs: dir_packs,
+        special,
+    })
+}
+
+/// Mark the packs with a `.keep` or `.promisor` file beside them (their stems), then sort them in search order.
+fn mark_and_sort(
+    dir_packs: &mut [ListedPack],
+    keep: &HashSet<Vec<u8>>,
+    promisor: &HashSet<Vec<u8>>,
+) {
+    for p in dir_packs.iter_mut() {
         if let Some(stem) = p.idx_path.file_name().map(OsStr::as_encoded_bytes) {
             let stem = stem.strip_suffix(b".idx").unwrap_or(stem);
             p.keep = keep.contains(stem);
@@ -209,10 +222,6 @@ fn scan_entries(
             .then_with(|| b.mtime.cmp(&a.mtime))
             .then_with(|| a.idx_path.cmp(&b.idx_path))
     });
-    Ok(PackDirScan {
-        packs: dir_packs,
-        special,
-    })
 }
 
 /// A pack a multi-pack-index covers, from its `.idx`'s directory entry alone (see [`ListedPack::stated`]);
