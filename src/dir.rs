@@ -107,7 +107,7 @@ pub(crate) struct EntryStat {
 
 /// `stat` of `rel` relative to the open directory `fd` (symbolic links followed).
 #[cfg(unix)]
-fn stat_fd(fd: impl rustix::fd::AsFd, rel: &str) -> std::io::Result<EntryStat> {
+fn stat_fd(fd: impl rustix::fd::AsFd, rel: impl rustix::path::Arg) -> std::io::Result<EntryStat> {
     let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
     let kind = match rustix::fs::FileType::from_raw_mode(st.st_mode) {
         rustix::fs::FileType::Directory => Kind::Dir,
@@ -179,7 +179,8 @@ pub(crate) fn regular_entries(path: &Path) -> std::io::Result<std::collections::
 
 /// A directory entry as the directory lists it ([`Entries::next_entry`]).
 pub(crate) struct ListedEntry {
-    pub(crate) name: String,
+    /// Its name, whatever its bytes (git reads a pack whose name is not UTF-8).
+    pub(crate) name: std::ffi::OsString,
     /// Its type, as listed, is a regular file.
     pub(crate) regular: bool,
     /// Its inode number as listed.
@@ -229,15 +230,17 @@ impl Entries {
         }
     }
 
-    /// The next entry (`.` and `..` included on Unix; a name that is not UTF-8 comes back as `None`: git's pack
-    /// names are ASCII), with what the directory itself says of it, read with its name (no `stat`): whether its type (`d_type`) is a regular file (a symbolic link, an entry of unknown type on a file
-    /// system that does not fill `d_type`, and every entry off Unix are not), and its inode number (`d_ino`).
+    /// The next entry (`.` and `..` included on Unix; any name, UTF-8 or not, as git reads every `*.idx`), with
+    /// what the directory itself says of it, read with its name (no `stat`): whether its type (`d_type`) is a
+    /// regular file (a symbolic link, an entry of unknown type on a file system that does not fill `d_type`, and
+    /// every entry off Unix are not), and its inode number (`d_ino`).
     pub(crate) fn next_entry(&mut self) -> Option<std::io::Result<Option<ListedEntry>>> {
         #[cfg(unix)]
         {
+            use std::os::unix::ffi::OsStrExt as _;
             let e = self.dir.read()?;
             Some(e.map_err(Into::into).map(|e| {
-                let name = e.file_name().to_str().ok()?.to_owned();
+                let name = std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_owned();
                 Some(ListedEntry {
                     regular: e.file_type() == rustix::fs::FileType::RegularFile,
                     ino: e.ino(),
@@ -250,7 +253,7 @@ impl Entries {
             let e = self.entries.next()?;
             Some(e.map(|e| {
                 Some(ListedEntry {
-                    name: e.file_name().into_string().ok()?,
+                    name: e.file_name(),
                     regular: false,
                     ino: 0,
                 })
@@ -259,7 +262,7 @@ impl Entries {
     }
 
     /// `stat` of entry `name` (symbolic links followed).
-    pub(crate) fn stat(&self, name: &str) -> std::io::Result<EntryStat> {
+    pub(crate) fn stat(&self, name: &std::ffi::OsStr) -> std::io::Result<EntryStat> {
         #[cfg(unix)]
         return stat_fd(self.dir.fd()?, name);
         #[cfg(not(unix))]
@@ -292,7 +295,7 @@ mod tests {
         ] {
             f.set_modified(t).unwrap();
             let dir = Entries::open(tmp.path(), None).unwrap();
-            let st = dir.stat("pack-1.idx").unwrap();
+            let st = dir.stat("pack-1.idx".as_ref()).unwrap();
             assert_eq!(st.kind, Kind::File);
             assert_eq!(Some(st.stamp), Stamp::of(&file));
             assert_eq!(st.stamp.mtime, Some(t));

@@ -423,7 +423,13 @@ pub fn all_objects(
             visited.push((*id, loc));
             ControlFlow::Continue(())
         })?;
-        let mut pack_rank = std::collections::HashMap::new();
+        // git's order of packs, then any other pack in the order first visited.
+        let mut pack_rank: std::collections::HashMap<_, _> = objects
+            .handle()
+            .packs_in_git_order()
+            .into_iter()
+            .zip(0..)
+            .collect();
         for (_, loc) in &visited {
             if let Location::Packed { pack, .. } = loc {
                 let next = pack_rank.len();

@@ -56,10 +56,13 @@ pub(super) struct RefreshState {
     pub(super) ids: HashMap<PathBuf, (PackId, Stamp, u64)>,
     pub(super) next_id: u64,
     /// How many listings this state has seen (the current one's number).
-    listing_number: u64,
+    pub(super) listing_number: u64,
     /// Objects directories by stable number, in the order first seen: never shrinks, so a number always names
     /// the same directory.
     pub(super) numbered_dirs: Vec<PathBuf>,
+    /// Packs kept by [`keep_loaded`](super::successor::keep_loaded) though the last listings missed them: how
+    /// many listings in a row did.
+    pub(super) kept: HashMap<PathBuf, u32>,
 }
 
 pub(super) fn pack_path_in(g: &Listing, pack: PackId) -> Option<PathBuf> {
@@ -82,6 +85,7 @@ impl RefreshState {
             next_id: 0,
             listing_number: 0,
             numbered_dirs: Vec::new(),
+            kept: HashMap::new(),
         }
     }
 

@@ -452,7 +452,10 @@ impl Store {
             // New directories keep a deferred detector deferred (its count starts again).
             defer_events: old.fresh.keeps_deferring(),
         };
-        let listing = list(req, &mut state)?;
+        let mut listing = list(req, &mut state)?;
+        // A re-listing after a miss keeps the loaded packs it did not find, as git does (issue 38, 5); an explicit
+        // refresh (and `locate_again`'s) sees the repository as it is.
+        successor::keep_loaded(&current, &mut listing, &mut state, !force);
         Counters::add(&self.counters.listings, 1);
         let same = same_listing(old, &listing);
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An

@@ -1,10 +1,12 @@
 //! From a [`Location`](super::Location) to the file that holds the object: [`PackInfo`] for packs (path, size,
 //! `.keep` / `.promisor`), the path of a loose object, and how a caller learns that a pack is gone.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::listing::Listing;
+use super::plan::SlotSpec;
 use super::scan::ListedPack;
 use super::{Handle, Store};
 use crate::error::Error;
@@ -184,5 +186,105 @@ impl Handle {
     /// [`Store::loose_path`] without the store's lock.
     pub fn loose_path(&self, dir: usize, id: &ObjectId) -> Option<PathBuf> {
         loose_path_in(self.listing(), dir, id).or_else(|| self.store().loose_path(dir, id))
+    }
+}
+
+impl Handle {
+    /// The packs of this handle's listing in the order git 2.47 visits them in `for_each_packed_object` (what
+    /// `git cat-file --batch-all-objects --unordered` prints, each pack's objects in pack order):
+    ///
+    /// - first the packs of the multi-pack-indices, as `get_all_packs` adds them one by one to the front of
+    ///   git's list: the last pack of the last multi-pack-index first. That list of multi-pack-indices has the
+    ///   first one found first, then the others in the reverse order of their objects directories
+    ///   (`prepare_multi_pack_index_one` inserts each after the head); an incremental chain is one, its base
+    ///   layer's packs first;
+    /// - then the other packs as `prepare_packed_git` sorts them (`sort_pack`, a stable sort): the repository's
+    ///   own before the alternates', then by the `.pack`'s modification time in whole seconds (`st_mtime`),
+    ///   newest first. Packs of the same second keep the list's order, which `install_packed_git` built by adding
+    ///   each pack at the front as the pack directories were read: the last one read first.
+    ///
+    /// ```
+    /// # let repo = odb_index_testkit::init_repo("sha1", true);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 1, "a");
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 2, "b");
+    /// use odb_index::{Options, Store};
+    ///
+    /// let store = Store::open(repo.path(), Options::default())?;
+    /// let order = store.handle().packs_in_git_order();
+    /// assert_eq!(order.len(), 2);
+    /// assert!(order.iter().all(|&p| store.is_pack_live(p)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn packs_in_git_order(&self) -> Vec<PackId> {
+        git_order_in(self.listing())
+    }
+}
+
+/// [`Handle::packs_in_git_order`] of listing `g`.
+fn git_order_in(g: &Listing) -> Vec<PackId> {
+    // The multi-pack-index slots of each pack directory (a chain's layers, base first), in directory order.
+    let mut midx_groups: Vec<(&Path, Vec<usize>)> = Vec::new();
+    for slot in &g.slots {
+        let SlotSpec::Midx {
+            path, packs, layer, ..
+        } = slot
+        else {
+            continue;
+        };
+        // `<pack dir>/multi-pack-index`, or `<pack dir>/multi-pack-index.d/<layer>`.
+        let dir = match layer {
+            Some(_) => path.parent().and_then(Path::parent),
+            None => path.parent(),
+        }
+        .unwrap_or(path);
+        let packs = packs.iter().flatten().copied();
+        match midx_groups.last_mut() {
+            Some((d, v)) if *d == dir => v.extend(packs),
+            _ => midx_groups.push((dir, packs.collect())),
+        }
+    }
+    if midx_groups.len() > 1 {
+        midx_groups[1..].reverse();
+    }
+    let mut seen = HashSet::new();
+    let mut order: Vec<usize> = midx_groups
+        .into_iter()
+        .flat_map(|(_, v)| v)
+        .filter(|&p| seen.insert(p))
+        .collect();
+    order.reverse();
+    // The others, in the order they were installed (directory order, then as each directory listed them), then
+    // each put at the front; then sorted, stably.
+    let mut others: Vec<usize> = (0..g.packs.len()).filter(|p| !seen.contains(p)).collect();
+    others.sort_by_key(|&p| (dir_rank(g, g.packs[p].dir), g.packs[p].listed_at));
+    others.reverse();
+    let own = g.dir_ids.first().copied();
+    others.sort_by_key(|&p| {
+        let p = &g.packs[p];
+        (
+            Some(p.dir) != own,
+            std::cmp::Reverse(whole_seconds(p.mtime)),
+        )
+    });
+    order.extend(others);
+    order.into_iter().map(|p| g.packs[p].id).collect()
+}
+
+/// The position of objects directory number `dir` in the listing's search order.
+fn dir_rank(g: &Listing, dir: usize) -> usize {
+    g.dir_ids
+        .iter()
+        .position(|&d| d == dir)
+        .unwrap_or(usize::MAX)
+}
+
+/// `t` in whole seconds since the epoch, as `st_mtime` has it (rounded down, before 1970 too).
+fn whole_seconds(t: SystemTime) -> i64 {
+    match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => {
+            let d = e.duration();
+            -i64::try_from(d.as_secs()).unwrap_or(i64::MAX) - i64::from(d.subsec_nanos() > 0)
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! sockets or devices named like an index (never opened).
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -12,7 +13,7 @@ use crate::ids::PackId;
 
 /// A pack present in one listing: the one description of a pack inside the store (the public
 /// [`PackInfo`](super::PackInfo) is made from it).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct ListedPack {
     pub(super) id: PackId,
     pub(super) idx_path: PathBuf,
@@ -34,6 +35,9 @@ pub(super) struct ListedPack {
     pub(super) promisor: bool,
     /// The stable number of the objects directory holding it (see [`Listing::dir_ids`](super::listing::Listing)).
     pub(super) dir: usize,
+    /// Its `.idx`'s position among its directory's `.idx` entries as the directory listed them (`readdir`
+    /// order: git's list of packs is made in it, which decides its order between packs of the same second).
+    pub(super) listed_at: usize,
 }
 
 /// Which multi-pack-index files a pack directory has.
@@ -86,40 +90,41 @@ pub(super) fn scan_pack_dir(
     (Some(entries.stamp), scan.map(Some))
 }
 
-/// What one directory entry is to the listing.
+/// What one directory entry is to the listing (names compared as bytes: git reads a pack whatever its name's
+/// bytes, `pack-\xff<hash>.idx` too).
 enum Named<'a> {
     Midx,
     ChainDir,
-    Keep(&'a str),
-    Promisor(&'a str),
-    /// An `.idx` (not one of git's temporary files).
+    /// A `.keep` file, with its stem.
+    Keep(&'a [u8]),
+    /// A `.promisor` file, with its stem.
+    Promisor(&'a [u8]),
+    /// An `.idx`.
     Index,
     Other,
 }
 
-fn classify(name: &str) -> Named<'_> {
-    if name == "multi-pack-index" {
+fn classify(name: &OsStr) -> Named<'_> {
+    let name = name.as_encoded_bytes();
+    if name == b"multi-pack-index" {
         return Named::Midx;
     }
-    if name == crate::midx::chain::CHAIN_DIR {
+    if name == crate::midx::chain::CHAIN_DIR.as_bytes() {
         return Named::ChainDir;
     }
-    if let Some(stem) = name.strip_suffix(".keep") {
+    if let Some(stem) = name.strip_suffix(b".keep") {
         return Named::Keep(stem);
     }
-    if let Some(stem) = name.strip_suffix(".promisor") {
+    if let Some(stem) = name.strip_suffix(b".promisor") {
         return Named::Promisor(stem);
     }
-    // git reads every `*.idx` with a `.pack` beside it, whatever its name (t5319's `test-64-<hash>.idx`),
-    // but for its own temporary files: `repack` writes `.tmp-<pid>-pack-<hash>.*` and renames them into
-    // place, `.pack` first, removing the old packs only after (so their objects are never only there).
-    let Some(stem) = name.strip_suffix(".idx") else {
-        return Named::Other;
-    };
-    if stem.starts_with(".tmp-") {
-        return Named::Other;
+    // git reads every `*.idx` with a `.pack` beside it, whatever its name (t5319's `test-64-<hash>.idx`), its
+    // own temporary files included: `repack` writes `.tmp-<pid>-pack-<hash>.*` before renaming them into place,
+    // and `prepare_packed_git_one` skips only `.` and `..` (git 2.47's `git cat-file` answers from such a pack).
+    match name.strip_suffix(b".idx") {
+        Some(_) => Named::Index,
+        None => Named::Other,
     }
-    Named::Index
 }
 
 fn scan_entries(
@@ -132,11 +137,11 @@ fn scan_entries(
     let mut has_chain_dir = false;
     let mut special = Vec::new();
     // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
-    let mut keep: HashSet<String> = Default::default();
-    let mut promisor: HashSet<String> = Default::default();
+    let mut keep: HashSet<Vec<u8>> = Default::default();
+    let mut promisor: HashSet<Vec<u8>> = Default::default();
     // The `.idx` entries, and the `.pack` names the directory lists as regular files.
     let mut indices: Vec<ListedEntry> = Vec::new();
-    let mut regular_packs: HashSet<String> = Default::default();
+    let mut regular_packs: HashSet<OsString> = Default::default();
     while let Some(entry) = dir.next_entry() {
         let Some(entry) = entry.map_err(|e| Error::io(pack_dir, e))? else {
             continue;
@@ -151,7 +156,7 @@ fn scan_entries(
                 promisor.insert(stem.to_owned());
             }
             Named::Other => {
-                if entry.regular && entry.name.ends_with(".pack") {
+                if entry.regular && entry.name.as_encoded_bytes().ends_with(b".pack") {
                     regular_packs.insert(entry.name);
                 }
             }
@@ -164,27 +169,47 @@ fn scan_entries(
         (false, false) => MidxFiles::None,
     };
     let covered = covered(midx);
-    // The `.pack` name beside each `.idx` (one buffer for the directory).
-    let mut pack_name = String::new();
-    for entry in &indices {
-        let stem = &entry.name[..entry.name.len() - ".idx".len()];
-        pack_name.clear();
-        pack_name.push_str(stem);
-        pack_name.push_str(".pack");
+    for (listed_at, entry) in indices.iter().enumerate() {
+        // The `.pack` name beside the `.idx` (any bytes): its stem then `.pack`, as git makes it (a name that is
+        // only `.idx` has no extension to replace: its pack is `.pack`).
+        let pack_name = match Path::new(&entry.name).extension() {
+            Some(_) => Path::new(&entry.name)
+                .with_extension("pack")
+                .into_os_string(),
+            None => OsString::from(".pack"),
+        };
         // The guard against a FIFO or device swapped in is the listed type: both regular, no `stat` needed.
-        let by = covered.get(&entry.name).copied();
+        // (A multi-pack-index names its packs in UTF-8: another name is never covered.)
+        let by = entry.name.to_str().and_then(|n| covered.get(n)).copied();
         if let Some(by) = by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) {
-            dir_packs.push(listed_only(pack_dir, entry, by));
+            dir_packs.push(ListedPack {
+                listed_at,
+                ..listed_only(pack_dir, entry, by)
+            });
             continue;
         }
         match index_entry(dir, pack_dir, &entry.name, &pack_name) {
-            Some(Ok(pack)) => dir_packs.push(pack),
+            Some(Ok(pack)) => dir_packs.push(ListedPack { listed_at, ..pack }),
             Some(Err(e)) => special.push(e),
             None => {}
         }
     }
-    for p in &mut dir_packs {
-        if let Some(stem) = p.idx_path.file_stem().and_then(|s| s.to_str()) {
+    mark_and_sort(&mut dir_packs, &keep, &promisor);
+    Ok(PackDirScan {
+        packs: dir_packs,
+        special,
+    })
+}
+
+/// Mark the packs with a `.keep` or `.promisor` file beside them (their stems), then sort them in search order.
+fn mark_and_sort(
+    dir_packs: &mut [ListedPack],
+    keep: &HashSet<Vec<u8>>,
+    promisor: &HashSet<Vec<u8>>,
+) {
+    for p in dir_packs.iter_mut() {
+        if let Some(stem) = p.idx_path.file_name().map(OsStr::as_encoded_bytes) {
+            let stem = stem.strip_suffix(b".idx").unwrap_or(stem);
             p.keep = keep.contains(stem);
             p.promisor = promisor.contains(stem);
         }
@@ -197,10 +222,6 @@ fn scan_entries(
             .then_with(|| b.mtime.cmp(&a.mtime))
             .then_with(|| a.idx_path.cmp(&b.idx_path))
     });
-    Ok(PackDirScan {
-        packs: dir_packs,
-        special,
-    })
 }
 
 /// A pack a multi-pack-index covers, from its `.idx`'s directory entry alone (see [`ListedPack::stated`]);
@@ -216,6 +237,7 @@ fn listed_only(pack_dir: &Path, entry: &ListedEntry, covered_by: u64) -> ListedP
         keep: false,
         promisor: false,
         dir: 0,
+        listed_at: 0,
     }
 }
 
@@ -225,8 +247,8 @@ fn listed_only(pack_dir: &Path, entry: &ListedEntry, covered_by: u64) -> ListedP
 fn index_entry(
     dir: &Entries,
     pack_dir: &Path,
-    name: &str,
-    pack_name: &str,
+    name: &OsStr,
+    pack_name: &OsStr,
 ) -> Option<Result<ListedPack, (PathBuf, Error)>> {
     let idx_md = dir.stat(name).ok()?;
     if idx_md.kind == Kind::Dir {
@@ -254,6 +276,7 @@ fn index_entry(
         keep: false,
         promisor: false,
         dir: 0,
+        listed_at: 0,
     }))
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::filter::FilterCell;
-use super::listing::Listing;
+use super::listing::{Listing, RefreshState};
 use super::load::{Loaded, Map};
 use super::plan::SlotSpec;
 use crate::dir::Stamp;
@@ -125,4 +125,67 @@ fn drop_opened(spec: &mut SlotSpec) {
     if let SlotSpec::Midx { opened, .. } = spec {
         *opened.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
     }
+}
+
+/// How many listings in a row may miss a pack whose index is loaded before [`keep_loaded`] lets it go.
+pub(super) const MAX_KEPT_LISTINGS: u32 = 8;
+
+/// Issue 38, 5: keep in `listing` (a re-listing after a miss) each pack of `old` whose index `old` has loaded and
+/// which `listing` did not find (renamed away for a moment, or removed by a repack), as git keeps a pack it has
+/// opened: `reprepare_packed_git` never prunes its list, and an opened pack stays readable through its descriptor
+/// and mapping. The pack keeps its id, paths and stamp, and the successor map carries its loaded index; were it
+/// dropped, its objects would be `missing` until a listing saw it again. Not stale (P5): the id still names the
+/// same file, which a reader that has it open reads as before; a reader that cannot open it any more asks
+/// [`Handle::locate_again`](super::Handle::locate_again), whose re-listing keeps nothing (as an explicit
+/// [`Store::refresh`](super::Store::refresh)), so the location is then recognised as gone. A pack that
+/// [`MAX_KEPT_LISTINGS`] listings in a row missed is let go (a repack removed it for good: a long-lived store
+/// does not keep deleted packs mapped), and so is one whose objects directory is no longer searched.
+pub(super) fn keep_loaded(old: &Map, listing: &mut Listing, state: &mut RefreshState, keep: bool) {
+    if !keep {
+        state.kept.clear();
+        return;
+    }
+    let og = old.meta();
+    let listed: std::collections::HashSet<&Path> =
+        listing.packs.iter().map(|p| p.idx_path.as_path()).collect();
+    let mut kept = Vec::new();
+    let mut kept_counts = HashMap::new();
+    for (i, v) in old.ready() {
+        let (SlotSpec::Pack { pack, .. }, Loaded::Pack(_)) = (&og.slots[i], v) else {
+            continue;
+        };
+        let p = &og.packs[*pack];
+        let missed = state.kept.get(&p.idx_path).copied().unwrap_or(0) + 1;
+        if listed.contains(p.idx_path.as_path())
+            || missed > MAX_KEPT_LISTINGS
+            || !listing.dir_ids.contains(&p.dir)
+            || listing.slots.len() + kept.len() >= crate::protocol::MAX_SLOTS
+        {
+            continue;
+        }
+        kept_counts.insert(p.idx_path.clone(), missed);
+        kept.push(p.clone());
+    }
+    // The counts of the packs kept by this listing only: one seen again (or let go) starts from 0.
+    state.kept = kept_counts;
+    if kept.is_empty() {
+        return;
+    }
+    let mut packs = std::mem::take(&mut listing.packs).into_vec();
+    let mut slots = std::mem::take(&mut listing.slots).into_vec();
+    for p in kept {
+        // Its id survives this listing (a pack put back unchanged is the same pack).
+        state.ids.insert(
+            p.idx_path.clone(),
+            (p.id, p.idx_stamp, state.listing_number),
+        );
+        listing.pack_by_id.insert(p.id, packs.len());
+        slots.push(SlotSpec::Pack {
+            pack: packs.len(),
+            covered_by: None,
+        });
+        packs.push(p);
+    }
+    listing.packs = packs.into();
+    listing.slots = slots.into();
 }

@@ -84,10 +84,11 @@ impl Store {
             };
             files.sort();
             for f in files {
-                let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let result = if name.ends_with(".idx") && f.is_file() {
+                // Any name ending in `.idx` (its other bytes need not be UTF-8), as the listing and git read them.
+                let name = f.file_name().map_or(&b""[..], |n| n.as_encoded_bytes());
+                let result = if name.ends_with(b".idx") && f.is_file() {
                     verify_idx(&f, kind, load)
-                } else if name == "multi-pack-index" {
+                } else if name == b"multi-pack-index" {
                     verify_midx(&f, &pack_dir, kind, load, |p| {
                         // Read into memory (the checksum reads it all): never a mapping to fault.
                         let m = MultiPackIndex::open_with(p, kind, LoadMode::Read)?;

@@ -18,12 +18,15 @@ mod answers;
 mod as_git;
 mod differences;
 mod formats;
+mod flapping;
 mod freshness;
 mod git_identity;
 mod listing;
 mod maintenance;
 mod midx_check;
 mod names;
+mod pack_names;
+mod unordered;
 
 const BIN: &str = env!("CARGO_BIN_EXE_odb-index");
 

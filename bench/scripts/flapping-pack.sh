@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 38, item 5: a pack that vanishes and comes back (a "flapping" file: its .idx and .pack renamed away and
+# back, over and over) while `batch-check` asks for its objects, with git as the control. Every other line asks
+# for an id no pack has, so that each program misses (and, on a changed pack directory, lists again) while the
+# pack may be away. Counts the lines of the pack's objects answered `missing`, per run and in total.
+#
+#   bench/scripts/flapping-pack.sh [odb-index binary] [runs] [lines per run]
+#
+# Defaults: target/release/odb-index, 5 runs, 20000 lines (half of them the pack's objects).
+set -euo pipefail
+BIN=${1:-target/release/odb-index}
+RUNS=${2:-5}
+LINES=${3:-20000}
+BIN=$(realpath "$BIN")
+tmp=$(mktemp -d)
+trap 'kill "${flapper:-0}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git init -q --bare "$tmp/r"
+import() { # $1 seed, $2 blobs: one new pack
+  { for i in $(seq 1 "$2"); do printf 'blob\nmark :%d\ndata <<E\nflap %s %d\nE\n' "$i" "$1" "$i"; done
+    printf 'commit refs/heads/b%s\ncommitter f <f@x> 1700000000 +0000\ndata 1\nx\n' "$1"
+    for i in $(seq 1 "$2"); do printf 'M 100644 :%d f%d\n' "$i" "$i"; done; echo; } |
+    git -C "$tmp/r" -c fastimport.unpackLimit=0 fast-import --quiet
+}
+import 1 200   # the pack that flaps
+idx=$(ls "$tmp"/r/objects/pack/*.idx)
+import 2 200   # another pack, always there
+git show-index <"$idx" | awk '{print $2}' >"$tmp/ids"
+python3 - "$tmp/ids" "$LINES" >"$tmp/input" <<'EOF'
+import sys, hashlib
+ids = open(sys.argv[1]).read().split()
+for i in range(int(sys.argv[2]) // 2):
+    print(ids[i % len(ids)])
+    print(hashlib.sha1(b"absent %d" % i).hexdigest())
+EOF
+present=$(python3 -c "print($LINES // 2)")
+# The flapper: .idx away then .pack, back .pack first then .idx (as git renames), 2 ms away, 2 ms back.
+python3 - "$idx" "$tmp/stop" <<'EOF' &
+import os, sys, time
+idx = sys.argv[1]; pack = idx[:-4] + ".pack"; stop = sys.argv[2]
+while not os.path.exists(stop):
+    os.rename(idx, idx + ".away"); os.rename(pack, pack + ".away")
+    time.sleep(0.002)
+    os.rename(pack + ".away", pack); os.rename(idx + ".away", idx)
+    time.sleep(0.002)
+EOF
+flapper=$!
+count() { # $@: the command; prints the pack's objects answered missing
+  "$@" <"$tmp/input" | awk 'NR % 2 == 1 && / missing$/ {n++} END {print n+0}'
+}
+tg=0; to=0
+for run in $(seq 1 "$RUNS"); do
+  g=$(count git -C "$tmp/r" cat-file --batch-check)
+  o=$(count "$BIN" batch-check "$tmp/r")
+  tg=$((tg + g)); to=$((to + o))
+  printf 'run %d: git %d of %d missing (%s%%), odb-index %d (%s%%)\n' "$run" "$g" "$present" \
+    "$(python3 -c "print(round(100*$g/$present, 2))")" "$o" "$(python3 -c "print(round(100*$o/$present, 2))")"
+done
+touch "$tmp/stop"; wait "$flapper" || true
+n=$((present * RUNS))
+printf 'total: git %d of %d (%s%%), odb-index %d (%s%%)\n' "$tg" "$n" \
+  "$(python3 -c "print(round(100*$tg/$n, 2))")" "$to" "$(python3 -c "print(round(100*$to/$n, 2))")"

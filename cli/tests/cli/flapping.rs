@@ -1,0 +1,103 @@
+//! Issue 38, item 5: a pack renamed away and back (a flapping file). git keeps a pack it has opened
+//! (`reprepare_packed_git` never prunes its list; the opened pack stays readable through its descriptor), so a
+//! long-running `git cat-file --batch-check` answers its objects while it is away, after a miss made it list
+//! the pack directory again. The command, asked the same lines one at a time, answers as git does.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use odb_index_testkit::{absent_ids, fast_import_blobs, git_cmd, idx_files, init_repo, show_index};
+
+/// A batch process asked one line at a time.
+struct Batch {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Batch {
+    fn new(mut c: Command) -> Batch {
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Batch {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// The answer to `id`.
+    fn ask(&mut self, id: &str) -> String {
+        writeln!(self.stdin, "{id}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Rename the `.idx` and `.pack` of the pack whose index is `idx` from `<name><from>` to `<name><to>`.
+fn rename(idx: &Path, from: &str, to: &str) {
+    for ext in ["idx", "pack"] {
+        std::fs::rename(
+            idx.with_extension(format!("{ext}{from}")),
+            idx.with_extension(format!("{ext}{to}")),
+        )
+        .unwrap();
+    }
+}
+
+/// git and the command each ask an object of a pack (which opens it), then, with the pack renamed away, an id no
+/// pack has (a miss, which lists the pack directory again), then the object again: git answers it; the command
+/// answered `missing`. Put back, both answer it.
+#[test]
+fn a_pack_renamed_away_after_it_was_read_is_still_read_as_git_reads_it() {
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    fast_import_blobs(r, 10, 1, "a");
+    let idx = idx_files(&r.join("objects"))[0].clone();
+    fast_import_blobs(r, 10, 2, "b");
+    let x = show_index(&idx, "sha1")[0].0.clone();
+    let y = show_index(&idx, "sha1")[1].0.clone();
+    let absent = absent_ids(1, 40, 7).remove(0);
+    let mut git = {
+        let mut c = git_cmd(r);
+        c.args(["cat-file", "--batch-check"]);
+        Batch::new(c)
+    };
+    let mut odb = {
+        let mut c = Command::new(super::BIN);
+        c.arg("batch-check").arg(r);
+        Batch::new(c)
+    };
+    let first = git.ask(&x);
+    assert!(
+        first.starts_with(&x) && !first.contains("missing"),
+        "{first}"
+    );
+    assert_eq!(odb.ask(&x), first);
+    rename(&idx, "", "away");
+    for id in [&absent, &x, &y] {
+        let want = git.ask(id);
+        assert_eq!(odb.ask(id), want, "{id}, the pack away");
+    }
+    rename(&idx, "away", "");
+    for id in [&absent, &x, &y] {
+        let want = git.ask(id);
+        assert_eq!(odb.ask(id), want, "{id}, the pack back");
+    }
+}
