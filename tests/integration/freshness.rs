@@ -149,6 +149,56 @@ fn temporary_packs_of_repack_are_listed_as_git_lists_them() {
     assert!(store.handle().locate(&x).unwrap().is_some());
 }
 
+/// Issue 38, 5: a pack renamed away and back (a flapping file) lost its objects whenever a re-listing after a
+/// miss ran while it was away: the listing dropped it, where git keeps a pack it has opened (`reprepare_packed_git`
+/// never prunes its list). Now a re-listing after a miss keeps a pack whose index is loaded, under its id; a
+/// reader that finds its file gone asks `locate_again`, whose re-listing keeps nothing, so the location is then
+/// recognised as stale (P5); put back, it is found again.
+#[test]
+fn a_loaded_pack_a_relisting_misses_is_kept_until_a_reader_finds_it_gone() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let idx = idx_files(&p.join("objects"))[0].clone();
+    fast_import_blobs(p, 10, 2, "b");
+    let x: ObjectId = show_index(&idx, "sha1")[0].0.parse().unwrap();
+    let absent: ObjectId = absent_ids(1, 40, 7)[0].parse().unwrap();
+    let store = Store::open(p, Options::default()).unwrap();
+    let mut h = store.handle();
+    let at = h.locate(&x).unwrap().unwrap();
+    let Location::Packed { pack, .. } = at else {
+        panic!("{at:?}")
+    };
+    let away = |from: &str, to: &str| {
+        for ext in ["idx", "pack"] {
+            let f = idx.with_extension(ext);
+            let (a, b) = (
+                f.with_extension(format!("{ext}{from}")),
+                f.with_extension(format!("{ext}{to}")),
+            );
+            std::fs::rename(a, b).unwrap();
+        }
+    };
+    away("", "away");
+    let listings = store.metrics().listings;
+    assert_eq!(h.locate(&absent).unwrap(), None);
+    assert!(store.metrics().listings > listings, "the miss listed again");
+    assert_eq!(
+        h.locate(&x).unwrap(),
+        Some(at),
+        "its index is loaded: kept, as git keeps a pack it opened"
+    );
+    assert!(store.is_pack_live(pack));
+    // A reader that cannot open it: listed again without it, the location is stale.
+    assert_eq!(h.locate_again(&x, at).unwrap(), None);
+    assert!(matches!(
+        store.pack_path(pack),
+        Err(odb_index::Error::StalePack { .. })
+    ));
+    away("away", "");
+    assert!(h.locate(&x).unwrap().is_some(), "back: found again");
+}
+
 /// Issue 38, 10: a pack that git writes into an *alternate's* pack directory after the store listed it is found
 /// by the next lookup of one of its objects, in each way a miss checks for changes: `stat` before events are
 /// set up (the default defers them), `stat` for good (`change_events(false)`), and events (Linux). git, on the
@@ -260,52 +310,4 @@ fn locate_again_follows_an_object_through_repeated_repacks() {
         );
         loc = again.unwrap();
     }
-/// Issue 38, 5: a pack renamed away and back (a flapping file) lost its objects whenever a re-listing after a
-/// miss ran while it was away: the listing dropped it, where git keeps a pack it has opened (`reprepare_packed_git`
-/// never prunes its list). Now a re-listing after a miss keeps a pack whose index is loaded, under its id; a
-/// reader that finds its file gone asks `locate_again`, whose re-listing keeps nothing, so the location is then
-/// recognised as stale (P5); put back, it is found again.
-#[test]
-fn a_loaded_pack_a_relisting_misses_is_kept_until_a_reader_finds_it_gone() {
-    let repo = init_repo("sha1", true);
-    let p = repo.path();
-    fast_import_blobs(p, 10, 1, "a");
-    let idx = idx_files(&p.join("objects"))[0].clone();
-    fast_import_blobs(p, 10, 2, "b");
-    let x: ObjectId = show_index(&idx, "sha1")[0].0.parse().unwrap();
-    let absent: ObjectId = absent_ids(1, 40, 7)[0].parse().unwrap();
-    let store = Store::open(p, Options::default()).unwrap();
-    let mut h = store.handle();
-    let at = h.locate(&x).unwrap().unwrap();
-    let Location::Packed { pack, .. } = at else {
-        panic!("{at:?}")
-    };
-    let away = |from: &str, to: &str| {
-        for ext in ["idx", "pack"] {
-            let f = idx.with_extension(ext);
-            let (a, b) = (
-                f.with_extension(format!("{ext}{from}")),
-                f.with_extension(format!("{ext}{to}")),
-            );
-            std::fs::rename(a, b).unwrap();
-        }
-    };
-    away("", "away");
-    let listings = store.metrics().listings;
-    assert_eq!(h.locate(&absent).unwrap(), None);
-    assert!(store.metrics().listings > listings, "the miss listed again");
-    assert_eq!(
-        h.locate(&x).unwrap(),
-        Some(at),
-        "its index is loaded: kept, as git keeps a pack it opened"
-    );
-    assert!(store.is_pack_live(pack));
-    // A reader that cannot open it: listed again without it, the location is stale.
-    assert_eq!(h.locate_again(&x, at).unwrap(), None);
-    assert!(matches!(
-        store.pack_path(pack),
-        Err(odb_index::Error::StalePack { .. })
-    ));
-    away("away", "");
-    assert!(h.locate(&x).unwrap().is_some(), "back: found again");
 }
