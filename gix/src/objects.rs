@@ -16,8 +16,8 @@ use odb_index::{
     Store,
 };
 
-use crate::answer::{Answer, Want};
 use crate::Error;
+use crate::answer::{Answer, Want};
 use crate::convert::{AnyId, kind_to_gix, oid_from_gix};
 use crate::loose::Loose;
 use crate::prefix;
@@ -549,7 +549,10 @@ impl Objects {
 
     /// The [`Info`] of an answer with a type and size; `None` for a file that is not a loose object under
     /// [`IncompleteMode::Miss`] (git's `missing`).
-    pub(crate) fn info_of(&self, answer: Result<Option<Answer>, Error>) -> Result<Option<Info>, Error> {
+    pub(crate) fn info_of(
+        &self,
+        answer: Result<Option<Answer>, Error>,
+    ) -> Result<Option<Info>, Error> {
         match answer {
             Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
             found => Ok(found?.map(|a| Info {

@@ -97,10 +97,21 @@ fn locations_of_an_iteration_answer_as_git_after_the_packs_are_replaced() {
     let want = git_answers(p, &ids);
     for (want, (id, loc)) in want.iter().zip(&listed) {
         let disk = objects
-            .answer_at(id, *loc, Want { disk_size: true, ..Want::default() }, &mut Vec::new())
+            .answer_at(
+                id,
+                *loc,
+                Want {
+                    disk_size: true,
+                    ..Want::default()
+                },
+                &mut Vec::new(),
+            )
             .unwrap()
             .expect("present");
-        assert_eq!(disk.disk_size, Some(want.rsplit_once(' ').unwrap().1.parse().unwrap()));
+        assert_eq!(
+            disk.disk_size,
+            Some(want.rsplit_once(' ').unwrap().1.parse().unwrap())
+        );
         assert_ne!(disk.place.location(), *loc, "read where the object is now");
         let all = Want {
             header: true,
@@ -112,7 +123,12 @@ fn locations_of_an_iteration_answer_as_git_after_the_packs_are_replaced() {
             .answer_at(id, *loc, all, &mut Vec::new())
             .unwrap()
             .expect("present");
-        let got = format!("{} {} {}", a.kind.unwrap(), a.size.unwrap(), a.disk_size.unwrap());
+        let got = format!(
+            "{} {} {}",
+            a.kind.unwrap(),
+            a.size.unwrap(),
+            a.disk_size.unwrap()
+        );
         assert_eq!(&got, want, "{id}");
     }
 }
@@ -129,7 +145,11 @@ fn for_each_info_lists_what_git_lists() {
         fast_import_blobs(p, 30, 2, "b");
         // A second copy of branch a's commit, in a pack of its own.
         let a = git(p, &["rev-parse", "a"]);
-        git_stdin(p, &["pack-objects", "-q", "objects/pack/pack"], a.as_bytes());
+        git_stdin(
+            p,
+            &["pack-objects", "-q", "objects/pack/pack"],
+            a.as_bytes(),
+        );
         git_stdin(p, &["hash-object", "-w", "--stdin"], b"loose\n");
         let objects = Objects::open(p).unwrap();
         let mut got = Vec::new();

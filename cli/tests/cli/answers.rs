@@ -77,7 +77,10 @@ fn batches_after_a_repack_answer_as_git() {
         for _ in 0..first_len {
             line.clear();
             stdout.read_line(&mut line).unwrap();
-            assert!(line.ends_with(" blob 2\n") || !line.contains("error"), "{mode:?}: {line}");
+            assert!(
+                line.ends_with(" blob 2\n") || !line.contains("error"),
+                "{mode:?}: {line}"
+            );
         }
         git(p, &["repack", "-adfq"]);
         // An abbreviated name first (it moves the reader's handle to the new listing), then every id.
@@ -175,7 +178,11 @@ fn a_corrupt_pack_entry_is_read_from_another_copy_as_git() {
             .to_owned();
         let loose = p.join("objects").join(&x[..2]).join(&x[2..]);
         let saved = std::fs::read(&loose).unwrap();
-        let name = git_stdin(p, &["pack-objects", "-q", "objects/pack/pack"], x.as_bytes());
+        let name = git_stdin(
+            p,
+            &["pack-objects", "-q", "objects/pack/pack"],
+            x.as_bytes(),
+        );
         let pack = p.join(format!("objects/pack/pack-{}.pack", name.trim()));
         let idx = pack.with_extension("idx");
         std::fs::remove_file(&loose).unwrap();
@@ -190,7 +197,11 @@ fn a_corrupt_pack_entry_is_read_from_another_copy_as_git() {
             "pack" => {
                 // Another pack with the object, older than the corrupt one (listed after it).
                 std::fs::write(&loose, &saved).unwrap();
-                let n2 = git_stdin(p, &["pack-objects", "-q", "objects/pack/other"], x.as_bytes());
+                let n2 = git_stdin(
+                    p,
+                    &["pack-objects", "-q", "objects/pack/other"],
+                    x.as_bytes(),
+                );
                 std::fs::remove_file(&loose).unwrap();
                 for ext in ["pack", "idx"] {
                     let f = p.join(format!("objects/pack/other-{}.{ext}", n2.trim()));
@@ -237,7 +248,10 @@ fn with_opens_failing(repo: &Path, path: &Path, when: &str, args: &[&str], input
         .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=open,openat"])
         .arg("-P")
         .arg(path)
-        .args(["-e", &format!("inject=open,openat:error=ENOENT:when={when}")])
+        .args([
+            "-e",
+            &format!("inject=open,openat:error=ENOENT:when={when}"),
+        ])
         .arg(BIN)
         .arg("batch-check")
         .args(args)
@@ -269,7 +283,11 @@ fn a_pack_gone_again_during_the_retry_is_located_again() {
     let x = git_stdin(p, &["hash-object", "-w", "--stdin"], b"x\n")
         .trim()
         .to_owned();
-    let name = git_stdin(p, &["pack-objects", "-q", "objects/pack/pack"], x.as_bytes());
+    let name = git_stdin(
+        p,
+        &["pack-objects", "-q", "objects/pack/pack"],
+        x.as_bytes(),
+    );
     let pack = p.join(format!("objects/pack/pack-{}.pack", name.trim()));
     std::fs::remove_file(p.join("objects").join(&x[..2]).join(&x[2..])).unwrap();
     let input = format!("{x}\n");

@@ -17,8 +17,8 @@ use odb_index_testkit::{
 mod answers;
 mod as_git;
 mod differences;
-mod formats;
 mod flapping;
+mod formats;
 mod freshness;
 mod git_identity;
 mod listing;
