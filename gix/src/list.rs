@@ -53,10 +53,10 @@ impl Objects {
                 continue;
             }
             let answered = self.answer_at(&id, loc, Want::HEADER, &mut scratch);
-            if let Some(info) = self.info_of(answered)? {
-                if f(info).is_break() {
-                    break;
-                }
+            if let Some(info) = self.info_of(answered)?
+                && f(info).is_break()
+            {
+                break;
             }
         }
         Ok(())

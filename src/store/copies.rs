@@ -5,8 +5,6 @@
 use super::{Handle, Location};
 use crate::error::Error;
 use crate::oid::ObjectId;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
-use crate::sync::plain::Arc;
 
 impl Handle {
     /// A location of `id` that is none of `exclude` (copies the caller found unreadable), or `None` if the
@@ -44,14 +42,7 @@ impl Handle {
         id: &ObjectId,
         exclude: &[Location],
     ) -> Result<Option<Location>, Error> {
-        let store = Arc::clone(self.store());
-        if id.kind() != store.hash_kind() {
-            return Err(Error::WrongIdHashKind {
-                objects_dir: store.objects_dir().to_path_buf(),
-                expected: store.hash_kind(),
-                found: id.kind(),
-            });
-        }
+        self.check_kind(id)?;
         if let Some(found) = self.other_in_listing(id, exclude) {
             return Ok(Some(found));
         }

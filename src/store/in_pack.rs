@@ -52,14 +52,7 @@ impl Handle {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn locate_in_pack(&mut self, pack: PackId, id: &ObjectId) -> Result<Option<u64>, Error> {
-        let store = Arc::clone(self.store());
-        if id.kind() != store.hash_kind() {
-            return Err(Error::WrongIdHashKind {
-                objects_dir: store.objects_dir().to_path_buf(),
-                expected: store.hash_kind(),
-                found: id.kind(),
-            });
-        }
+        self.check_kind(id)?;
         self.check_listed(pack)?;
         let bytes = id.as_bytes();
         if let Some(answer) = self.in_loaded(pack, bytes) {
@@ -116,6 +109,19 @@ impl Handle {
         }
         let idx = self.own_index(pack)?;
         Ok(f(&idx))
+    }
+
+    /// [`Error::WrongIdHashKind`] unless `id` is of the store's hash kind.
+    pub(super) fn check_kind(&self, id: &ObjectId) -> Result<(), Error> {
+        let store = self.store();
+        if id.kind() != store.hash_kind() {
+            return Err(Error::WrongIdHashKind {
+                objects_dir: store.objects_dir().to_path_buf(),
+                expected: store.hash_kind(),
+                found: id.kind(),
+            });
+        }
+        Ok(())
     }
 
     /// `Ok` if `pack` is in this handle's listing, or in the store's current one (a pack newer than the handle's).

@@ -17,17 +17,7 @@ fn commits_in_packs(p: &Path, n: usize) -> Vec<String> {
         git(p, &["commit", "-qm", &format!("c{i}")]);
         git(p, &["repack", "-dq"]);
     }
-    git(
-        p,
-        &[
-            "cat-file",
-            "--batch-all-objects",
-            "--batch-check=%(objectname)",
-        ],
-    )
-    .lines()
-    .map(str::to_owned)
-    .collect()
+    odb_index_testkit::all_objects(p)
 }
 
 /// git's answers to `input` (`cat-file` with `args`).
@@ -122,31 +112,10 @@ fn disk_size_alone_of_a_file_gone_since_the_lookup_answers_as_git() {
         "--batch-check=%(objectsize:disk) %(deltabase)",
     ] {
         for mode in [&[][..], &["--buffer"][..], &["--threads", "2"][..]] {
-            let out = Command::new("strace")
-                .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=open,openat"])
-                .arg("-P")
-                .arg(&loose)
-                .args(["-e", "inject=open,openat:error=ENOENT:when=1"])
-                .arg(BIN)
-                .arg("batch-check")
-                .arg(format)
-                .args(mode)
-                .arg(p)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .and_then(|mut c| {
-                    c.stdin
-                        .take()
-                        .unwrap()
-                        .write_all(format!("{x}\n").as_bytes())?;
-                    c.wait_with_output()
-                })
-                .unwrap();
-            assert!(out.status.success(), "{format} {mode:?}: {out:?}");
+            let mut args = vec![format];
+            args.extend_from_slice(mode);
             assert_eq!(
-                String::from_utf8(out.stdout).unwrap(),
+                with_opens_failing(p, &loose, "1", &args, &format!("{x}\n")),
                 git_answers(p, &[format], &format!("{x}\n")),
                 "{format} {mode:?}"
             );
