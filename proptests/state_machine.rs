@@ -28,13 +28,13 @@ use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state
 
 /// Accept (as stale) a location in a pack removed before the last refresh. Was needed for a bug (a lookup answered
 /// from a retired map; regression test `handle_made_before_refresh_does_not_report_a_pack_the_refresh_saw_deleted`
-/// in tests/reliability.rs), now fixed: `false` keeps the strict check.
+/// in tests/integration/reliability.rs), now fixed: `false` keeps the strict check.
 const TOLERATE_STALE_FIRST_HIT: bool = false;
 
 /// Follow every multi-pack-index write with an explicit refresh. Was needed for a bug (a multi-pack-index replaced
 /// between listing and loading was misread; regression test
-/// `multi_pack_index_replaced_between_listing_and_loading_is_not_misread` in tests/reliability.rs), now fixed:
-/// `false` lets the store meet files replaced after it listed them.
+/// `multi_pack_index_replaced_between_listing_and_loading_is_not_misread` in tests/integration/reliability.rs), now
+/// fixed: `false` lets the store meet files replaced after it listed them.
 const REFRESH_AFTER_MIDX_WRITE: bool = false;
 
 /// Objects are numbered `0..UNIVERSE`.
@@ -319,10 +319,10 @@ impl System {
                     .get(&path)
                     .unwrap_or_else(|| panic!("unknown pack {}: {what}", path.display()));
                 if !(model.disk.contains_key(&serial) || model.removed.contains(&serial)) {
-                    // Known bug (tests/reliability.rs,
+                    // A bug, fixed (tests/integration/reliability.rs,
                     // handle_made_before_refresh_does_not_report_a_pack_the_refresh_saw_deleted): a handle made
-                    // before a refresh can answer from its retired map. Until it is fixed, require at least that
-                    // the store recognises the location as stale (P5); set the constant to false to see it fail.
+                    // before a refresh answered from its retired map. With the constant true, this tolerates
+                    // such a location if the store recognises it as stale (P5); false (the default) fails.
                     assert!(
                         TOLERATE_STALE_FIRST_HIT
                             && matches!(self.store.pack_path(pack), Err(Error::StalePack { .. })),

@@ -11,6 +11,13 @@
 //! - `prefix`, `iter`, `location`, `chain` (fixtures in `api_common`): abbreviated ids, iteration and counts,
 //!   lookup within one pack, pack information and stale packs, loose paths, environment alternates, the
 //!   `IncompleteMode` contract, incremental multi-pack-index chains; all against git.
+//! - `covered`: packs a multi-pack-index covers, listed without a `stat`, their files changed between a listing
+//!   and its use (docs/PROTOCOL.md, F6).
+//! - `freshness`: files that vanish between a listing and their use (a loose object packed and pruned, a pack
+//!   replaced), found where they are now.
+//! - `listing`: listing agrees with lookup (`for_each_object`, `objects_sorted`, `unlocatable_objects`).
+//! - `never_wrong`: abbreviated ids and iteration follow the lookup's order; unreadable loose fan-out directories.
+//! - `watch`: change detection by inotify; every way its events can be incomplete ends in a rescan or `stat`.
 //!
 //! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
 //! binary is then empty (the loom models are `loom-tests/`).
