@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # What the documents name exists in this repository: every path, and every Rust item.
 #
-# The documents: README.md, cli/README.md, gix/README.md, fuzz/README.md, .ci/README.md, docs/*.md,
-# docs/upstream/README.md, upstream/repro/README.md, and the comments of loom-tests/ and proptests/ (not
-# CHANGELOG.md, whose entries name files and items as they were then).
+# The documents: README.md, cli/README.md, gix/README.md, fuzz/README.md, .ci/README.md, docs/*.md, the upstream
+# pull requests' texts (docs/upstream/), upstream/repro/README.md, and the comments of loom-tests/ and proptests/
+# (not CHANGELOG.md, whose entries name files and items as they were then).
 #
 # Paths: a word with a slash and a file extension whose first component is a directory at the top of the
 # repository (`tests/integration/stress.rs`) or, written relative to `src/`, a directory there (`store/mod.rs`);
@@ -13,17 +13,17 @@
 #
 # Items: in every backticked span, each path of Rust identifiers (`Type::method`, `module::item`,
 # `scan::tests::a_test_name`), and a span that is one identifier shaped like an item (`snake_case_fn`,
-# `CamelCase`, `SCREAMING_CASE`, with `()` or arguments after it or not). Each identifier of it must occur in
-# the workspace's sources (`.rs`, `.sh`, `.py`, `.toml` files under git, comment lines left out,
-# so that a comment does not keep a gone name alive; the upstream pull requests' patches of gix-odb; the
-# files' names). Paths into other crates (`std::`,
-# `gix_pack::`, `rustix::`, ...) are not checked; git's own names are in the allow-list below with the reason.
-# A grep, not a resolver: it catches a name that is gone, not one that moved to another type.
+# `CamelCase`, `SCREAMING_CASE`, with `()` or arguments after it or not). Each identifier of it must occur in the
+# workspace's sources: the `.rs`, `.sh`, `.py` and `.toml` files under git, their comment lines left out (so that
+# a comment does not keep a gone name alive), the upstream pull requests' patches of gix-odb, and the files'
+# names. Paths into other crates (`std::`, `gix_pack::`, `rustix::`, ...) are not checked; names of git, Linux
+# and other crates written without their crate are in the allow-list below, with the reason. A grep, not a
+# resolver: it catches a name that is gone, not one that moved to another type.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=()
 for f in README.md cli/README.md gix/README.md fuzz/README.md .ci/README.md docs/*.md docs/upstream/README.md \
-    upstream/repro/README.md; do
+    docs/upstream/*/*.md upstream/repro/README.md; do
     [ -f "$f" ] && docs+=("$f")
 done
 # The comments of the model and property-test files, as text of their own (line numbers kept).
@@ -104,21 +104,22 @@ for f in files:
 
 span = re.compile(r"`([^`]+)`")
 path = re.compile(r"(?<![\w:.])[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+")
-alone = re.compile(r"^[&*]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
-                   r"(?:\(.*\)|!|<.*>)?$", re.S)
+alone = re.compile(r"^[&*]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # snake_case
+                   r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"  # CamelCase
+                   r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"  # SCREAMING_CASE
+                   r"(?:\(.*\)|!|<.*>)?$", re.S)  # then arguments, a macro's `!` or generics
 bad = 0
 for doc in docs:
     name = doc[len(comments) + 1:] + " (comments)" if doc.startswith(comments + "/") else doc
     text = open(doc, encoding="utf-8").read()
-    if doc.endswith(".md"):  # fenced blocks blanked (their backticks are shell's), lines kept
-        out, fenced = [], False
-        for line in text.split("\n"):
-            if line.lstrip().startswith("```"):
-                fenced = not fenced
-                out.append("")
-            else:
-                out.append("" if fenced else line)
-        text = "\n".join(out)
+    out, fenced = [], False  # fenced blocks blanked (their backticks are shell's), lines kept
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            out.append("")
+        else:
+            out.append("" if fenced else line)
+    text = "\n".join(out)
     for m in span.finditer(text):
         s = m.group(1)
         names = [p.group(0).split("::") for p in path.finditer(s)]
