@@ -12,7 +12,7 @@
 # repository (`../shared/...`) are skipped.
 #
 # Items: in every backticked span, each path of Rust identifiers (`Type::method`, `module::item`,
-# `scan::tests::a_test_name`), and a span that is one identifier shaped like an item (`snake_case_fn`,
+# `scan::tests::a_test_name`, the part after a file's name in `tests/integration/x.rs::a_test`), and a span that is one identifier shaped like an item (`snake_case_fn`,
 # `CamelCase`, `SCREAMING_CASE`, with `()` or arguments after it or not). Each identifier of it must occur in the
 # workspace's sources: the `.rs`, `.sh`, `.py` and `.toml` files under git, their comment lines left out (so that
 # a comment does not keep a gone name alive), the upstream pull requests' patches of gix-odb, and the files'
@@ -104,6 +104,7 @@ for f in files:
 
 span = re.compile(r"`([^`]+)`")
 path = re.compile(r"(?<![\w:.])[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+")
+in_file = re.compile(r"\.rs::([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)")
 alone = re.compile(r"^[&*]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # snake_case
                    r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"  # CamelCase
                    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"  # SCREAMING_CASE
@@ -123,6 +124,7 @@ for doc in docs:
     for m in span.finditer(text):
         s = m.group(1)
         names = [p.group(0).split("::") for p in path.finditer(s)]
+        names += [p.group(1).split("::") for p in in_file.finditer(s)]  # `tests/x.rs::a_test`
         one = alone.match(s.strip())
         if one and "::" not in s:
             names.append([one.group(1)])
