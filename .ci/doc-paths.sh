@@ -12,13 +12,14 @@
 # repository (`../shared/...`) are skipped.
 #
 # Items: in every backticked span, each path of Rust identifiers (`Type::method`, `module::item`,
-# `scan::tests::a_test_name`, the part after a file's name in `tests/integration/x.rs::a_test`), and a span that is one identifier shaped like an item (`snake_case_fn`,
-# `CamelCase`, `SCREAMING_CASE`, with `()` or arguments after it or not). Each identifier of it must occur in the
-# workspace's sources: the `.rs`, `.sh`, `.py` and `.toml` files under git, their comment lines left out (so that
-# a comment does not keep a gone name alive), the upstream pull requests' patches of gix-odb, and the files'
-# names. Paths into other crates (`std::`, `gix_pack::`, `rustix::`, ...) are not checked; names of git, Linux
-# and other crates written without their crate are in the allow-list below, with the reason. A grep, not a
-# resolver: it catches a name that is gone, not one that moved to another type.
+# `scan::tests::a_test_name`, the part after a file's name in `tests/integration/x.rs::a_test`), and a span that
+# is one identifier shaped like an item (`snake_case_fn`, `CamelCase`, `SCREAMING_CASE`, with `()` or arguments
+# after it or not). Each identifier of it must occur in the workspace's sources: the `.rs`, `.sh`, `.py` and
+# `.toml` files under git, their comment lines left out (so that a comment does not keep a gone name alive), the
+# upstream pull requests' patches of gix-odb, and the files' names. Paths into other crates (`std::`,
+# `gix_pack::`, `rustix::`, ...) are not checked; names of git, Linux and other crates written without their
+# crate are in the allow-list below, with the reason. A grep, not a resolver: it catches a name that is gone, not
+# one that moved to another type.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=()
