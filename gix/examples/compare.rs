@@ -11,6 +11,10 @@
 //! --batch-all-objects` (both to /dev/null). `miss`: that many random absent ids (a pack about to be received)
 //! through `git cat-file --batch-check`, the command, and in-process through the client of `batch_check.rs` on
 //! odb-index-gix and the same client on gix-odb 0.87. Each run three times, interleaved; the median is printed.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example timing clients, not shipped code"
+)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,14 @@
 //! odb-index-gix against git: the example client, a gix-object traversal, headers and reads of every object,
 //! typed errors naming files.
+#![allow(
+    clippy::disallowed_types,
+    clippy::disallowed_methods,
+    reason = "tests read fixtures and share state with std: .clippy.toml's rules are for the shipped code"
+)]
+#![allow(
+    clippy::too_many_lines,
+    reason = "test scenarios read top to bottom: the 80-line rule is for the shipped code"
+)]
 
 use std::collections::BTreeSet;
 use std::io::Write as _;

@@ -2,6 +2,10 @@
 //! arm of every scenario, gix-odb's and git's included; a table run ends with the targets and the comparison
 //! table. No timing thresholds: only the shape of the output is checked.
 #![cfg(not(any(loom, shuttle)))]
+#![allow(
+    clippy::too_many_lines,
+    reason = "test scenarios read top to bottom: the 80-line rule is for the shipped code"
+)]
 
 use std::process::Command;
 
