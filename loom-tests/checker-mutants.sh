@@ -24,10 +24,10 @@ bucket-mark-counts-repeats ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_
 bucket-all-in-order-one-short ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_counts_a_bucket_marked_twice_once ~~ .fetch_add(new, Ordering::Relaxed) + new == 256 ~~ .fetch_add(new, Ordering::Relaxed) + new == 255
 bucket-all-in-order-never-set ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_all_in_order_once_every_bucket_is ~~             self.all_in_order.store(true, Ordering::Relaxed);\n ~~ 
 spin-yields ~~ src/sync.rs ~~ lib:protocol::tests::the_spin_before_parking_makes_no_sched_yield ~~ std::hint::spin_loop(); ~~ std::thread::yield_now();
-spin-yields-clippy ~~ src/protocol.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~             spin_loop();\n ~~             std::thread::yield_now();\n
+spin-yields-clippy ~~ src/protocol.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~             spin_loop();\n ~~             spin_loop();\n            std::thread::yield_now();\n
 dropped-handle-stops-reporting ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_dropped_handle_reports_its_uncounted_misses ~~ self.view.map().meta().fresh.report(&self.tally); ~~ let _ = &self.tally;
 std-atomic-outside-the-facade ~~ src/fanout.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering}; ~~ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-plain-without-reason ~~ src/loose.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ #[expect(clippy::disallowed_types, reason = "sync::plain: the loose cache, outside the models")]\nstruct Bucket ~~ struct Bucket
+plain-without-reason ~~ src/loose.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ #[expect(\n    clippy::disallowed_types,\n    reason = "sync::plain: the loose cache, outside the models"\n)]\nstruct Bucket ~~ struct Bucket
 unguarded-read ~~ cli/src/replace.rs ~~ sh:$CLIPPY -p odb-index-cli --bins -- -D warnings ~~ odb_index::data::read_bounded(&git_dir.join("packed-refs"), REF_FILE_LIMIT) ~~ std::fs::read(git_dir.join("packed-refs"))
 too-many-arguments-allowed ~~ src/repo/mod.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ pub fn discover(path: &Path) ~~ #[allow(clippy::too_many_arguments)]\npub fn discover(path: &Path)
 public-api-unlisted ~~ src/repo/mod.rs ~~ sh:CARGO_TARGET_DIR=$CHECK_TARGET bash .ci/public-api.sh ~~ pub fn discover(path: &Path) ~~ pub fn unlisted() {}\n\n/// Planted.\npub fn discover(path: &Path)

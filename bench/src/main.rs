@@ -24,7 +24,9 @@ mod bloom;
 mod chain;
 mod fixture;
 mod report;
+mod row;
 mod scenarios;
+mod strace;
 mod targets;
 
 use std::path::PathBuf;

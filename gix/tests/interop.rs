@@ -1,13 +1,10 @@
 //! odb-index-gix against git: the example client, a gix-object traversal, headers and reads of every object,
 //! typed errors naming files.
+// .clippy.toml's rules (the facade, the guarded read, 80-line functions) are for the shipped code, not tests.
 #![allow(
     clippy::disallowed_types,
     clippy::disallowed_methods,
-    reason = "tests read fixtures and share state with std: .clippy.toml's rules are for the shipped code"
-)]
-#![allow(
-    clippy::too_many_lines,
-    reason = "test scenarios read top to bottom: the 80-line rule is for the shipped code"
+    clippy::too_many_lines
 )]
 
 use std::collections::BTreeSet;
@@ -18,48 +15,7 @@ use std::process::{Command, Stdio};
 use gix_object::{Find, FindExt, FindHeader};
 use odb_index_gix::convert::oid_to_gix;
 use odb_index_gix::{Error, Objects, Place};
-use odb_index_testkit::{all_objects, git, git_stdin, init_repo, objects_dir};
-
-/// `commits` commits changing a few files of some KiB each (so repacks make deltas), and an annotated tag.
-fn history(repo: &Path, commits: usize, seed: u64) {
-    let mut s = String::new();
-    for c in 0..commits {
-        let msg = format!("commit {seed} {c}");
-        s.push_str(&format!(
-            "commit refs/heads/b{seed}\ncommitter t <t@example.invalid> {} +0000\ndata {}\n{msg}\n",
-            1_700_000_000 + c,
-            msg.len()
-        ));
-        for k in 0..3 {
-            let f = (c * 7 + k * 13) % 30;
-            let mut data = String::new();
-            for line in 0..(50 + f * 4) {
-                data.push_str(&format!("file {f} line {line}\n"));
-                if line % 13 == (c + k) % 13 {
-                    data.push_str(&format!("changed in {seed}.{c}\n"));
-                }
-            }
-            s.push_str(&format!(
-                "M 100644 inline d{}/f{f}\ndata {}\n{data}\n",
-                f % 3,
-                data.len()
-            ));
-        }
-        s.push('\n');
-    }
-    git_stdin(repo, &["fast-import", "--quiet"], s.as_bytes());
-    git(
-        repo,
-        &[
-            "tag",
-            "-a",
-            "-m",
-            "t",
-            &format!("t{seed}"),
-            &format!("b{seed}"),
-        ],
-    );
-}
+use odb_index_testkit::{all_objects, fast_import_history, git, git_stdin, init_repo, objects_dir};
 
 /// Repositories of both formats with OFS_DELTA and REF_DELTA packs and loose objects.
 fn repos() -> Vec<(tempfile::TempDir, &'static str)> {
@@ -68,12 +24,12 @@ fn repos() -> Vec<(tempfile::TempDir, &'static str)> {
         .map(|format| {
             let repo = init_repo(format, false);
             let r = repo.path();
-            history(r, 60, 1);
+            fast_import_history(r, 60, 1, "b1");
             git(
                 r,
                 &["-c", "repack.useDeltaBaseOffset=false", "repack", "-adfq"],
             );
-            history(r, 30, 2); // fast-import's pack: OFS_DELTA
+            fast_import_history(r, 30, 2, "b2"); // fast-import's pack: OFS_DELTA
             // Enough objects that some share their first 4 hex digits.
             odb_index_testkit::fast_import_blobs(r, 3000, 9, "blobs");
             git_stdin(r, &["hash-object", "-w", "--stdin"], b"a loose blob\n");
@@ -509,7 +465,7 @@ fn cat_file(r: &Path, mode: &str, input: &str) -> Vec<u8> {
 fn corrupt_pack_and_loose_object_give_typed_errors_naming_the_file() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 20, 5);
+    fast_import_history(r, 20, 5, "b5");
     git(r, &["repack", "-adq"]);
     let loose = git_stdin(r, &["hash-object", "-w", "--stdin"], b"x\n")
         .trim()
@@ -566,7 +522,7 @@ fn objects_is_send() {
 fn a_pack_removed_by_a_repack_between_lookup_and_read_is_looked_up_again() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 10, 6);
+    fast_import_history(r, 10, 6, "b6");
     git(r, &["repack", "-adq"]);
     let old_pack = odb_index_testkit::idx_files(&objects_dir(r))[0].with_extension("pack");
     let blob: odb_index::ObjectId = git(r, &["rev-parse", "b6:d0/f0"]).trim().parse().unwrap();
@@ -592,7 +548,7 @@ fn a_pack_removed_by_a_repack_between_lookup_and_read_is_looked_up_again() {
 fn packs_a_refresh_removed_are_dropped_once_the_listing_moves() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 10, 7);
+    fast_import_history(r, 10, 7, "b7");
     git(r, &["repack", "-adq"]);
     let blob: odb_index::ObjectId = git(r, &["rev-parse", "b7:d0/f0"]).trim().parse().unwrap();
     let objects = Objects::open(r).unwrap();
@@ -659,7 +615,7 @@ fn disk_sizes_and_bases(r: &Path, ids: &[String]) -> (Vec<String>, Vec<String>) 
 fn broken_rev_files_are_reported_once_and_answers_come_from_the_idx() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 20, 1);
+    fast_import_history(r, 20, 1, "b1");
     git(r, &["-c", "pack.writeReverseIndex=true", "repack", "-adfq"]);
     let rev = odb_index_testkit::pack_files(&objects_dir(r), "rev")
         .pop()
@@ -848,9 +804,9 @@ fn files_named_like_loose_objects_that_are_not_ones() {
 fn the_adapter_maps_no_pack_index_a_second_time() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 30, 1);
+    fast_import_history(r, 30, 1, "b1");
     git(r, &["repack", "-adfq"]);
-    history(r, 10, 2);
+    fast_import_history(r, 10, 2, "b2");
     git(r, &["repack", "-dq"]); // a second pack
     let idx_files = odb_index_testkit::idx_files(&objects_dir(r));
     assert_eq!(idx_files.len(), 2);

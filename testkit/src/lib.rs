@@ -12,7 +12,11 @@ pub mod alloc;
 pub mod edit;
 pub mod git;
 pub mod maintenance;
+#[cfg(unix)]
+pub mod special;
 
 pub use edit::*;
 pub use git::*;
 pub use maintenance::*;
+#[cfg(unix)]
+pub use special::*;

@@ -212,7 +212,7 @@ enum Change {
 #[cfg(unix)]
 fn apply(change: Change, idx: &Path) {
     let pack = idx.with_extension("pack");
-    let fifo_over = |p: &Path| crate::hostile::fifo_over(p);
+    let fifo_over = |p: &Path| odb_index_testkit::fifo_over(p);
     let dev_zero_over = |p: &Path| {
         let tmp = p.with_file_name("tmp_zero_link");
         std::os::unix::fs::symlink("/dev/zero", &tmp).unwrap();
@@ -583,7 +583,7 @@ fn a_covered_idx_swapped_for_a_fifo_or_device_is_refused_when_the_multi_pack_ind
             let store = Store::open(r, options).unwrap();
             let mut h = store.handle();
             if swap == "fifo" {
-                crate::hostile::fifo_over(&idx);
+                odb_index_testkit::fifo_over(&idx);
             } else {
                 let tmp = idx.with_file_name("tmp_zero_link");
                 std::os::unix::fs::symlink("/dev/zero", &tmp).unwrap();

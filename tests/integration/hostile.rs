@@ -280,26 +280,6 @@ fn io_file_problem(e: &Error, path: &Path) -> FileProblem {
     }
 }
 
-#[cfg(unix)]
-pub(crate) fn mkfifo(path: &Path) {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        path,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
-}
-
-/// Put a FIFO where `path` is, by rename (as a hostile rename over a listed file would).
-#[cfg(unix)]
-pub(crate) fn fifo_over(path: &Path) {
-    let tmp = path.with_file_name("tmp_hostile_fifo");
-    mkfifo(&tmp);
-    std::fs::rename(&tmp, path).unwrap();
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // An .idx whose offsets lie.
 // ---------------------------------------------------------------------------------------------------------

@@ -15,14 +15,11 @@
 //! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
 //! binary is then empty (the loom models are `loom-tests/`).
 #![cfg(not(any(loom, shuttle)))]
+// .clippy.toml's rules (the facade, the guarded read, 80-line functions) are for the shipped code, not tests.
 #![allow(
     clippy::disallowed_types,
     clippy::disallowed_methods,
-    reason = "tests read fixtures and share state with std: .clippy.toml's rules are for the shipped code"
-)]
-#![allow(
-    clippy::too_many_lines,
-    reason = "test scenarios read top to bottom: the 80-line rule is for the shipped code"
+    clippy::too_many_lines
 )]
 
 // Counts allocations per thread: `repo` checks that lookups allocate nothing.

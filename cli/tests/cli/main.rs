@@ -1,13 +1,10 @@
 //! Integration tests of the `odb-index` command, checked against the real `git`.
 #![cfg(not(any(loom, shuttle)))]
+// .clippy.toml's rules (the facade, the guarded read, 80-line functions) are for the shipped code, not tests.
 #![allow(
     clippy::disallowed_types,
     clippy::disallowed_methods,
-    reason = "tests read fixtures and share state with std: .clippy.toml's rules are for the shipped code"
-)]
-#![allow(
-    clippy::too_many_lines,
-    reason = "test scenarios read top to bottom: the 80-line rule is for the shipped code"
+    clippy::too_many_lines
 )]
 
 use std::collections::{HashMap, HashSet};
