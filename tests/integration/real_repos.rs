@@ -15,63 +15,12 @@ use odb_index::repo::AlternateProblem;
 use odb_index::{Error, Location, LooseMode, ObjectId, Options, Problem, RefreshMode, Store};
 use odb_index_testkit::*;
 
-const ABSENT: usize = 3000;
+use crate::api_common::{canon, pack_objects, write_loose};
 
-fn canon(p: &Path) -> PathBuf {
-    p.canonicalize()
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+const ABSENT: usize = 3000;
 
 fn hex_len(format: &str) -> usize {
     if format == "sha256" { 64 } else { 40 }
-}
-
-/// Write `n` blobs (contents derived from `tag`) as loose objects with `git hash-object -w`; return their ids.
-///
-/// git does not write an object that it already has (packed, loose, or in an alternate), so write into a
-/// repository before it gets alternates that hold the same object.
-fn write_loose(repo: &Path, tag: &str, n: usize) -> Vec<String> {
-    let files = tempfile::tempdir().unwrap();
-    let mut paths = String::new();
-    for i in 0..n {
-        let p = files.path().join(format!("f{i}"));
-        std::fs::write(&p, format!("loose {tag} {i}\n")).unwrap();
-        paths.push_str(p.to_str().unwrap());
-        paths.push('\n');
-    }
-    let ids: Vec<String> = git_stdin(
-        repo,
-        &["hash-object", "-w", "--no-filters", "--stdin-paths"],
-        paths.as_bytes(),
-    )
-    .lines()
-    .map(str::to_owned)
-    .collect();
-    assert_eq!(ids.len(), n);
-    for id in &ids {
-        let objects = objects_dir(repo);
-        assert!(
-            objects.join(&id[..2]).join(&id[2..]).is_file(),
-            "{id} was not written loose into {}",
-            objects.display()
-        );
-    }
-    ids
-}
-
-/// Pack the objects `ids` (which may already be packed: this makes duplicates) into a new pack with `git
-/// pack-objects`; return the new `.idx` path.
-fn pack_objects(repo: &Path, ids: &[String]) -> PathBuf {
-    let objects = objects_dir(repo);
-    let base = objects.join("pack/pack");
-    let mut list = ids.join("\n");
-    list.push('\n');
-    let hash = git_stdin(
-        repo,
-        &["pack-objects", "-q", base.to_str().unwrap()],
-        list.as_bytes(),
-    );
-    objects.join(format!("pack/pack-{}.idx", hash.trim()))
 }
 
 /// `git multi-pack-index write --stdin-packs` covering exactly `idx` (basenames of `.idx` files).
