@@ -10,7 +10,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use odb_index_gix::{Error, Repository};
 use odb_index_testkit::{git, git_cmd, git_stdin, init_repo, objects_dir};
@@ -134,16 +134,7 @@ fn repos() -> Vec<(tempfile::TempDir, tempfile::TempDir, &'static str)> {
 /// Run an example on `args` with `input` (`cargo run --example`, in the profile this test was built with: it
 /// builds the example if `cargo test` did not, as with `--test frontdoor`); its stdout.
 fn run_example(name: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/<test binary>
-    let profile = exe.parent().unwrap().parent().unwrap().file_name().unwrap();
-    let mut c = Command::new(env!("CARGO"));
-    c.args(["run", "-q", "-p", "odb-index-gix", "--example", name]);
-    if profile == "release" {
-        c.arg("--release");
-    }
-    let mut ex = c
-        .arg("--")
+    let mut ex = odb_index_testkit::cargo_example("odb-index-gix", name)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

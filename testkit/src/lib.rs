@@ -9,12 +9,14 @@
 )]
 
 pub mod alloc;
+pub mod cargo;
 pub mod edit;
 pub mod git;
 pub mod maintenance;
 #[cfg(unix)]
 pub mod special;
 
+pub use cargo::*;
 pub use edit::*;
 pub use git::*;
 pub use maintenance::*;

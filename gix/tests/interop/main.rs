@@ -112,19 +112,9 @@ fn run_example(name: &str, r: &Path, input: String) -> std::process::Output {
     out
 }
 
-/// `cargo run --example <name> --`, in the profile this test was built with (`cargo test` built the example
-/// already, so this only checks that it is up to date).
+/// `cargo run --example <name> --` of this package (testkit's `cargo_example`).
 fn example(name: &str) -> Command {
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/<test binary>
-    let profile = exe.parent().unwrap().parent().unwrap().file_name().unwrap();
-    let mut c = Command::new(env!("CARGO"));
-    c.args(["run", "-q", "-p", "odb-index-gix", "--example", name]);
-    if profile == "release" {
-        c.arg("--release");
-    }
-    c.arg("--");
-    c
+    odb_index_testkit::cargo_example("odb-index-gix", name)
 }
 
 /// `git cat-file <mode>` on `input` (written from another thread: the output may fill its pipe first); its
