@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Fails if two modules of the library import each other, naming the pair; also fails on a longer import cycle.
+# Fails if two modules of a package import each other, naming the pair; also fails on a longer import cycle.
 #
 # Looks at two levels:
-#  - the library's top-level modules (each `mod x;` of src/lib.rs: `src/x.rs`, or everything under `src/x/`, which
-#    counts as one module): a reference `crate::x::...`, `use crate::{x::..., ...}`, or `crate::Name` where lib.rs
-#    re-exports `Name` from `x`, in a file of module `m` means m -> x;
+#  - the top-level modules of every package of the workspace (the library, cli, gix, bench, testkit, downstream:
+#    each `mod x;` of the crate root, `DIR/x.rs` or everything under `DIR/x/`, which counts as one module): a
+#    reference `crate::x::...`, `use crate::{x::..., ...}`, or `crate::Name` where the root imports `Name` from
+#    `x` (`super::` in the module's own file `x.rs` or `x/mod.rs` counts as `crate::`), in a file of module `m`
+#    means m -> x;
 #  - the files of `src/store/`: in a child file, `super::f::...` (f a sibling file) means child -> f, any other
 #    `super::Name` (or `crate::store::Name`) means child -> mod.rs; in `mod.rs`, `f::...` means mod -> f, except
 #    in the `mod f;` declarations and the `pub use f::...` re-exports that make up the module's public face.
@@ -70,37 +72,46 @@ sub heads_after {
     return @heads;
 }
 
-# --- top-level modules
-my $lib = slurp('src/lib.rs');
-my %is_mod;
-$is_mod{$1} = 1 while $lib =~ /^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/mg;
-# Names lib.rs re-exports: `pub use x::{A, B};` / `pub use x::A;`.
-my %reexport;
-while ($lib =~ /^\s*pub\s+use\s+(\w+)::(\{[^}]*\}|\w+)\s*;/mg) {
-    my ($m, $names) = ($1, $2);
-    $names =~ s/[{}]//g;
-    for my $n (split /\s*,\s*/, $names) {
-        $n =~ s/^\s+|\s+$//g;
-        $n =~ s/.*\s+as\s+//;
-        $reexport{$n} = $m if $n ne '' && $is_mod{$m};
-    }
-}
-for my $m (sort keys %is_mod) {
-    my @files;
-    if (-d "src/$m") {
-        @files = split /\n/, `find src/$m -name '*.rs' | sort`;
-    } elsif (-f "src/$m.rs") {
-        @files = ("src/$m.rs");
-    }
-    my %to;
-    for my $f (@files) {
-        my $s = slurp($f);
-        for my $h (heads_after($s, 'crate')) {
-            my $t = $is_mod{$h} ? $h : $reexport{$h};
-            $to{$t} = 1 if defined $t && $t ne $m;
+# --- top-level modules of each package: (crate root, its source directory, a label)
+for my $pkg (['src/lib.rs', 'src', 'odb-index'], ['cli/src/main.rs', 'cli/src', 'cli'],
+             ['gix/src/lib.rs', 'gix/src', 'gix'], ['bench/src/main.rs', 'bench/src', 'bench'],
+             ['testkit/src/lib.rs', 'testkit/src', 'testkit'], ['downstream/src/lib.rs', 'downstream/src', 'downstream']) {
+    my ($root, $src, $label) = @$pkg;
+    next unless -f $root;
+    my $lib = slurp($root);
+    my %is_mod;
+    $is_mod{$1} = 1 while $lib =~ /^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/mg;
+    # Names the root re-exports: `pub use x::{A, B};` / `pub use x::A;`.
+    my %reexport;
+    while ($lib =~ /^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+(\w+)::(\{[^}]*\}|\w+)\s*;/mg) {
+        my ($m, $names) = ($1, $2);
+        $names =~ s/[{}]//g;
+        for my $n (split /\s*,\s*/, $names) {
+            $n =~ s/^\s+|\s+$//g;
+            $n =~ s/.*\s+as\s+//;
+            $reexport{$n} = $m if $n ne '' && $is_mod{$m};
         }
     }
-    print $o "top $m $_\n" for sort keys %to;
+    for my $m (sort keys %is_mod) {
+        my @files;
+        if (-d "$src/$m") {
+            @files = split /\n/, `find $src/$m -name '*.rs' | sort`;
+        } elsif (-f "$src/$m.rs") {
+            @files = ("$src/$m.rs");
+        }
+        my %to;
+        for my $f (@files) {
+            my $s = slurp($f);
+            # In the module's own file (`x.rs`, `x/mod.rs`), `super::` is the crate root.
+            my @heads = heads_after($s, 'crate');
+            push @heads, heads_after($s, 'super') if $f eq "$src/$m.rs" || $f eq "$src/$m/mod.rs";
+            for my $h (@heads) {
+                my $t = $is_mod{$h} ? $h : $reexport{$h};
+                $to{$t} = 1 if defined $t && $t ne $m;
+            }
+        }
+        print $o "top $src/$m $src/$_\n" for sort keys %to;
+    }
 }
 
 # --- the files of src/store/
@@ -133,10 +144,22 @@ PERL
 
 [[ $verbose == --verbose ]] && sed 's/^top /module: /; s/^store /src\/store\/: /' "$edges_file"
 
+# Known, to be cut by the adapter's own work (issues 38, 41): each pair leaves this list once it is cut. Their
+# edges are left out of the checks below (and printed).
+known_pairs='gix/src/answer gix/src/objects
+gix/src/names gix/src/repository'
+while read -r a b; do
+    if grep -q "^top $a $b$" "$edges_file" || grep -q "^top $b $a$" "$edges_file"; then
+        echo "module-deps: known pair (listed in .ci/module-deps.sh): $a <-> $b"
+    fi
+    grep -v -e "^top $a $b$" -e "^top $b $a$" "$edges_file" >"$edges_file.k" || true
+    mv "$edges_file.k" "$edges_file"
+done <<<"$known_pairs"
+
 status=0
 for level in top store; do
     case $level in
-        top) what="library modules" ; name() { echo "src/$1"; } ;;
+        top) what="modules of a package" ; name() { echo "$1"; } ;;
         store) what="files of src/store/" ; name() { echo "src/store/$1.rs"; } ;;
     esac
     edges=$(awk -v l="$level" '$1 == l { print $2, $3 }' "$edges_file")
@@ -157,6 +180,6 @@ for level in top store; do
     rm -f "$edges_file.tsort"
 done
 if [[ $status == 0 ]]; then
-    echo "module-deps: no two library modules import each other ($(grep -c '^top ' "$edges_file") module edges, $(grep -c '^store ' "$edges_file") store file edges)"
+    echo "module-deps: no two modules of a package import each other ($(grep -c '^top ' "$edges_file") module edges in 6 packages, $(grep -c '^store ' "$edges_file") store file edges)"
 fi
 exit $status

@@ -23,7 +23,6 @@ use loom::thread;
 
 use super::{Detector, Freshness, Fs, Scanned, Stamp, Tally};
 use crate::store::watch::{Check, Watch};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// B1's models (one change check per batch), on this file's model file system and store.

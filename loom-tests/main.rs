@@ -26,8 +26,16 @@ use loom::thread;
 /// The bucket-order record of a file (`src/fanout.rs`'s `BucketState`).
 mod fanout;
 /// gix-odb 0.87.0 as published and as patched by `docs/upstream/` (see `docs/UPSTREAM.md`).
+#[allow(
+    clippy::disallowed_types,
+    reason = "a model of gix-odb's code, which uses std atomics"
+)]
 mod gix_odb_087;
 /// The whole-store scenarios shared with the shuttle models (`loom-tests/shuttle.rs`), here at loom's sizes.
+#[allow(
+    clippy::disallowed_types,
+    reason = "bookkeeping counters outside the model (see its `use`)"
+)]
 mod scenarios;
 /// The real store (`src/store`) under loom, over small repositories on disk.
 mod store;

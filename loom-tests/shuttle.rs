@@ -14,6 +14,10 @@
 //! test the protocol's logic at scale (claims, holes, waits, refreshes, failures); memory orderings are loom's.
 //! A failing schedule is printed by shuttle and can be replayed with `shuttle::replay`.
 
+#[allow(
+    clippy::disallowed_types,
+    reason = "bookkeeping counters outside the model (see its `use`)"
+)]
 mod scenarios;
 
 use std::panic::catch_unwind;

@@ -459,18 +459,7 @@ impl From<Vec<u8>> for Data {
 #[cfg(all(test, unix))]
 pub(crate) mod tests {
     use super::*;
-
-    /// Make a FIFO at `path` (for the special-file tests here and in `repo`).
-    pub(crate) fn mkfifo(path: &Path) {
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
-    }
+    use odb_index_testkit::mkfifo;
 
     #[test]
     fn fifos_sockets_devices_and_directories_are_refused_without_blocking() {

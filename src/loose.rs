@@ -19,8 +19,12 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::oid::{HashKind, ObjectId};
-// plain: the loose cache is outside the models (each bucket is listed once under its std mutex and published
-// by std's `OnceLock`; 256 modelled cells per cache would swamp the store models). Not yet modelled: issue 30.
+// The loose cache is outside the models (each bucket is listed once under its std mutex and published by std's
+// `OnceLock`; 256 modelled cells per cache would swamp the store models). Not yet modelled: issue 30.
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: the loose cache, outside the models"
+)]
 use crate::sync::plain::{Mutex, OnceLock, lock};
 
 /// Longest relative path of a loose object: `xx/` plus 62 hex digits (SHA-256), plus a NUL terminator.
@@ -344,6 +348,10 @@ type Listing = Box<[[u8; 32]]>;
 /// One fan-out directory of a [`LooseCache`]: its listing once read, and the mutex that one reader holds while
 /// it lists the directory (others wait on it, blocking).
 #[derive(Default)]
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: the loose cache, outside the models"
+)]
 struct Bucket {
     listing: OnceLock<Listing>,
     loading: Mutex<()>,

@@ -751,8 +751,15 @@ mod tests {
     /// once (a leak, a double drop or a read of a dropped value is what Miri reports).
     #[test]
     fn slot_values_are_published_read_abandoned_and_dropped_once() {
-        // plain: a test's drop counter, read after the threads joined.
+        #[expect(
+            clippy::disallowed_types,
+            reason = "sync::plain: read after the threads joined"
+        )]
         use crate::sync::plain::atomic::{AtomicU64, Ordering::Relaxed};
+        #[expect(
+            clippy::disallowed_types,
+            reason = "sync::plain: read after the threads joined"
+        )]
         static DROPS: AtomicU64 = AtomicU64::new(0);
         struct Counted(Box<u32>);
         impl Drop for Counted {
@@ -847,6 +854,7 @@ mod tests {
             run.status.success() && out.contains("1 passed"),
             "the scenario did not run and pass under strace:\n{out}\n{err}"
         );
+        #[expect(clippy::disallowed_methods, reason = "a test reading strace's summary")]
         let table = std::fs::read_to_string(&summary).unwrap();
         let _ = std::fs::remove_file(&summary);
         // `% time  seconds  usecs/call  calls  [errors]  syscall`: the calls are the fourth column.

@@ -19,7 +19,7 @@ use odb_index::testing::{CHAIN_DIR, CHAIN_FILE};
 use odb_index::{HashKind, ObjectId};
 use odb_index_testkit::try_git;
 
-use super::report::{Row, Val};
+use super::row::{Row, Val};
 use super::targets::{Cmp, Figure, Target, load};
 
 /// Ids read by each process (as the figure in docs/BENCHMARKS.md).

@@ -4,6 +4,12 @@
 //!
 //! Arms run interleaved (round-robin) in one process; each reports the minimum and median over its runs.
 //! See docs/BENCHMARKS.md for the figures and how to reproduce them.
+#![allow(
+    clippy::disallowed_types,
+    clippy::disallowed_methods,
+    clippy::too_many_lines,
+    reason = "a benchmark, not shipped: .clippy.toml's rules are for the library, command and adapter"
+)]
 
 mod arms;
 mod batch;
@@ -18,7 +24,9 @@ mod bloom;
 mod chain;
 mod fixture;
 mod report;
+mod row;
 mod scenarios;
+mod strace;
 mod targets;
 
 use std::path::PathBuf;

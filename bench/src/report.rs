@@ -3,76 +3,7 @@
 use std::path::Path;
 
 use super::Kind;
-
-/// A value of an extra JSON field.
-#[derive(Clone, Debug)]
-pub enum Val {
-    Num(f64),
-    Str(String),
-    Bool(bool),
-}
-
-/// One line of results.
-#[derive(Clone, Debug, Default)]
-pub struct Row {
-    pub scenario: String,
-    pub arm: String,
-    pub ns_min: Option<f64>,
-    pub ns_median: Option<f64>,
-    pub allocs: Option<f64>,
-    pub runs: usize,
-    /// Lookups per run (0 when not a lookup loop).
-    pub lookups: usize,
-    pub ratio_gix087: Option<f64>,
-    /// Free text for the table (what the figures mean when they are not ns per lookup).
-    pub note: String,
-    pub extra: Vec<(&'static str, Val)>,
-}
-
-impl Row {
-    pub fn new(scenario: &str, arm: &str) -> Row {
-        Row {
-            scenario: scenario.into(),
-            arm: arm.into(),
-            ..Row::default()
-        }
-    }
-
-    pub fn with(mut self, key: &'static str, v: Val) -> Row {
-        self.extra.push((key, v));
-        self
-    }
-
-    /// The row as one JSON object (serde_json): fixed fields, then the extra ones.
-    pub fn json(&self) -> String {
-        use serde_json::{Map, Value, json};
-        let num = |x: Option<f64>| match x {
-            Some(x) if x.is_finite() => json!((x * 1000.0).round() / 1000.0),
-            _ => Value::Null,
-        };
-        let mut o = Map::new();
-        o.insert("scenario".into(), json!(self.scenario));
-        o.insert("arm".into(), json!(self.arm));
-        o.insert("ns_per_lookup_min".into(), num(self.ns_min));
-        o.insert("ns_per_lookup_median".into(), num(self.ns_median));
-        o.insert("allocs_per_lookup".into(), num(self.allocs));
-        o.insert("runs".into(), json!(self.runs));
-        o.insert("lookups_per_run".into(), json!(self.lookups));
-        o.insert("ratio_vs_gix_odb_087".into(), num(self.ratio_gix087));
-        if !self.note.is_empty() {
-            o.insert("note".into(), json!(self.note));
-        }
-        for (k, v) in &self.extra {
-            let v = match v {
-                Val::Num(x) => num(Some(*x)),
-                Val::Str(t) => json!(t),
-                Val::Bool(b) => json!(b),
-            };
-            o.insert((*k).into(), v);
-        }
-        Value::Object(o).to_string()
-    }
-}
+use super::row::{Row, Val};
 
 /// Fill `ratio_gix087` of every row whose scenario has a gix-odb 0.87 row with a median.
 pub fn add_ratios(rows: &mut [Row]) {

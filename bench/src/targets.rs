@@ -11,7 +11,7 @@
 //! ([`LoadSampler`]: the 1-minute load average every two seconds of the run).
 
 use super::Kind;
-use super::report::{Row, Val};
+use super::row::{Row, Val};
 
 /// Where a target's figure comes from (scenario and arm as [`matches()`] reads them).
 #[derive(Clone, Copy, Debug)]

@@ -11,6 +11,10 @@
 //! --batch-all-objects` (both to /dev/null). `miss`: that many random absent ids (a pack about to be received)
 //! through `git cat-file --batch-check`, the command, and in-process through the client of `batch_check.rs` on
 //! odb-index-gix and the same client on gix-odb 0.87. Each run three times, interleaved; the median is printed.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example timing clients, not shipped code"
+)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,20 +107,7 @@ fn all(repo: &Path, cmd: &Path) -> Res<()> {
 fn miss(repo: &Path, cmd: &Path, n: usize) -> Res<()> {
     let objects = Objects::open(repo)?;
     let hex_len = objects.hash_kind().hex_len();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let ids: Vec<String> = (0..n)
-        .map(|_| {
-            let mut s = String::new();
-            while s.len() < hex_len {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                s.push_str(&format!("{x:016x}"));
-            }
-            s.truncate(hex_len);
-            s
-        })
-        .collect();
+    let ids = odb_index_testkit::absent_ids(n, hex_len, 0);
     let input = ids.join("\n") + "\n";
     let objects_dir = objects.store().objects_dir().to_owned();
     let kind = odb_index_gix::convert::kind_to_gix(objects.hash_kind());

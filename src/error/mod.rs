@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use crate::ids::PackId;
 use crate::oid::{HashKind, HexError, UnknownHashKind};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 mod chain;

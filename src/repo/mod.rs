@@ -492,7 +492,7 @@ mod tests {
     use super::*;
 
     #[cfg(unix)]
-    use crate::data::tests::mkfifo;
+    use odb_index_testkit::mkfifo;
 
     /// `canonical` is `realpath`: a path already canonical is recognised by one `openat2` (so returned as is);
     /// one through a symbolic link, or spelled with `.`, `..`, doubled or trailing slashes, or relative, is not

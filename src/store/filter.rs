@@ -29,7 +29,7 @@ use crate::idx::PackIndex;
 // The cell that publishes a filter is the facade's (modelled under loom and shuttle); the bits behind it are
 // immutable once published.
 use crate::sync::OnceLock;
-// plain: the `Arc` of immutable bits, shared after their publication (the cell above orders it).
+// The `Arc` of immutable bits, shared after their publication (the cell above orders it).
 use crate::sync::plain::Arc;
 
 use super::bloom::SplitBlockBloom;

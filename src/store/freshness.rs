@@ -15,7 +15,6 @@ use std::time::{Duration, SystemTime};
 
 use super::options::{LooseMode, Options, RefreshMode};
 use super::watch::{Check, FALLBACK, Watch};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 use crate::sync::{AtomicU64, Ordering};
 
@@ -307,7 +306,10 @@ mod tests {
     /// A file system whose pack directory the test changes by hand (a stamp it sets), and whose detectors are
     /// real ones (so the tests below run the real inotify code on a real directory).
     struct Fake {
-        // plain: a test's fake file system, set between the calls under test.
+        #[expect(
+            clippy::disallowed_types,
+            reason = "sync::plain: set between the calls under test"
+        )]
         stamp: crate::sync::plain::Mutex<Option<Stamp>>,
     }
 
@@ -315,7 +317,7 @@ mod tests {
         /// A file system whose pack directory's stamp is `st`.
         fn at(st: Option<Stamp>) -> Fake {
             Fake {
-                // plain: see `Fake`.
+                #[expect(clippy::disallowed_types, reason = "sync::plain: see `Fake`")]
                 stamp: crate::sync::plain::Mutex::new(st),
             }
         }

@@ -20,7 +20,6 @@ use crate::ids::PackId;
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Settled, View};
 use crate::sync;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// `locate_many`: a batch's searches interleaved, one change check for its misses.

@@ -6,7 +6,6 @@ use crate::error::Error;
 use crate::ids::PackId;
 use crate::idx::PackIndex;
 use crate::oid::ObjectId;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 impl Handle {

@@ -13,7 +13,6 @@ use crate::error::{Error, IdxProblem};
 use crate::ids::PackId;
 use crate::idx::PackIndex;
 use crate::oid::{HashKind, ObjectId};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// Objects an index lists that iteration cannot locate, with why ([`Handle::unlocatable_objects`]).

@@ -17,7 +17,6 @@ use crate::dir::OpenDir;
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::oid::HashKind;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// Everything one slot map describes: the listing it was built from.

@@ -16,10 +16,12 @@ use crate::midx::{MidxProblem, MultiPackIndex};
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{SlotMap, SlotRef};
 use crate::sync::{AtomicU64, OnceLock, Ordering};
-// plain: the load counter is a metric (no answer depends on it).
+// The load counter is a metric (no answer depends on it).
 use crate::sync::plain::atomic as plain_atomic;
-// plain: `Arc` of loaded values (immutable once published through a slot or the cell above); `wrong` is a report
-// list under one lock (`Store::problems`), which no lookup's answer reads.
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: `wrong`'s report list, which no answer reads"
+)]
 use crate::sync::plain::{Arc, Mutex, lock};
 
 /// A loaded pack index.
@@ -57,6 +59,10 @@ pub(super) struct LoadedMidx {
     /// asking meanwhile block on the `OnceLock` (never spin).
     own: Box<[OwnIndex]>,
     /// Entries found wrong at lookup (reported by `Store::problems`; the first few, each once).
+    #[expect(
+        clippy::disallowed_types,
+        reason = "sync::plain: a report list under one lock, which no answer reads"
+    )]
     pub(super) wrong: Mutex<Vec<Arc<Error>>>,
     /// Fanout buckets checked in order (a miss there is certain) or out of order (a miss there is confirmed in
     /// the packs' own indices).
@@ -150,6 +156,7 @@ impl LoadedMidx {
                     loaded: OnceLock::new(),
                 })
                 .collect(),
+            #[expect(clippy::disallowed_types, reason = "sync::plain: see the field")]
             wrong: Mutex::new(Vec::new()),
             buckets: BucketState::default(),
         }
@@ -323,6 +330,10 @@ pub(super) type Map = SlotMap<Loaded, Listing>;
 /// Load what slot `slot` of `map` describes, for a repository of hash `kind`, as `options` say (how files are
 /// brought in, how far a multi-pack-index is checked), counting each file opened in `loads`. Runs outside every
 /// lock, in whichever thread claimed the slot.
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: `loads` is a metric, no answer depends on it"
+)]
 pub(super) fn load_slot(
     map: &Map,
     slot: usize,
@@ -398,6 +409,10 @@ pub(super) fn load_slot(
 /// The multi-pack-index of a slot, checked: the file its listing opened (once per listing), else (taken
 /// already) the file at `path` opened now; a `layer` of an incremental chain must also end with the checksum it
 /// is named after.
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: `opened` is handed once to the one load of its slot"
+)]
 fn open_listed_midx(
     path: &Path,
     layer: &Option<ObjectId>,

@@ -14,7 +14,6 @@ use crate::dir::OpenDir;
 use crate::error::Error;
 use crate::loose::{LooseCache, LooseDb};
 use crate::oid::{HashKind, ObjectId};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// How a lookup's loose step asks the loose sources: on which path (the steady one gives up, for the slow one to

@@ -8,7 +8,10 @@
 //! miss filter answers are counted in the handle and added to the store's total when the handle lets go of its
 //! snapshot (a refresh, or the handle's drop).
 
-// plain: metrics, Relaxed counters no answer depends on.
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: metrics, Relaxed counters no answer depends on"
+)]
 use crate::sync::plain::atomic::{AtomicU64, Ordering};
 
 /// A snapshot of a store's counters ([`Store::metrics`](super::Store::metrics)). Each counts from the store's
@@ -63,6 +66,10 @@ pub struct Metrics {
 
 /// The store's counters (see the module documentation).
 #[derive(Debug, Default)]
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: metrics, Relaxed counters no answer depends on"
+)]
 pub(super) struct Counters {
     pub(super) index_loads: AtomicU64,
     pub(super) listings: AtomicU64,
@@ -72,6 +79,10 @@ pub(super) struct Counters {
     pub(super) filter_answers: AtomicU64,
 }
 
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: metrics, Relaxed counters no answer depends on"
+)]
 impl Counters {
     /// Count one event (Relaxed: statistics, see the module documentation).
     pub(super) fn add(counter: &AtomicU64, n: u64) {

@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::oid::HashKind;
 use crate::protocol::{Current, SlotMap};
-// plain: `Arc<Store>` and immutable values (a count); `lock_plain` locks the report lists (`Store::problems`).
+// `lock_plain` locks the report lists (`Store::problems`), which no answer reads.
 use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
@@ -165,7 +165,10 @@ pub struct Store {
     counters: Counters,
     /// Loose files a reader found not to be objects ([`Store::report_unreadable_loose`]), the first
     /// [`MAX_UNREADABLE_LOOSE`] of them, each path once.
-    // plain: a report list under one lock; no lookup's answer reads it.
+    #[expect(
+        clippy::disallowed_types,
+        reason = "sync::plain: a report list under one lock, which no answer reads"
+    )]
     unreadable_loose: crate::sync::plain::Mutex<Vec<Problem>>,
 }
 

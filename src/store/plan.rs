@@ -12,8 +12,10 @@ use crate::dir::Stamp;
 use crate::error::Error;
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them); a
-// `Mutex` that hands a file the listing opened to the one load of its slot.
+#[expect(
+    clippy::disallowed_types,
+    reason = "sync::plain: hands a file from the listing to the one load of its slot"
+)]
 use crate::sync::plain::{Arc, Mutex};
 
 /// What one slot loads.
@@ -36,7 +38,10 @@ pub(super) enum SlotSpec {
         layer: Option<ObjectId>,
         /// The file as the listing opened it, for the slot's load to take (the file is opened once per
         /// listing; `None` once taken).
-        // plain: handed once from the listing to the one load of its slot; no protocol reads it.
+        #[expect(
+            clippy::disallowed_types,
+            reason = "sync::plain: handed once from the listing to the one load of its slot"
+        )]
         opened: Mutex<Option<Box<OpenedMidx>>>,
     },
 }
@@ -203,6 +208,7 @@ impl Plan {
                 stamp: m.stamp,
                 packs: map,
                 layer: m.layer,
+                #[expect(clippy::disallowed_types, reason = "sync::plain: see the field")]
                 opened: Mutex::new(Some(Box::new(m.opened))),
             });
         }

@@ -11,7 +11,6 @@ use super::options::IncompleteMode;
 use crate::error::Error;
 use crate::oid::ObjectId;
 use crate::prefix::{MIN_HEX_LEN, Prefix, common_hex_digits};
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// What a [`Prefix`] names in a store.

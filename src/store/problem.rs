@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::repo::AlternateProblem;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// Something wrong in the repository that the store works around rather than fails on, as reported by

@@ -18,7 +18,6 @@ use odb_index_testkit::{all_objects, fast_import_blobs, git, git_stdin, init_rep
 use super::*;
 use crate::oid::ObjectId;
 use crate::prefix::Prefix;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 thread_local! {

@@ -15,7 +15,6 @@ use crate::idx::Found;
 use crate::midx::MidxFound;
 use crate::oid::ObjectId;
 use crate::protocol::SlotRef;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// One thread's cached picture of the store: the loaded indices it has seen, in search order.

@@ -10,7 +10,6 @@ use super::load::{Loaded, Map};
 use super::plan::SlotSpec;
 use crate::dir::Stamp;
 use crate::protocol::SlotMap;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 /// Whether two listings name the same objects directories, packs (by id) and multi-pack-indices (by file

@@ -149,6 +149,51 @@ pub fn fast_import_blobs(repo: &Path, n: usize, seed: u64, branch: &str) {
     );
 }
 
+/// `commits` commits on `refs/heads/<branch>` (contents derived from `seed`), each changing three of 40 files of a
+/// few KiB, so that repacks make deltas (fast-import's own pack holds OFS_DELTA entries), written by `git
+/// fast-import`, with an annotated tag `t-<branch>` on the tip.
+pub fn fast_import_history(repo: &Path, commits: usize, seed: u64, branch: &str) {
+    let mut s = String::new();
+    for c in 0..commits {
+        let msg = format!("commit {seed} {c}");
+        s.push_str(&format!(
+            "commit refs/heads/{branch}\ncommitter t <t@example.invalid> {} +0000\ndata {}\n{msg}\n",
+            1_700_000_000 + c,
+            msg.len()
+        ));
+        for k in 0..3 {
+            let f = (c * 7 + k * 13) % 40;
+            let mut data = String::new();
+            for line in 0..(60 + f * 3) {
+                data.push_str(&format!(
+                    "file {f} line {line}: the same text in every version\n"
+                ));
+                if line % 17 == (c + k) % 17 {
+                    data.push_str(&format!("changed in commit {seed}.{c}\n"));
+                }
+            }
+            s.push_str(&format!(
+                "M 100644 inline d{}/f{f}\ndata {}\n{data}\n",
+                f % 4,
+                data.len()
+            ));
+        }
+        s.push('\n');
+    }
+    git_stdin(repo, &["fast-import", "--quiet"], s.as_bytes());
+    git(
+        repo,
+        &[
+            "tag",
+            "-a",
+            "-m",
+            &format!("tag {seed}"),
+            &format!("t-{branch}"),
+            branch,
+        ],
+    );
+}
+
 /// Every object id in the repository, as `git cat-file --batch-all-objects --batch-check` lists them.
 pub fn all_objects(repo: &Path) -> Vec<String> {
     git(

@@ -9,7 +9,10 @@ use odb_index_testkit::*;
 
 pub const FORMATS: [&str; 2] = ["sha1", "sha256"];
 
-/// Write `n` blobs (contents from `tag`) loose; return their ids.
+/// Write `n` blobs (contents derived from `tag`) as loose objects with `git hash-object -w`; return their ids.
+///
+/// git does not write an object that it already has (packed, loose, or in an alternate), so write into a
+/// repository before it gets alternates that hold the same object.
 pub fn write_loose(repo: &Path, tag: &str, n: usize) -> Vec<String> {
     let files = tempfile::tempdir().unwrap();
     let mut paths = String::new();
@@ -19,14 +22,24 @@ pub fn write_loose(repo: &Path, tag: &str, n: usize) -> Vec<String> {
         paths.push_str(p.to_str().unwrap());
         paths.push('\n');
     }
-    git_stdin(
+    let ids: Vec<String> = git_stdin(
         repo,
         &["hash-object", "-w", "--no-filters", "--stdin-paths"],
         paths.as_bytes(),
     )
     .lines()
     .map(str::to_owned)
-    .collect()
+    .collect();
+    assert_eq!(ids.len(), n);
+    for id in &ids {
+        let objects = objects_dir(repo);
+        assert!(
+            objects.join(&id[..2]).join(&id[2..]).is_file(),
+            "{id} was not written loose into {}",
+            objects.display()
+        );
+    }
+    ids
 }
 
 /// Pack `ids` into a new pack (duplicates of packed objects are fine); return its `.idx`.

@@ -214,7 +214,7 @@ fn chain_file_that_is_a_device_a_fifo_or_huge_is_refused_at_once() {
                 std::fs::remove_file(&chain_file).unwrap();
                 std::os::unix::fs::symlink("/dev/zero", &chain_file).unwrap();
             }
-            "fifo" => crate::hostile::fifo_over(&chain_file),
+            "fifo" => odb_index_testkit::fifo_over(&chain_file),
             _ => {
                 let f = std::fs::File::create(&chain_file).unwrap();
                 f.set_len(odb_index::testing::MAX_CHAIN_FILE_LEN + 1)
@@ -271,7 +271,7 @@ fn layer_that_is_a_fifo_a_device_or_a_link_is_stated_first() {
         let layer = chain[0].path.clone();
         let before = all_objects(repo.path());
         match what {
-            "fifo" => crate::hostile::fifo_over(&layer),
+            "fifo" => odb_index_testkit::fifo_over(&layer),
             "dev-zero" => {
                 std::fs::remove_file(&layer).unwrap();
                 std::os::unix::fs::symlink("/dev/zero", &layer).unwrap();

@@ -38,22 +38,9 @@ pub(super) fn syscalls(objects: &Path, k: usize) -> Result<Vec<Row>, String> {
         if !st.success() {
             return Err("strace of --batch-child syscalls failed".into());
         }
-        counts.push(parse_strace(&text));
+        counts.push(text);
     }
-    let n = (k * BATCH) as f64;
-    let mut per: Vec<(String, f64)> = counts[1]
-        .iter()
-        .map(|(name, c2)| {
-            let c1 = counts[0]
-                .iter()
-                .find(|(n1, _)| n1 == name)
-                .map_or(0, |x| x.1);
-            (name.clone(), (*c2 as f64 - c1 as f64) / n)
-        })
-        .filter(|(_, v)| *v > 0.0)
-        .collect();
-    per.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let total: f64 = per.iter().map(|x| x.1).sum::<f64>().max(0.0);
+    let (total, per) = crate::strace::per_unit(&counts[0], &counts[1], (k * BATCH) as f64, 0.0);
     let detail = per
         .iter()
         .map(|(s, v)| format!("{s} {v:.5}"))
@@ -70,25 +57,6 @@ pub(super) fn syscalls(objects: &Path, k: usize) -> Result<Vec<Row>, String> {
         }
         .with("syscalls_per_miss", Val::Num(total)),
     ])
-}
-
-/// `(syscall, calls)` from a `strace -c` summary.
-pub(super) fn parse_strace(text: &str) -> Vec<(String, u64)> {
-    let mut v = Vec::new();
-    for line in text.lines() {
-        let t: Vec<&str> = line.split_whitespace().collect();
-        if t.len() < 5
-            || t[0].starts_with('%')
-            || t[0].starts_with('-')
-            || t[t.len() - 1] == "total"
-        {
-            continue;
-        }
-        if let Ok(calls) = t[3].parse::<u64>() {
-            v.push((t[t.len() - 1].to_owned(), calls));
-        }
-    }
-    v
 }
 
 /// A figure of cachegrind's summary on stderr: lines look like `==123== I   refs:      1,234,567` and

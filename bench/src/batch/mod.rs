@@ -19,7 +19,7 @@ use odb_index::{ObjectId, Store};
 use super::Rng;
 use super::arms::{Kind, odb_options};
 use super::fixture;
-use super::report::{Row, Val};
+use super::row::{Row, Val};
 use super::targets::{Cmp, Figure, Target, load};
 
 mod counts;

@@ -91,21 +91,9 @@ pub(super) fn syscalls(
     for &k in kinds {
         let mut counts = Vec::new();
         for m in [n, 2 * n] {
-            counts.push(parse_strace(&strace_miss_loop(&exe, objects, k, m)?));
+            counts.push(strace_miss_loop(&exe, objects, k, m)?);
         }
-        let mut per: Vec<(String, f64)> = counts[1]
-            .iter()
-            .map(|(name, c2)| {
-                let c1 = counts[0]
-                    .iter()
-                    .find(|(n1, _)| n1 == name)
-                    .map_or(0, |x| x.1);
-                (name.clone(), (*c2 as f64 - c1 as f64) / n as f64)
-            })
-            .filter(|(_, v)| *v > 0.005)
-            .collect();
-        per.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let total: f64 = per.iter().map(|x| x.1).sum::<f64>().max(0.0);
+        let (total, per) = crate::strace::per_unit(&counts[0], &counts[1], n as f64, 0.005);
         let detail = per
             .iter()
             .map(|(s, v)| format!("{s} {v:.2}"))
@@ -155,23 +143,4 @@ fn strace_miss_loop(exe: &Path, objects: &Path, k: Kind, m: usize) -> Result<Str
         ));
     }
     Ok(text)
-}
-
-/// `(syscall, calls)` from a `strace -c` summary.
-pub(super) fn parse_strace(text: &str) -> Vec<(String, u64)> {
-    let mut v = Vec::new();
-    for line in text.lines() {
-        let t: Vec<&str> = line.split_whitespace().collect();
-        if t.len() < 5 || t[0].starts_with('%') || t[0].starts_with('-') {
-            continue;
-        }
-        let name = t[t.len() - 1];
-        if name == "total" {
-            continue;
-        }
-        if let Ok(calls) = t[3].parse::<u64>() {
-            v.push((name.to_owned(), calls));
-        }
-    }
-    v
 }

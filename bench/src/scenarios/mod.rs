@@ -10,7 +10,8 @@ use odb_index::{HashKind, LoadMode, ObjectId, Store};
 use super::Rng;
 use super::arms::{Arm, Ids, Kind, odb_options};
 use super::fixture;
-use super::report::{Row, Val, add_ratios};
+use super::report::add_ratios;
+use super::row::{Row, Val};
 use odb_index_testkit::alloc::thread_allocs;
 
 mod counts;

@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use odb_index_testkit::{
-    absent_ids, all_objects, git, git_stdin, idx_files, init_repo, objects_dir,
+    absent_ids, all_objects, fast_import_history, git, idx_files, init_repo, objects_dir,
 };
 
 use super::{add_loose, odb};
@@ -146,50 +146,6 @@ fn check(repo: &Path, format: &str) {
     );
 }
 
-/// `commits` commits on `branch`, each changing three of 40 files of a few KiB (so that repacks make deltas),
-/// written by `git fast-import` (with an annotated tag on the tip).
-fn history(repo: &Path, commits: usize, seed: u64, branch: &str) {
-    let mut s = String::new();
-    for c in 0..commits {
-        let msg = format!("commit {seed} {c}");
-        s.push_str(&format!(
-            "commit refs/heads/{branch}\ncommitter t <t@example.invalid> {} +0000\ndata {}\n{msg}\n",
-            1_700_000_000 + c,
-            msg.len()
-        ));
-        for k in 0..3 {
-            let f = (c * 7 + k * 13) % 40;
-            let mut data = String::new();
-            for line in 0..(60 + f * 3) {
-                data.push_str(&format!(
-                    "file {f} line {line}: the same text in every version\n"
-                ));
-                if line % 17 == (c + k) % 17 {
-                    data.push_str(&format!("changed in commit {seed}.{c}\n"));
-                }
-            }
-            s.push_str(&format!(
-                "M 100644 inline d{}/f{f}\ndata {}\n{data}\n",
-                f % 4,
-                data.len()
-            ));
-        }
-        s.push('\n');
-    }
-    git_stdin(repo, &["fast-import", "--quiet"], s.as_bytes());
-    git(
-        repo,
-        &[
-            "tag",
-            "-a",
-            "-m",
-            &format!("tag {seed}"),
-            &format!("t-{branch}"),
-            branch,
-        ],
-    );
-}
-
 /// How many OFS_DELTA and REF_DELTA entries the packs in `objects/pack` hold (the type bits of each entry's first
 /// byte, at the offsets `git show-index` gives).
 fn delta_kinds(repo: &Path, format: &str) -> (usize, usize) {
@@ -211,7 +167,7 @@ fn delta_kinds(repo: &Path, format: &str) -> (usize, usize) {
 fn ofs_delta_pack_and_loose_objects_match_git() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 120, 1, "main");
+    fast_import_history(r, 120, 1, "main");
     git(r, &["repack", "-adfq"]);
     let (ofs, refd) = delta_kinds(r, "sha1");
     assert!(
@@ -225,7 +181,7 @@ fn ofs_delta_pack_and_loose_objects_match_git() {
             .extension()
             .is_some_and(|x| x == "rev"))
     );
-    history(r, 20, 2, "side");
+    fast_import_history(r, 20, 2, "side");
     add_loose(r, 30, "l");
     check(r, "sha1");
 }
@@ -234,7 +190,7 @@ fn ofs_delta_pack_and_loose_objects_match_git() {
 fn ref_delta_pack_without_rev_file_matches_git() {
     let repo = init_repo("sha1", true);
     let r = repo.path();
-    history(r, 120, 3, "main");
+    fast_import_history(r, 120, 3, "main");
     git(
         r,
         &[
@@ -265,14 +221,14 @@ fn ref_delta_pack_without_rev_file_matches_git() {
 fn multi_pack_index_with_loose_objects_matches_git() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 60, 4, "main");
+    fast_import_history(r, 60, 4, "main");
     git(r, &["repack", "-dq"]);
-    history(r, 60, 5, "b");
+    fast_import_history(r, 60, 5, "b");
     git(
         r,
         &["-c", "repack.useDeltaBaseOffset=false", "repack", "-dq"],
     );
-    history(r, 40, 6, "c");
+    fast_import_history(r, 40, 6, "c");
     git(r, &["multi-pack-index", "write"]);
     assert!(objects_dir(r).join("pack/multi-pack-index").is_file());
     add_loose(r, 20, "m");
@@ -282,7 +238,7 @@ fn multi_pack_index_with_loose_objects_matches_git() {
 #[test]
 fn alternates_match_git() {
     let base = init_repo("sha1", true);
-    history(base.path(), 60, 7, "main");
+    fast_import_history(base.path(), 60, 7, "main");
     git(base.path(), &["repack", "-adq"]);
     add_loose(base.path(), 10, "base");
     let repo = init_repo("sha1", false);
@@ -292,7 +248,7 @@ fn alternates_match_git() {
         format!("{}\n", objects_dir(base.path()).display()),
     )
     .unwrap();
-    history(r, 40, 8, "main");
+    fast_import_history(r, 40, 8, "main");
     git(r, &["repack", "-dlq"]);
     add_loose(r, 10, "own");
     check(r, "sha1");
@@ -302,13 +258,13 @@ fn alternates_match_git() {
 fn sha256_repository_matches_git() {
     let repo = init_repo("sha256", false);
     let r = repo.path();
-    history(r, 80, 9, "main");
+    fast_import_history(r, 80, 9, "main");
     git(
         r,
         &["-c", "repack.useDeltaBaseOffset=false", "repack", "-adfq"],
     );
     // fast-import's own pack has OFS_DELTA entries.
-    history(r, 40, 10, "b");
+    fast_import_history(r, 40, 10, "b");
     let (ofs, refd) = delta_kinds(r, "sha256");
     assert!(
         ofs > 0 && refd > 0,
@@ -324,7 +280,7 @@ fn sha256_repository_matches_git() {
 fn names_that_are_not_ids_and_location_atoms() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 10, 11, "main");
+    fast_import_history(r, 10, 11, "main");
     git(r, &["repack", "-adq"]);
     let loose = add_loose(r, 1, "x").remove(0);
     let blob = git(r, &["rev-parse", "main:d0/f0"]).trim().to_owned();
@@ -356,10 +312,10 @@ fn names_that_are_not_ids_and_location_atoms() {
 fn incremental_multi_pack_index_chain_matches_git() {
     let repo = init_repo("sha1", false);
     let r = repo.path();
-    history(r, 50, 12, "main");
+    fast_import_history(r, 50, 12, "main");
     git(r, &["repack", "-adq"]);
     git(r, &["multi-pack-index", "write", "--incremental"]);
-    history(r, 30, 13, "b");
+    fast_import_history(r, 30, 13, "b");
     git(r, &["multi-pack-index", "write", "--incremental"]);
     let chain = objects_dir(r).join("pack/multi-pack-index.d/multi-pack-index-chain");
     assert_eq!(std::fs::read_to_string(chain).unwrap().lines().count(), 2);

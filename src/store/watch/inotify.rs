@@ -99,7 +99,10 @@ pub(super) struct Inotify {
     fd: OwnedFd,
     shared: Shared,
     /// Watch descriptors; only touched under `shared.drain`.
-    // plain: only locked while holding `shared.drain` (the facade's), which orders every access.
+    #[expect(
+        clippy::disallowed_types,
+        reason = "sync::plain: only locked under `shared.drain` (the facade's), which orders it"
+    )]
     targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
     /// The loom models' stand-in for the kernel's event queue (`loom-tests/watch.rs`): events pushed by a
     /// model's writer, under a loom mutex standing for `notification_lock`. Checked and drained after the real
@@ -175,7 +178,7 @@ impl Inotify {
         Some(Inotify {
             fd,
             shared: Shared::new(dirs.len()),
-            // plain: see the field.
+            #[expect(clippy::disallowed_types, reason = "sync::plain: see the field")]
             targets: crate::sync::plain::Mutex::new(targets),
             #[cfg(all(test, loom))]
             model_queue: Default::default(),
