@@ -44,6 +44,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod bytes;
 pub mod data;
 mod dir;
 mod error;

@@ -1,6 +1,7 @@
 // Over 600 lines: one test per IdxProblem variant and per lookup path, on files built by the same few helpers.
 use super::write::{Entry, write_idx};
 use super::*;
+use crate::testing::PackIndexExt;
 
 const PATH: &str = "/some/dir/pack-1234.idx";
 
