@@ -274,7 +274,9 @@ impl PackIndex {
     }
 
     /// Entry `i`'s offset as recorded; `Err` for a 64-bit reference outside the 64-bit offset table; `None`
-    /// if `i >= len()`.
+    /// if `i >= len()`. The addresses wrap rather than being checked for overflow (cheaper on the hit path):
+    /// for `i < count` and a reference inside the 64-bit table they are inside the tables the layout checked at
+    /// open, and every read is bounds-checked (`be32`, `be64`) whatever they are.
     #[inline(always)]
     fn raw_offset_at(&self, i: u32) -> Option<Result<u64, IdxProblem>> {
         if i >= self.count {
@@ -282,17 +284,12 @@ impl PackIndex {
         }
         let d: &[u8] = &self.data;
         if self.version == 1 {
-            let at = self
-                .t
-                .offsets_at
-                .checked_add((i as usize).checked_mul(self.t.stride)?)?;
+            let at = (self.t.offsets_at).wrapping_add((i as usize).wrapping_mul(self.t.stride));
             return be32(d, at).map(|o| Ok(u64::from(o)));
         }
         let w = be32(
             d,
-            self.t
-                .offsets_at
-                .checked_add((i as usize).checked_mul(4)?)?,
+            self.t.offsets_at.wrapping_add((i as usize).wrapping_mul(4)),
         )?;
         if w & 0x8000_0000 == 0 {
             return Some(Ok(u64::from(w)));
@@ -307,11 +304,7 @@ impl PackIndex {
                 count: self.t.large_count,
             }));
         }
-        let at = self
-            .t
-            .large_at
-            .checked_add((index as usize).checked_mul(8)?)?;
-        be64(d, at).map(Ok)
+        be64(d, self.t.large_at.wrapping_add(index as usize * 8)).map(Ok)
     }
 
     /// This index with the length of its `.pack` known: from now on an offset at or past the pack's trailing
