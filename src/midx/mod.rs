@@ -1,4 +1,3 @@
-// Over 600 lines: the lookups and the checks each answer gets when it is used (the format's layout and verification are in layout.rs and verify.rs), and a runnable module example.
 //! The `multi-pack-index` file (`objects/pack/multi-pack-index`): one sorted table of the objects of many packs.
 //!
 //! The format is git's (`gitformat-pack(5)`, section "multi-pack-index (MIDX) files have the following format",

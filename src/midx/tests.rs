@@ -4,7 +4,23 @@
 use super::write::{PackEntries, WriteError, chunk_file, write_midx};
 use super::*;
 use crate::idx::PackIndex;
-use crate::testing::MultiPackIndexExt;
+
+/// The lookups these tests compare (the other test targets have them from `testing::MultiPackIndexExt`).
+impl MultiPackIndex {
+    /// [`find`](Self::find) with a bad entry answered `None`.
+    fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
+        self.find(id).ok().flatten()
+    }
+
+    /// The store's lookup with the bounds of `pack_lens`, a bad entry explained.
+    fn find_in(&self, id: &[u8], pack_lens: &[u64]) -> Result<Option<(u32, u64)>, MidxProblem> {
+        let bounds = self.offset_bounds(pack_lens);
+        self.explain(
+            self.find_entry(id, |p| bounds.get(p as usize).copied(), None),
+            pack_lens,
+        )
+    }
+}
 
 /// A file made of a header and these chunks in this order, with a valid checksum: the writer's own
 /// ([`write::chunk_file`](super::write)), given chunks of any content.
