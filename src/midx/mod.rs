@@ -283,8 +283,8 @@ impl MultiPackIndex {
     /// not list it; `Err` if it lists it with a pack int id or an offset that cannot be right (never a wrong
     /// location). Ids of another length are never found. Does not allocate.
     ///
-    /// The store's [`find_entry`](Self::find_entry), every pack unbounded above (this type does not know the
-    /// packs' lengths), and what is wrong [`entry_problem`](Self::entry_problem) said.
+    /// The store's lookup (`find_entry`), every pack unbounded above (this type does not know the packs'
+    /// lengths), and what is wrong as `entry_problem` says.
     #[inline]
     pub fn find(&self, id: &[u8]) -> Result<Option<(u32, u64)>, MidxProblem> {
         self.explain(self.find_entry(id, |p| self.bound_in(&[], p), None), &[])
