@@ -8,6 +8,7 @@
 //! or while the store's miss filter reads every id, [`OrderPass`]).
 
 // The modelled facade: loom's atomics in the loom build, so `loom-tests/fanout.rs` checks the counting of `mark`.
+use crate::bytes::head;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// What [`check_bucket`] found wrong, by position in the file's sorted list.
@@ -44,12 +45,6 @@ impl<'a> Ids<'a> {
         let s = i.checked_mul(self.stride)?;
         self.bytes.get(s..s.checked_add(self.len)?)
     }
-}
-
-/// The first 8 bytes of an id (at least 20 bytes long) as a big-endian word: ids compare as their heads first.
-#[inline(always)]
-fn head(id: &[u8]) -> u64 {
-    id.first_chunk::<8>().map_or(0, |h| u64::from_be_bytes(*h))
 }
 
 /// Whether `a < b` for two ids of one length, `ha`/`hb` their heads (one 8-byte compare, the rest only on a tie).

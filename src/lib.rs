@@ -49,6 +49,7 @@
 // `cfg(test)` checks; a unit test is a scenario read top to bottom.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 
+mod bytes;
 // The guarded read: the one place that opens and reads files (`disallowed-methods` in .clippy.toml).
 #[allow(clippy::disallowed_methods)]
 pub mod data;

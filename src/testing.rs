@@ -53,7 +53,8 @@ pub trait PackIndexExt: Sized {
     fn lookup(&self, id: &[u8]) -> Option<u64>;
     /// [`lookup`](Self::lookup) for an [`ObjectId`]; `None` if it is of another hash kind.
     fn lookup_id(&self, id: &ObjectId) -> Option<u64>;
-    /// [`lookup`](Self::lookup) by plain binary search (git's), the benchmark's baseline.
+    /// [`lookup`](Self::lookup) by plain binary search (git's), the benchmark's baseline and the reference the
+    /// fast search is tested against.
     fn lookup_binary(&self, id: &[u8]) -> Option<u64>;
     /// The position of `id` in sorted order.
     fn position(&self, id: &[u8]) -> Option<u32>;
@@ -77,16 +78,16 @@ impl PackIndexExt for PackIndex {
         PackIndex::with_pack_len(self, pack_len)
     }
     fn lookup(&self, id: &[u8]) -> Option<u64> {
-        PackIndex::lookup(self, id)
+        self.find(id).ok().flatten()
     }
     fn lookup_id(&self, id: &ObjectId) -> Option<u64> {
-        PackIndex::lookup_id(self, id)
+        self.lookup(id.as_bytes())
     }
     fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
-        PackIndex::lookup_binary(self, id)
+        self.checked_offset_at(self.position_binary(id)?)?.ok()
     }
     fn position(&self, id: &[u8]) -> Option<u32> {
-        PackIndex::position(self, id)
+        PackIndex::search(self, id, None)
     }
     fn position_binary(&self, id: &[u8]) -> Option<u32> {
         PackIndex::position_binary(self, id)
@@ -102,7 +103,8 @@ pub trait MultiPackIndexExt: Sized {
     fn open_with(path: &Path, kind: HashKind, mode: LoadMode) -> Result<Self, Error>;
     /// Validate `data` as a multi-pack-index of `kind`; `path` names it in errors.
     fn from_data(data: Data, path: PathBuf, kind: HashKind) -> Result<Self, Error>;
-    /// [`MultiPackIndex::find`] with each offset also checked against its pack's length (`pack_lens`).
+    /// [`MultiPackIndex::find`] with each offset also checked against its pack's length (`pack_lens`): the
+    /// store's lookup, with the bounds of those lengths.
     fn find_in(&self, id: &[u8], pack_lens: &[u64]) -> Result<Option<(u32, u64)>, MidxProblem>;
     /// [`MultiPackIndex::find`] with a bad entry answered `None`.
     fn lookup(&self, id: &[u8]) -> Option<(u32, u64)>;
@@ -120,13 +122,15 @@ impl MultiPackIndexExt for MultiPackIndex {
         MultiPackIndex::from_data(data, path, kind)
     }
     fn find_in(&self, id: &[u8], pack_lens: &[u64]) -> Result<Option<(u32, u64)>, MidxProblem> {
-        MultiPackIndex::find_in(self, id, pack_lens)
+        let bounds = self.offset_bounds(pack_lens);
+        let found = self.find_entry(id, |p| bounds.get(p as usize).copied(), None);
+        self.explain(found, pack_lens)
     }
     fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
-        MultiPackIndex::lookup(self, id)
+        self.find(id).ok().flatten()
     }
     fn position(&self, id: &[u8]) -> Option<u32> {
-        MultiPackIndex::position(self, id)
+        MultiPackIndex::search(self, id, None)
     }
     fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
         MultiPackIndex::prefix_range(self, prefix)

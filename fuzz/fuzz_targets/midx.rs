@@ -27,10 +27,10 @@ fuzz_target!(|data: &[u8]| {
             .map(|b| u64::from_be_bytes(b.try_into().unwrap()) % (1 << 34))
             .collect();
         for w in data.chunks(h) {
-            // The store's lookup (precomputed bounds) answers exactly as the lookup with pack lengths.
+            // The store's lookup (the bounds of the pack lengths) and the check that explains a bad entry agree.
             assert!(
                 midx.fuzz_bounds_agree(w, &lens),
-                "the lookup with precomputed bounds disagrees with the one with pack lengths"
+                "the lookup with the packs' bounds disagrees with the check that explains a bad entry"
             );
             let r = midx.lookup(w);
             assert_eq!(r, midx.find(w).ok().flatten(), "lookup disagrees with find");

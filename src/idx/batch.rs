@@ -1,10 +1,11 @@
-//! Batched lookups in one `.idx`: the steps of [`PackIndex::find_entry`]'s interpolation search
-//! ([`Probe`]) run one at a time for a group of ids (`Handle::locate_many`), each step prefetching the line the
-//! next one reads for every id of the group before any of them waits for one. Each search is then resumed where
-//! its steps left it ([`PackIndex::find_entry_from`]), so a step is never run twice and the answer is the one
-//! `find_entry` gives (the same steps in the same order).
+//! Batched lookups in one index (a `.idx` or a multi-pack-index, through its [`Table`]): the steps of
+//! [`Table::position`]'s interpolation search ([`Probe`]) run one at a time for a group of ids
+//! (`Handle::locate_many`), each step prefetching the line the next one reads for every id of the group before
+//! any of them waits for one. Each search is then resumed where its steps left it (`find_entry` given the
+//! probe), so a step is never run twice and the answer is the one a search from the start gives (the same
+//! steps in the same order).
 
-use super::{PackIndex, Probe, Table};
+use super::{Probe, Table};
 use crate::oid::HashKind;
 use crate::prefetch::{lines_for, prefetch_lines_unchecked, prefetch_unchecked};
 
@@ -21,13 +22,18 @@ impl Table<'_> {
     }
 
     /// Step 2: read the predicted entry (warm after step 1) and correct; prefetch the entries the rest of the
-    /// search reads when the answer is near the corrected one ([`NEAR`]). The caller prefetches the offsets of
-    /// the same entries, around [`Probe::offset_at`] (the file's own table).
+    /// search reads when the answer is near the corrected one ([`NEAR`]), and the rows of the same entries
+    /// around [`Probe::offset_at`] (the file's offsets, [`Table::with_rows`]).
     #[inline(always)]
     pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
         let probe = self.probe_next(id, probe);
         if let Probe::Corrected { p, .. } = probe {
             self.prefetch_near(p);
+        }
+        if let Some(i) = probe.offset_at()
+            && self.row != 0
+        {
+            prefetch_near_rows(self.d, self.rows_at, self.row, i);
         }
         probe
     }
@@ -86,7 +92,7 @@ pub(crate) const NEAR: usize = 7;
 /// chunk, 8-byte rows; `row` is at most 8, any length other than 4 gets the count of 8). `i` comes from a
 /// search step: the addresses are not checked ([`prefetch_lines_unchecked`]).
 #[inline(always)]
-pub(crate) fn prefetch_near_rows(d: &[u8], table_at: usize, row: usize, i: u32) {
+fn prefetch_near_rows(d: &[u8], table_at: usize, row: usize, i: u32) {
     let from = table_at.wrapping_add((i as usize).wrapping_sub(NEAR).wrapping_mul(row));
     match row {
         4 => prefetch_lines_unchecked::<{ lines_for(4 * (2 * NEAR + 1) - 1) }>(d, from),
@@ -113,32 +119,11 @@ impl Probe {
     }
 }
 
-impl PackIndex {
-    /// [`Table::warm_start`] on this index.
-    #[inline(always)]
-    pub(crate) fn warm_start(&self, id: &[u8]) -> Probe {
-        self.table().warm_start(id)
-    }
-
-    /// [`Table::warm_next`] on this index, and the offsets of the entries it warmed prefetched (version 2's
-    /// offset table; version 1 keeps each beside its id, warm with it).
-    #[inline(always)]
-    pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
-        let probe = self.table().warm_next(id, probe);
-        if let Some(i) = probe.offset_at()
-            && self.version != 1
-        {
-            prefetch_near_rows(&self.data, self.offsets_at, 4, i);
-        }
-        probe
-    }
-}
-
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::super::write::{Entry, write_idx};
-    use super::PackIndex;
     use crate::idx::Found;
+    use crate::idx::PackIndex;
     use crate::oid::HashKind;
 
     /// A search resumed from each of its steps answers as the search run at once, on a sorted file and on one
@@ -170,22 +155,22 @@ mod tests {
                 let mut missed = 0;
                 for id in entries.iter().map(|e| e.id).chain(absent) {
                     let b = id.as_bytes();
-                    let want = idx.find_entry(b);
+                    let want = idx.find_entry(b, None);
                     missed += usize::from(want == Found::Missing);
-                    let first = idx.warm_start(b);
+                    let first = idx.table().warm_start(b);
                     assert_eq!(
-                        idx.find_entry_from(b, first),
+                        idx.find_entry(b, Some(first)),
                         want,
                         "{what}, {id}, from {first:?}"
                     );
-                    let second = idx.warm_next(b, first);
+                    let second = idx.table().warm_next(b, first);
                     assert_eq!(
-                        idx.find_entry_from(b, second),
+                        idx.find_entry(b, Some(second)),
                         want,
                         "{what}, {id}, from {second:?}"
                     );
                     assert_eq!(
-                        idx.warm_next(b, second),
+                        idx.table().warm_next(b, second),
                         second,
                         "a later step is kept as it is"
                     );

@@ -3,19 +3,28 @@
 
 use std::path::PathBuf;
 
-use super::{BucketState, FANOUT_LEN, IdxProblem, PackIndex, SIGNATURE, be32, to_usize};
+use super::{BucketState, FANOUT_LEN, IdxProblem, PackIndex, SIGNATURE, to_usize};
+use crate::bytes::be32;
 use crate::data::Data;
 use crate::oid::HashKind;
 
-/// Where the tables of a checked index are (byte offsets into the file).
-struct Tables {
-    ids_at: usize,
-    stride: usize,
-    crc_at: usize,
-    offsets_at: usize,
-    large_at: usize,
-    large_count: u64,
-    trailer_at: usize,
+/// Where the tables of a checked index are (byte offsets into the file), as [`PackIndex::parse`] found them.
+#[derive(Debug)]
+pub(super) struct Tables {
+    /// Byte offset of the first id.
+    pub(super) ids_at: usize,
+    /// Bytes from one id to the next (the hash length for v2, hash length + 4 for v1).
+    pub(super) stride: usize,
+    /// v2: byte offset of the CRC table.
+    pub(super) crc_at: usize,
+    /// v1: byte offset of the first entry (whose first 4 bytes are the offset); v2: of the 32-bit offset table.
+    pub(super) offsets_at: usize,
+    /// v2: byte offset of the 64-bit offset table.
+    pub(super) large_at: usize,
+    /// v2: how many 64-bit offsets the file holds.
+    pub(super) large_count: u64,
+    /// Byte offset of the trailer (pack checksum, then index checksum).
+    pub(super) trailer_at: usize,
 }
 
 /// The version of index `d` (1: no header), checked to fit at least an empty index of that version.
@@ -153,15 +162,9 @@ impl PackIndex {
             version,
             count,
             fanout,
-            ids_at: t.ids_at,
-            stride: t.stride,
-            crc_at: t.crc_at,
-            offsets_at: t.offsets_at,
-            large_at: t.large_at,
-            large_count: t.large_count,
+            t,
             offset_end: u64::MAX,
             pack_len: None,
-            trailer_at: t.trailer_at,
             buckets: BucketState::default(),
         })
     }

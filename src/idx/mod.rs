@@ -14,11 +14,14 @@
 //! file: every offset as above, ids sorted and in their buckets, and the trailer checksum; a file whose ids are
 //! not sorted can make lookups miss, never misreport an offset.
 //!
-//! Lookups find the id's fan-out bucket, then predict its position inside the bucket from its next bytes
-//! (object ids are uniformly distributed), correct the prediction once from the id found there, and confirm
-//! with a short gallop and binary search. `PackIndex::lookup_binary` and `PackIndex::position_binary` are
-//! the plain binary search that git uses: the reference the fast search is tested against (property tests,
-//! the fuzz target, git's own indexes).
+//! One search, `PackIndex::search`, finds the id's fan-out bucket, then predicts its position inside the bucket
+//! from its next bytes (object ids are uniformly distributed), corrects the prediction once from the id found
+//! there, and confirms with a short gallop and binary search; one position function,
+//! [`PackIndex::checked_offset_at`], turns the position found into an offset, with every bound a lookup
+//! checks. `PackIndex::find_entry` is the two together, the store's hot path; [`PackIndex::find`] the same with
+//! a typed error. `PackIndex::position_binary` is the plain binary search that git uses (an index that lists an
+//! id twice answers as git's does), and the reference the fast search is tested against (property tests, the
+//! fuzz target, git's own indexes; the test-only lookups are in `testing::PackIndexExt`).
 //!
 //! ```
 //! use odb_index::idx::PackIndex;
@@ -58,15 +61,16 @@ mod layout;
 mod order;
 mod prefix;
 mod search;
-pub(crate) use batch::prefetch_near_rows;
 pub(crate) use search::{Probe, Table};
 mod verify;
 #[cfg(any(test, feature = "test-support"))]
 pub mod write;
 
+use layout::Tables;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
+use crate::bytes::{be32, be64};
 use crate::data::{Data, LoadMode};
 use crate::error::Error;
 pub use crate::error::IdxProblem;
@@ -93,7 +97,7 @@ pub(crate) fn offset_in_pack(offset: u64, pack_len: u64, hash_len: usize) -> boo
 pub(crate) enum Found {
     /// The index does not list the id.
     Missing,
-    /// The object starts at this offset of the pack (checked as [`PackIndex::find`] checks it).
+    /// The object starts at this offset of the pack (checked as [`PackIndex::checked_offset_at`] checks it).
     At(u64),
     /// The index lists the id at this position, with an offset that cannot be right
     /// ([`PackIndex::checked_offset_at`] says why).
@@ -132,37 +136,15 @@ pub struct PackIndex {
     /// `fanout[b]..fanout[b + 1]` is the range of entries whose first byte is `b`; `fanout[0] == 0`.
     /// Monotonic, and `fanout[256] == count`.
     fanout: [u32; 257],
-    /// Byte offset of the first id.
-    ids_at: usize,
-    /// Bytes from one id to the next (the hash length for v2, hash length + 4 for v1).
-    stride: usize,
-    /// v2: byte offset of the CRC table.
-    crc_at: usize,
-    /// v1: byte offset of the first entry (whose first 4 bytes are the offset); v2: of the 32-bit offset table.
-    offsets_at: usize,
-    /// v2: byte offset of the 64-bit offset table.
-    large_at: usize,
-    /// v2: how many 64-bit offsets the file holds.
-    large_count: u64,
+    /// Where the tables are, checked at open.
+    t: Tables,
     /// Offsets must be below this: the pack's length minus its trailing checksum, or `u64::MAX` while the
     /// pack's length is not known.
     offset_end: u64,
     /// The pack's length, once known ([`PackIndex::with_pack_len`]).
     pack_len: Option<u64>,
-    /// Byte offset of the trailer (pack checksum, then index checksum).
-    trailer_at: usize,
     /// Which fan-out buckets were checked in order (a miss there is certain): see [`PackIndex::confirm_miss`].
     buckets: BucketState,
-}
-
-fn be32(data: &[u8], at: usize) -> Option<u32> {
-    let b = data.get(at..at.checked_add(4)?)?;
-    Some(u32::from_be_bytes(b.try_into().ok()?))
-}
-
-fn be64(data: &[u8], at: usize) -> Option<u64> {
-    let b = data.get(at..at.checked_add(8)?)?;
-    Some(u64::from_be_bytes(b.try_into().ok()?))
 }
 
 /// Overflow while computing sizes: the file cannot be that large, so it is reported as a size problem.
@@ -253,8 +235,9 @@ impl PackIndex {
             return None;
         }
         let s = self
+            .t
             .ids_at
-            .checked_add((i as usize).checked_mul(self.stride)?)?;
+            .checked_add((i as usize).checked_mul(self.t.stride)?)?;
         self.data.get(s..s.checked_add(self.kind.len())?)
     }
 
@@ -269,8 +252,8 @@ impl PackIndex {
     /// The pack offset of entry `i`, checked as a lookup uses it: the 64-bit offset reference is inside the
     /// file's table, and the offset is past the 12-byte pack header and (once
     /// `with_pack_len` gave the pack's length) before the pack's trailing checksum.
-    /// `None` if `i >= len()`.
-    #[inline]
+    /// `None` if `i >= len()`. The one position function of the lookups ([`find`](Self::find), `find_entry`).
+    #[inline(always)]
     pub fn checked_offset_at(&self, i: u32) -> Option<Result<u64, IdxProblem>> {
         Some(self.raw_offset_at(i)?.and_then(|offset| {
             if offset < PACK_HEADER_LEN {
@@ -291,22 +274,22 @@ impl PackIndex {
     }
 
     /// Entry `i`'s offset as recorded; `Err` for a 64-bit reference outside the 64-bit offset table; `None`
-    /// if `i >= len()`.
-    #[inline]
+    /// if `i >= len()`. The addresses wrap rather than being checked for overflow (cheaper on the hit path):
+    /// for `i < count` and a reference inside the 64-bit table they are inside the tables the layout checked at
+    /// open, and every read is bounds-checked (`be32`, `be64`) whatever they are.
+    #[inline(always)]
     fn raw_offset_at(&self, i: u32) -> Option<Result<u64, IdxProblem>> {
         if i >= self.count {
             return None;
         }
         let d: &[u8] = &self.data;
         if self.version == 1 {
-            let at = self
-                .offsets_at
-                .checked_add((i as usize).checked_mul(self.stride)?)?;
+            let at = (self.t.offsets_at).wrapping_add((i as usize).wrapping_mul(self.t.stride));
             return be32(d, at).map(|o| Ok(u64::from(o)));
         }
         let w = be32(
             d,
-            self.offsets_at.checked_add((i as usize).checked_mul(4)?)?,
+            self.t.offsets_at.wrapping_add((i as usize).wrapping_mul(4)),
         )?;
         if w & 0x8000_0000 == 0 {
             return Some(Ok(u64::from(w)));
@@ -314,23 +297,20 @@ impl PackIndex {
         // Checked here, not at open (a scan of the whole offset table): a reference past the table would read
         // the trailer or another entry's bytes as an offset.
         let index = w & 0x7fff_ffff;
-        if u64::from(index) >= self.large_count {
+        if u64::from(index) >= self.t.large_count {
             return Some(Err(IdxProblem::LargeOffsetOutOfRange {
                 entry: i,
                 index,
-                count: self.large_count,
+                count: self.t.large_count,
             }));
         }
-        let at = self
-            .large_at
-            .checked_add((index as usize).checked_mul(8)?)?;
-        be64(d, at).map(Ok)
+        be64(d, self.t.large_at.wrapping_add(index as usize * 8)).map(Ok)
     }
 
     /// This index with the length of its `.pack` known: from now on an offset at or past the pack's trailing
     /// checksum (`pack_len - hash length`) is [`IdxProblem::OffsetPastPackEnd`] in [`find`](Self::find),
     /// [`checked_offset_at`](Self::checked_offset_at) and [`verify`](Self::verify), and is never answered by
-    /// [`lookup`](Self::lookup).
+    /// [`find_entry`](Self::find_entry).
     pub(crate) fn with_pack_len(mut self, pack_len: u64) -> Self {
         self.pack_len = Some(pack_len);
         self.offset_end = pack_len.saturating_sub(self.kind.len() as u64);
@@ -349,7 +329,7 @@ impl PackIndex {
         }
         be32(
             &self.data,
-            self.crc_at.checked_add((i as usize).checked_mul(4)?)?,
+            self.t.crc_at.checked_add((i as usize).checked_mul(4)?)?,
         )
     }
 
@@ -364,7 +344,7 @@ impl PackIndex {
     }
 
     fn trailer_id(&self, skip: usize) -> ObjectId {
-        let at = self.trailer_at + skip;
+        let at = self.t.trailer_at + skip;
         self.data
             .get(at..at + self.kind.len())
             .and_then(ObjectId::from_bytes)
@@ -384,12 +364,12 @@ impl PackIndex {
     /// right (see [`checked_offset_at`](Self::checked_offset_at)): never a wrong offset.
     #[inline]
     pub fn find(&self, id: &[u8]) -> Result<Option<u64>, IdxProblem> {
-        match self.find_entry(id) {
+        match self.find_entry(id, None) {
             Found::At(offset) => Ok(Some(offset)),
             Found::Missing => Ok(None),
             Found::Bad(i) => match self.checked_offset_at(i) {
                 Some(Err(problem)) => Err(problem),
-                // `find_entry` and `checked_offset_at` make the same checks.
+                // `find_entry` answers with `checked_offset_at`.
                 other => Ok(other.and_then(Result::ok)),
             },
         }
@@ -410,27 +390,17 @@ impl PackIndex {
         self.fanout[b]..self.fanout[b + 1].max(self.fanout[b])
     }
 
-    /// [`find`](Self::find) in the shape of the hot path: the same checks, but a bad entry is only its position
-    /// ([`checked_offset_at`](Self::checked_offset_at) says what is wrong with it), so nothing large is built
-    /// or returned on a hit.
-    #[inline]
-    pub(crate) fn find_entry(&self, id: &[u8]) -> Found {
-        self.found_at(id, self.position(id))
-    }
-
-    /// [`find_entry`](Self::find_entry) resumed from `probe`, steps of this index's search for `id` that a batch
-    /// ran ahead (`idx/batch.rs`): the same answer.
+    /// [`find`](Self::find) in the shape of the hot path: [`search`](Self::search) (resumed from `from`, steps
+    /// a batch ran ahead for `id`, `idx/batch.rs`, if given), then [`checked_offset_at`](Self::checked_offset_at)
+    /// of the position found; a bad entry is only its position (`checked_offset_at` says what is wrong with
+    /// it), so nothing large is built or returned on a hit.
+    ///
+    /// An index that lists `id` twice (a file that lies) has two offsets for it, maybe two objects': the entry
+    /// git's binary search lands on answers (`bsearch_pack`, [`position_binary`](Self::position_binary)), so
+    /// the object read is the one git reads.
     #[inline(always)]
-    pub(crate) fn find_entry_from(&self, id: &[u8], probe: Probe) -> Found {
-        self.found_at(id, self.table().position_from(id, probe))
-    }
-
-    /// What the position `i` found by a search for `id` answers. An index that lists `id` twice (a file that
-    /// lies) has two offsets for it, maybe two objects': the entry git's binary search lands on answers
-    /// (`bsearch_pack`), so the object read is the one git reads.
-    #[inline(always)]
-    fn found_at(&self, id: &[u8], i: Option<u32>) -> Found {
-        let Some(mut i) = i else {
+    pub(crate) fn find_entry(&self, id: &[u8], from: Option<Probe>) -> Found {
+        let Some(mut i) = self.search(id, from) else {
             return Found::Missing;
         };
         if self.repeated_at(i, id) {
@@ -439,9 +409,9 @@ impl PackIndex {
             };
             i = j;
         }
-        match self.usable_offset(i) {
-            Some(offset) => Found::At(offset),
-            None => Found::Bad(i),
+        match self.checked_offset_at(i) {
+            Some(Ok(offset)) => Found::At(offset),
+            _ => Found::Bad(i),
         }
     }
 
@@ -452,93 +422,17 @@ impl PackIndex {
         (i > 0 && same(i - 1)) || same(i + 1)
     }
 
-    /// Entry `i`'s offset if [`checked_offset_at`](Self::checked_offset_at) would accept it, without building
-    /// a problem otherwise.
+    /// The position of `id` in sorted order, or `None` if the index does not list it (or `id` has the wrong
+    /// length): the search of [`Table::position`], from the start or resumed from `from` (a probe of this
+    /// index's search for `id`). Never a position past [`len`](Self::len), whatever the file holds.
     #[inline(always)]
-    fn usable_offset(&self, i: u32) -> Option<u64> {
-        let d: &[u8] = &self.data;
-        let offset = if self.version == 1 {
-            u64::from(be32(
-                d,
-                self.offsets_at
-                    .wrapping_add((i as usize).wrapping_mul(self.stride)),
-            )?)
-        } else {
-            let w = be32(
-                d,
-                self.offsets_at.wrapping_add((i as usize).wrapping_mul(4)),
-            )?;
-            if w & 0x8000_0000 == 0 {
-                u64::from(w)
-            } else {
-                let index = w & 0x7fff_ffff;
-                if u64::from(index) >= self.large_count {
-                    return None;
-                }
-                be64(d, self.large_at.wrapping_add(index as usize * 8))?
-            }
-        };
-        (offset >= PACK_HEADER_LEN && (offset < self.offset_end || self.pack_len.is_none()))
-            .then_some(offset)
+    pub(crate) fn search(&self, id: &[u8], from: Option<Probe>) -> Option<u32> {
+        self.table().position(id, from)
     }
 
-    /// The pack offset of the object `id` (raw bytes of this index's hash kind), or `None` if the index does not
-    /// list it, `id` has the wrong length, or its entry's offset cannot be right ([`find`](Self::find) says
-    /// why).
-    #[inline]
-    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
-    pub(crate) fn lookup(&self, id: &[u8]) -> Option<u64> {
-        self.find(id).ok().flatten()
-    }
-
-    /// [`lookup`](Self::lookup) for an [`ObjectId`]; `None` if it is of another hash kind.
-    #[inline]
-    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
-    pub(crate) fn lookup_id(&self, id: &ObjectId) -> Option<u64> {
-        self.lookup(id.as_bytes())
-    }
-
-    /// The position of `id` in sorted order, or `None` if the index does not list it.
-    #[inline]
-    pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
-        let t = self.table();
-        match self.kind {
-            HashKind::Sha1 => t.find_interpolated::<20>(id.try_into().ok()?),
-            HashKind::Sha256 => t.find_interpolated::<32>(id.try_into().ok()?),
-        }
-    }
-
-    /// Like [`lookup`](Self::lookup), with git's plain binary search inside the fan-out bucket
-    /// (`bsearch_hash`, under `find_pack_entry_one`) instead of the interpolation search: the reference the fast search is checked
-    /// against. On an index whose ids are sorted (every index [`verify`](Self::verify) accepts) both give the
-    /// same answer for every id; on one whose ids are not, either may miss an id the other finds, never
-    /// misreport an offset. Same bounds checks, no allocation, no panic.
-    ///
-    /// ```
-    /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
-    /// use odb_index::testing::PackIndexExt;
-    /// use odb_index::HashKind;
-    ///
-    /// let kind = HashKind::Sha1;
-    /// let entries: Vec<Entry> = (0u64..50)
-    ///     .map(|i| Entry { id: kind.digest(&i.to_le_bytes()), offset: 12 + 10 * i, crc32: 0 })
-    ///     .collect();
-    /// let bytes = write_idx(2, kind, &entries, &kind.digest(b"pack")).unwrap();
-    /// let idx = PackIndex::from_data(bytes.into(), "pack-x.idx".into(), kind).unwrap();
-    /// for e in &entries {
-    ///     assert_eq!(idx.lookup_binary(e.id.as_bytes()), Some(e.offset));
-    ///     assert_eq!(idx.lookup_binary(e.id.as_bytes()), idx.lookup(e.id.as_bytes()));
-    /// }
-    /// assert_eq!(idx.lookup_binary(kind.digest(b"absent").as_bytes()), None);
-    /// assert_eq!(idx.lookup_binary(b"too short"), None);
-    /// ```
-    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
-    pub(crate) fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
-        self.checked_offset_at(self.position_binary(id)?)?.ok()
-    }
-
-    /// Like [`position`](Self::position), with git's plain binary search inside the fan-out bucket: the
-    /// reference for it, as [`lookup_binary`](Self::lookup_binary) is for [`lookup`](Self::lookup).
+    /// Like [`search`](Self::search), with git's plain binary search inside the fan-out bucket: what answers for
+    /// an id the index lists twice, and the reference the fast search is tested against (`testing::PackIndexExt`
+    /// has the lookups on top of both).
     ///
     /// ```
     /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
@@ -558,7 +452,6 @@ impl PackIndex {
     /// }
     /// assert_eq!(idx.position_binary(kind.digest(b"absent").as_bytes()), None);
     /// ```
-    #[cfg_attr(not(any(test, feature = "test-support")), allow(dead_code))]
     pub(crate) fn position_binary(&self, id: &[u8]) -> Option<u32> {
         if id.len() != self.kind.len() {
             return None;

@@ -9,8 +9,8 @@ impl PackIndex {
     /// The ids as [`fanout`] reads them.
     fn fanout_ids(&self) -> Ids<'_> {
         Ids {
-            bytes: self.data.get(self.ids_at..).unwrap_or(&[]),
-            stride: self.stride,
+            bytes: self.data.get(self.t.ids_at..).unwrap_or(&[]),
+            stride: self.t.stride,
             len: self.kind.len(),
             count: self.count,
         }
@@ -79,15 +79,15 @@ impl PackIndex {
         let Some(i) = fanout::position_linear(self.fanout_ids(), id) else {
             return Found::Missing;
         };
-        match self.usable_offset(i) {
-            Some(offset) => Found::At(offset),
-            None => Found::Bad(i),
+        match self.checked_offset_at(i) {
+            Some(Ok(offset)) => Found::At(offset),
+            _ => Found::Bad(i),
         }
     }
 
     /// [`find_entry`](Self::find_entry), its miss confirmed ([`confirm_miss`](Self::confirm_miss)).
     pub(crate) fn find_entry_confirmed(&self, id: &[u8]) -> Found {
-        match self.find_entry(id) {
+        match self.find_entry(id, None) {
             Found::Missing => self.confirm_miss(id),
             found => found,
         }

@@ -1,4 +1,4 @@
-//! The search inside a fan-out bucket ([`PackIndex::position`], and the multi-pack-index's): interpolation from
+//! The search inside a fan-out bucket ([`Table::position`]: [`PackIndex::search`] and the multi-pack-index's): interpolation from
 //! the id's next bytes, one correction, a gallop, then binary search, reading entries without bounds checks
 //! inside the bracket that the layout checked at open guarantees. Both files hold a [`Table`]: a sorted table of
 //! ids behind a fan-out, searched by this one code.
@@ -6,6 +6,7 @@
 use std::cmp::Ordering;
 
 use super::PackIndex;
+use crate::bytes::head;
 use crate::oid::HashKind;
 
 /// Where a search of [`Table::find_interpolated`] stands between its steps.
@@ -19,16 +20,9 @@ pub(crate) enum Probe {
     Corrected { p: u32, l: u32, r: u32 },
 }
 
-/// An id's first 8 bytes, big-endian (ids are at least 20 bytes).
-#[inline(always)]
-fn key_of<const H: usize>(id: &[u8; H]) -> u64 {
-    let mut k = [0u8; 8];
-    k.copy_from_slice(&id[..8]);
-    u64::from_be_bytes(k)
-}
-
 impl PackIndex {
-    /// The sorted table of ids the searches read.
+    /// The sorted table of ids the searches read (and, for a batch's warming, where the offsets are: version 2's
+    /// offset table; version 1 keeps each offset beside its id, warm with it).
     #[inline(always)]
     pub(crate) fn table(&self) -> Table<'_> {
         // SAFETY: `parse` checked at open that the file holds `count` entries of `stride` bytes from `ids_at`,
@@ -38,12 +32,13 @@ impl PackIndex {
         unsafe {
             Table::new(
                 &self.data,
-                self.ids_at,
-                self.stride,
+                self.t.ids_at,
+                self.t.stride,
                 self.count,
                 &self.fanout,
                 self.kind,
             )
+            .with_rows(self.t.offsets_at, if self.version == 1 { 0 } else { 4 })
         }
     }
 }
@@ -69,6 +64,11 @@ pub(crate) struct Table<'a> {
     count: u32,
     fanout: &'a [u32; 257],
     pub(super) kind: HashKind,
+    /// Where the file's per-entry rows a lookup reads after the id are (a `.idx`'s 32-bit offsets, a
+    /// multi-pack-index's `OOFF` chunk), and their length: what a batch's warming prefetches beside the ids
+    /// (`idx/batch.rs`). `row == 0`: none apart from the ids. Never read, only prefetched.
+    pub(super) rows_at: usize,
+    pub(super) row: usize,
 }
 
 impl<'a> Table<'a> {
@@ -95,6 +95,19 @@ impl<'a> Table<'a> {
             count,
             fanout,
             kind,
+            rows_at: 0,
+            row: 0,
+        }
+    }
+
+    /// This table with the rows a lookup reads after an entry's id at `rows_at`, `row` bytes each (4 or 8; 0:
+    /// none), for a batch's warming to prefetch (`idx/batch.rs`; only prefetched, never read, so unchecked).
+    #[inline(always)]
+    pub(crate) fn with_rows(self, rows_at: usize, row: usize) -> Self {
+        Table {
+            rows_at,
+            row,
+            ..self
         }
     }
 
@@ -153,7 +166,7 @@ impl<'a> Table<'a> {
     /// [`correct`](Self::correct) reads the predicted entry, [`finish`](Self::finish) the corrected one and
     /// what follows. A batch of lookups (`idx/batch.rs`) runs one step for each id of a group, prefetching the
     /// entry the next step reads, and resumes each search where its last step left it
-    /// ([`PackIndex::find_entry_from`]): the same steps in the same order, so the same answer
+    /// ([`position`](Self::position) from a probe): the same steps in the same order, so the same answer
     /// as this function, on any file.
     #[inline(always)]
     pub(crate) fn find_interpolated<const H: usize>(&self, id: &[u8; H]) -> Option<u32> {
@@ -267,7 +280,7 @@ impl<'a> Table<'a> {
         self.gallop::<H>(d, id, key, Bracket { p, l, r, forward })
     }
 
-    /// Step 1 of [`PackIndex::position`]'s search for a batch: nothing of the file read (`Done(None)` for an
+    /// Step 1 of [`position`](Self::position)'s search for a batch: nothing of the file read (`Done(None)` for an
     /// empty bucket or an id of another length).
     #[inline(always)]
     pub(crate) fn probe_start(&self, id: &[u8]) -> Probe {
@@ -280,7 +293,7 @@ impl<'a> Table<'a> {
     #[inline(always)]
     fn start<const H: usize>(&self, id: &[u8]) -> Probe {
         match <&[u8; H]>::try_from(id) {
-            Ok(id) => self.predict::<H>(id, key_of(id)),
+            Ok(id) => self.predict::<H>(id, head(id)),
             Err(_) => Probe::Done(None),
         }
     }
@@ -299,22 +312,30 @@ impl<'a> Table<'a> {
         match self.kind {
             // SAFETY: l <= p < r <= count (checked just above).
             HashKind::Sha1 => match <&[u8; 20]>::try_from(id) {
-                Ok(id) => unsafe { self.correct::<20>(id, key_of(id), p, l, r) },
+                Ok(id) => unsafe { self.correct::<20>(id, head(id), p, l, r) },
                 Err(_) => Probe::Done(None),
             },
             // SAFETY: as above.
             HashKind::Sha256 => match <&[u8; 32]>::try_from(id) {
-                Ok(id) => unsafe { self.correct::<32>(id, key_of(id), p, l, r) },
+                Ok(id) => unsafe { self.correct::<32>(id, head(id), p, l, r) },
                 Err(_) => Probe::Done(None),
             },
         }
     }
 
-    /// [`PackIndex::position`] resumed from `probe` (steps of this index for `id`, [`probe_start`](
-    /// Self::probe_start) then [`probe_next`](Self::probe_next)): the same answer. A probe that is not this
-    /// index's is searched from the start.
+    /// The position of `id` in the table, if it lists it (`None` too for an id of another length): the search
+    /// of [`find_interpolated`](Self::find_interpolated), from the start, or resumed from `from` (steps of this
+    /// table for `id`, [`probe_start`](Self::probe_start) then [`probe_next`](Self::probe_next)) with the same
+    /// answer. A probe that is not this table's is searched from the start. The one search of both formats
+    /// ([`PackIndex::search`], the multi-pack-index's `search`).
     #[inline(always)]
-    pub(crate) fn position_from(&self, id: &[u8], probe: Probe) -> Option<u32> {
+    pub(crate) fn position(&self, id: &[u8], from: Option<Probe>) -> Option<u32> {
+        let Some(probe) = from else {
+            return match self.kind {
+                HashKind::Sha1 => self.find_interpolated::<20>(id.try_into().ok()?),
+                HashKind::Sha256 => self.find_interpolated::<32>(id.try_into().ok()?),
+            };
+        };
         let ok = match probe {
             Probe::Done(None) => true,
             Probe::Done(Some(i)) => i < self.count,
@@ -329,12 +350,12 @@ impl<'a> Table<'a> {
         match self.kind {
             // SAFETY: the probe's bracket is inside the file (checked just above).
             HashKind::Sha1 => match <&[u8; 20]>::try_from(id) {
-                Ok(id) => unsafe { self.resume::<20>(id, key_of(id), probe) },
+                Ok(id) => unsafe { self.resume::<20>(id, head(id), probe) },
                 Err(_) => None,
             },
             // SAFETY: as above.
             HashKind::Sha256 => match <&[u8; 32]>::try_from(id) {
-                Ok(id) => unsafe { self.resume::<32>(id, key_of(id), probe) },
+                Ok(id) => unsafe { self.resume::<32>(id, head(id), probe) },
                 Err(_) => None,
             },
         }

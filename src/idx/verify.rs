@@ -92,7 +92,7 @@ impl PackIndex {
         }
         self.check_order()?;
         let h = self.kind.len();
-        let body_len = self.trailer_at + h;
+        let body_len = self.t.trailer_at + h;
         let expected = self.index_checksum();
         let actual = self.kind.digest(self.data.get(..body_len).unwrap_or(&[]));
         if expected != actual {

@@ -5,8 +5,9 @@
 use super::{
     BTMP_ROW_LEN, CHUNK_BTMP, CHUNK_LOFF, CHUNK_OIDF, CHUNK_OIDL, CHUNK_OOFF, CHUNK_PNAM,
     CHUNK_RIDX, ChunkId, FANOUT_LEN, HEADER_LEN, LOFF_ROW_LEN, MidxProblem, OOFF_ROW_LEN,
-    RIDX_ROW_LEN, SIGNATURE, TOC_ROW_LEN, be64,
+    RIDX_ROW_LEN, SIGNATURE, TOC_ROW_LEN,
 };
+use crate::bytes::be64;
 use crate::error::Error;
 use crate::oid::HashKind;
 use std::path::Path;

@@ -1,4 +1,3 @@
-// Over 600 lines: the lookups and the checks each answer gets when it is used (the format's layout and verification are in layout.rs and verify.rs), and a runnable module example.
 //! The `multi-pack-index` file (`objects/pack/multi-pack-index`): one sorted table of the objects of many packs.
 //!
 //! The format is git's (`gitformat-pack(5)`, section "multi-pack-index (MIDX) files have the following format",
@@ -27,8 +26,10 @@
 //! in O(packs) whatever the number of objects: after it succeeds, no lookup reads outside the file. What one
 //! object's entry holds is checked when it is used: [`MultiPackIndex::find`] answers a typed [`MidxProblem`] for
 //! a pack int id that names no pack, a large-offset reference past the `LOFF` chunk, an offset inside the pack
-//! header, or (`MultiPackIndex::find_in`, given the packs' lengths) an offset at or past its pack's trailing
-//! checksum; it never answers such a location. The order of the ids, the trailer checksum and every entry are
+//! header, or (the store's lookup, `MultiPackIndex::find_entry`, given the packs' lengths) an offset at or past
+//! its pack's trailing checksum; it never answers such a location. One search (`MultiPackIndex::search`, the
+//! `.idx`'s) finds an id's position, one position function (`MultiPackIndex::entry`, with its bounds) turns it
+//! into a location, and `MultiPackIndex::entry_problem` says what is wrong with one it does not answer. The order of the ids, the trailer checksum and every entry are
 //! checked by [`MultiPackIndex::verify`]; [`MultiPackIndex::verify_with_packs`] also checks every entry against
 //! the `.idx` of its pack, as `git multi-pack-index verify` does. On a file whose ids are out of order, a lookup
 //! may miss an object, but it never reports a location for an id that is not the one asked for.
@@ -68,6 +69,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::bytes::{be32, be64, head};
 use crate::data::{Data, LoadMode};
 use crate::error::Error;
 pub use crate::error::MidxProblem;
@@ -119,18 +121,6 @@ const RIDX_ROW_LEN: usize = 4;
 /// Bytes per pack in `BTMP`: two big-endian `u32`s.
 const BTMP_ROW_LEN: usize = 8;
 
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    let s = b.get(at..at.checked_add(4)?)?;
-    Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn be64(b: &[u8], at: usize) -> Option<u64> {
-    let s = b.get(at..at.checked_add(8)?)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(s);
-    Some(u64::from_be_bytes(a))
-}
-
 /// A checked multi-pack-index, mapped or in memory.
 ///
 /// All the checks a lookup relies on are made when it is opened; see the [module documentation](self).
@@ -166,12 +156,10 @@ pub struct MultiPackIndex {
 /// `fuzz/fuzz_targets/midx.rs` checks against each other. Never in a user's build, so not part of the API.
 #[cfg(fuzzing)]
 impl MultiPackIndex {
-    /// Whether the store's lookup with precomputed bounds answers `id` exactly as the lookup with the packs'
-    /// lengths does.
+    /// Whether the store's lookup with the bounds of `pack_lens` and the check that explains a bad entry agree
+    /// on `id` (`checks_agree`).
     pub fn fuzz_bounds_agree(&self, id: &[u8], pack_lens: &[u64]) -> bool {
-        let bounds = self.offset_bounds(pack_lens);
-        self.find_entry_bounded(id, |p| bounds.get(p as usize).copied())
-            == self.find_entry_in(id, pack_lens)
+        self.checks_agree(id, pack_lens)
     }
 
     /// Whether fanout bucket `first` passes the store's miss confirmation (its ids in order).
@@ -180,13 +168,13 @@ impl MultiPackIndex {
     }
 }
 
-/// What [`MultiPackIndex::find_entry_in`] found.
+/// What [`MultiPackIndex::find_entry`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MidxFound {
     /// The file does not list the id.
     Missing,
-    /// The object is in the pack of this pack int id, at this offset (checked as [`MultiPackIndex::find_in`]
-    /// checks it).
+    /// The object is in the pack of this pack int id, at this offset (within the bounds the search was given,
+    /// [`MultiPackIndex::entry`]).
     At(u32, u64),
     /// The file lists the id at this position, with an entry that cannot be right
     /// ([`MultiPackIndex::entry_problem`] says why).
@@ -200,6 +188,11 @@ struct RawEntry {
     pack: u32,
     off: u32,
 }
+
+/// The bound ([`MultiPackIndex::entry`]) of a pack whose length is not known: every offset past the pack header.
+/// `offset.wrapping_sub(PACK_HEADER_LEN) < UNBOUNDED` exactly when `offset >= PACK_HEADER_LEN` (an offset inside
+/// the header wraps to one of the 12 largest values).
+const UNBOUNDED: u64 = u64::MAX - (PACK_HEADER_LEN - 1);
 
 impl MultiPackIndex {
     /// Map `path` and check it (see `MultiPackIndex::from_data`).
@@ -285,221 +278,118 @@ impl MultiPackIndex {
         })
     }
 
-    /// The pack int id and offset of the object at position `i`, checked (pack int id in range, `LOFF`
-    /// reference in range, offset past the pack header, and before `pack_lens[pack] - hash length` when
-    /// `pack_lens` has an entry for the pack). `None` if `i >= len()`.
-    #[inline]
-    fn entry(&self, i: u32, pack_lens: &[u64]) -> Option<Result<(u32, u64), MidxProblem>> {
-        let RawEntry { pack, off } = self.raw_entry(i)?;
-        let packs = self.chunks.pack_names.len() as u32; // at most the u32 of the header
-        if pack >= packs {
-            return Some(Err(MidxProblem::PackIdOutOfRange {
-                object: i,
-                pack,
-                packs,
-            }));
-        }
-        let offset = match self.chunks.loff {
-            // git's `nth_midxed_offset`: without a LOFF chunk, the 32-bit value is the offset, flag and all.
-            Some((start, end)) if off & LARGE_OFFSET_BIT != 0 => {
-                let row = off & !LARGE_OFFSET_BIT;
-                let rows = ((end - start) / LOFF_ROW_LEN) as u64;
-                if u64::from(row) >= rows {
-                    return Some(Err(MidxProblem::LargeOffsetOutOfRange {
-                        object: i,
-                        row,
-                        rows,
-                    }));
-                }
-                be64(&self.data, start + row as usize * LOFF_ROW_LEN)?
-            }
-            _ => u64::from(off),
-        };
-        if offset < PACK_HEADER_LEN {
-            return Some(Err(MidxProblem::OffsetInPackHeader {
-                object: i,
-                pack,
-                offset,
-            }));
-        }
-        if let Some(&pack_len) = pack_lens.get(pack as usize)
-            && offset >= pack_len.saturating_sub(self.kind.len() as u64)
-        {
-            return Some(Err(MidxProblem::OffsetPastPackEnd {
-                object: i,
-                pack,
-                offset,
-                pack_len,
-            }));
-        }
-        Some(Ok((pack, offset)))
-    }
-
     /// Find `id` (its raw bytes, [`HashKind::len`] of them): the pack int id (an index into
     /// [`pack_names`](Self::pack_names)) and the offset of the object in that pack; `Ok(None)` if the file does
     /// not list it; `Err` if it lists it with a pack int id or an offset that cannot be right (never a wrong
-    /// location). Like `find_in` without the packs' lengths.
+    /// location). Ids of another length are never found. Does not allocate.
+    ///
+    /// The store's lookup (`find_entry`), every pack unbounded above (this type does not know the packs'
+    /// lengths), and what is wrong as `entry_problem` says.
     #[inline]
     pub fn find(&self, id: &[u8]) -> Result<Option<(u32, u64)>, MidxProblem> {
-        self.find_in(id, &[])
+        self.explain(self.find_entry(id, |p| self.bound_in(&[], p), None), &[])
     }
 
-    /// Like [`find`](Self::find), and the offset must also lie before the trailing checksum of its pack,
-    /// whose length is `pack_lens[pack int id]` (packs beyond the slice are not bounded above):
-    /// [`MidxProblem::OffsetPastPackEnd`] otherwise, as git's `use_pack` says "offset beyond end of packfile".
-    ///
-    /// Ids of another length are never found. Does not allocate.
-    #[inline]
-    pub(crate) fn find_in(
+    /// `found` as [`find`](Self::find) answers it, a bad entry explained with the packs' lengths `pack_lens`
+    /// (as [`offset_bounds`](Self::offset_bounds) takes them).
+    pub(crate) fn explain(
         &self,
-        id: &[u8],
+        found: MidxFound,
         pack_lens: &[u64],
     ) -> Result<Option<(u32, u64)>, MidxProblem> {
-        match self.find_entry_in(id, pack_lens) {
+        match found {
             MidxFound::At(pack, offset) => Ok(Some((pack, offset))),
             MidxFound::Missing => Ok(None),
-            MidxFound::Bad(i) => match self.entry_problem(i, pack_lens) {
-                Some(problem) => Err(problem),
-                // `find_entry_in` and `entry_problem` make the same checks.
-                None => Ok(self.entry(i, pack_lens).and_then(Result::ok)),
-            },
+            // `entry` and `entry_problem` make the same checks: never `None` for a bad entry.
+            MidxFound::Bad(i) => self.entry_problem(i, pack_lens).map_or(Ok(None), Err),
         }
     }
 
-    /// [`find_in`](Self::find_in) in the shape of the hot path: the same checks, but a bad entry is only its
-    /// position ([`entry_problem`](Self::entry_problem) says what is wrong with it), so nothing large is built
-    /// or returned on a hit.
-    #[inline]
-    pub(crate) fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
-        self.find_entry_with(id, |i| self.usable_entry(i, pack_lens))
-    }
-
-    /// Search for `id`; `usable` gives the position's entry if it passes the caller's checks.
+    /// The lookup: [`search`](Self::search) for `id` (resumed from `from`, steps of this file's search a batch
+    /// ran ahead, `store/batch.rs`, if given), then [`entry`](Self::entry) of the position found, within
+    /// `bound`. A bad entry is only its position ([`entry_problem`](Self::entry_problem) says what is wrong with
+    /// it), so nothing large is built or returned on a hit.
     #[inline(always)]
-    fn find_entry_with(&self, id: &[u8], usable: impl Fn(u32) -> Option<(u32, u64)>) -> MidxFound {
-        self.found_at(id, self.position(id), usable)
-    }
-
-    /// [`find_entry_bounded`](Self::find_entry_bounded) resumed from `probe`, steps of this file's search for
-    /// `id` that a batch ran ahead (`store/batch.rs`, [`Table::probe_next`]): the same answer.
-    #[inline(always)]
-    pub(crate) fn find_entry_bounded_from(
+    pub(crate) fn find_entry(
         &self,
         id: &[u8],
         bound: impl Fn(u32) -> Option<u64>,
-        probe: Probe,
+        from: Option<Probe>,
     ) -> MidxFound {
-        let i = self.table().position_from(id, probe);
-        self.found_at(id, i, |i| self.usable_entry_bounded(i, &bound))
-    }
-
-    /// The first step of this file's search for `id`, its line prefetched ([`Table::warm_start`]).
-    #[inline(always)]
-    pub(crate) fn warm_start(&self, id: &[u8]) -> Probe {
-        self.table().warm_start(id)
-    }
-
-    /// The next step of this file's search for `id`, the lines after it prefetched ([`Table::warm_next`]; and the
-    /// `OOFF` rows of the entries it warmed).
-    #[inline(always)]
-    pub(crate) fn warm_next(&self, id: &[u8], probe: Probe) -> Probe {
-        let probe = self.table().warm_next(id, probe);
-        if let Some(i) = probe.offset_at() {
-            crate::idx::prefetch_near_rows(&self.data, self.chunks.ooff.0, OOFF_ROW_LEN, i);
-        }
-        probe
-    }
-
-    /// What position `i` (a search's answer for `id`) answers; `usable` as for `find_entry_with`.
-    #[inline(always)]
-    fn found_at(
-        &self,
-        id: &[u8],
-        i: Option<u32>,
-        usable: impl Fn(u32) -> Option<(u32, u64)>,
-    ) -> MidxFound {
-        let Some(i) = i else {
+        let Some(i) = self.search(id, from) else {
             return MidxFound::Missing;
         };
-        if self.repeated_at(i, id) {
-            return MidxFound::Bad(i);
-        }
-        match usable(i) {
+        match self.entry(i, bound) {
             Some((pack, offset)) => MidxFound::At(pack, offset),
             None => MidxFound::Bad(i),
         }
     }
 
-    /// [`find_entry_in`](Self::find_entry_in) with the bounds precomputed (for a caller that looks up many ids
-    /// against the same packs): `bound(p)` is, for pack int id `p`, the number of usable offsets past the pack
-    /// header, [`offset_bounds`](Self::offset_bounds) of the packs' lengths (`None`: no such pack). Same answers,
-    /// fewer instructions.
-    #[inline]
-    pub(crate) fn find_entry_bounded(
-        &self,
-        id: &[u8],
-        bound: impl Fn(u32) -> Option<u64>,
-    ) -> MidxFound {
-        self.find_entry_with(id, |i| self.usable_entry_bounded(i, &bound))
+    /// The entry of position `i` (pack int id, offset) if a lookup answers it: its id not repeated by a
+    /// neighbour, and `bound(pack)` is some `b` (one per pack the file names: also the pack int id's range
+    /// check) with `PACK_HEADER_LEN <= offset < PACK_HEADER_LEN + b`. `b` is [`offset_bound`](Self::offset_bound)
+    /// of the pack's length (before its trailing checksum), or every offset past the header for a pack whose
+    /// length is not known; [`offset_bounds`](Self::offset_bounds) makes them. `None` otherwise
+    /// ([`entry_problem`](Self::entry_problem) says why). The one position function of the lookups.
+    #[inline(always)]
+    pub(crate) fn entry(&self, i: u32, bound: impl Fn(u32) -> Option<u64>) -> Option<(u32, u64)> {
+        if self.repeated_at(i) {
+            return None;
+        }
+        let RawEntry { pack, off } = self.raw_entry(i)?;
+        let bound = bound(pack)?;
+        let offset = self.offset_of(off)?;
+        // Both bounds in one compare: an offset inside the header wraps to a huge value.
+        (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))
     }
 
-    /// [`find_entry_bounded`](Self::find_entry_bounded) over a slice of bounds (the proptests' entry point).
-    #[cfg(all(test, not(any(loom, shuttle))))]
-    pub(crate) fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
-        self.find_entry_bounded(id, |p| bounds.get(p as usize).copied())
-    }
-
-    /// The bounds [`find_entry_bounded`](Self::find_entry_bounded) takes, from the packs' lengths as
-    /// [`find_in`](Self::find_in) takes them: one per pack the file names, `len - hash length - PACK_HEADER_LEN`
-    /// (saturating), unbounded beyond `pack_lens`.
+    /// The bounds [`entry`](Self::entry) takes, from the packs' lengths: one per pack the file names,
+    /// [`offset_bound`](Self::offset_bound) of its length, every offset past the header beyond `pack_lens`.
     pub(crate) fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
-        (0..self.chunks.pack_names.len())
-            .map(|p| match pack_lens.get(p) {
-                Some(&len) => self.offset_bound(len),
-                None => u64::MAX,
-            })
+        (0..self.chunks.pack_names.len() as u32)
+            .filter_map(|p| self.bound_in(pack_lens, p))
             .collect()
     }
 
-    /// The bound of one pack of `len` bytes (see [`offset_bounds`](Self::offset_bounds)).
+    /// Pack `p`'s bound of [`offset_bounds`](Self::offset_bounds)`(pack_lens)`; `None` if the file names no
+    /// pack `p`.
+    #[inline(always)]
+    fn bound_in(&self, pack_lens: &[u64], p: u32) -> Option<u64> {
+        if p as usize >= self.chunks.pack_names.len() {
+            return None;
+        }
+        Some(
+            pack_lens
+                .get(p as usize)
+                .map_or(UNBOUNDED, |&len| self.offset_bound(len)),
+        )
+    }
+
+    /// The bound of one pack of `len` bytes: the number of usable offsets past the pack header and before its
+    /// trailing checksum, `len - hash length - PACK_HEADER_LEN` (saturating).
     pub(crate) fn offset_bound(&self, len: u64) -> u64 {
         len.saturating_sub(self.kind.len() as u64)
             .saturating_sub(PACK_HEADER_LEN)
     }
 
+    /// Whether the fast check of [`entry`](Self::entry) (the bounds of `pack_lens`) and the explaining one of
+    /// [`entry_problem`](Self::entry_problem) agree on `id`'s lookup: a hit has no problem, a bad entry has one,
+    /// a miss is a miss of the search. The property tests and the fuzz target check it on any file.
+    #[cfg(any(test, fuzzing))]
+    pub(crate) fn checks_agree(&self, id: &[u8], pack_lens: &[u64]) -> bool {
+        let bounds = self.offset_bounds(pack_lens);
+        let found = self.find_entry(id, |p| bounds.get(p as usize).copied(), None);
+        match (found, self.search(id, None)) {
+            (MidxFound::Missing, None) => true,
+            (MidxFound::At(..), Some(i)) => self.entry_problem(i, pack_lens).is_none(),
+            (MidxFound::Bad(b), Some(i)) => b == i && self.entry_problem(i, pack_lens).is_some(),
+            _ => false,
+        }
+    }
+
     /// The pack int id of the entry at position `i`, as written (not checked against the packs).
     pub(crate) fn pack_int_id_at(&self, i: u32) -> Option<u32> {
         Some(self.raw_entry(i)?.pack)
-    }
-
-    /// The entry of position `i` if [`find_entry_bounded`](Self::find_entry_bounded) would answer it for the id
-    /// there (within `bounds`, and its id not repeated by a neighbour): for a caller that walks every position.
-    #[inline]
-    pub(crate) fn entry_within(&self, i: u32, bounds: &[u64]) -> Option<(u32, u64)> {
-        let id = self.id_at(i)?;
-        if self.repeated_at(i, id) {
-            return None;
-        }
-        self.usable_entry_within(i, bounds)
-    }
-
-    #[inline(always)]
-    fn usable_entry_within(&self, i: u32, bounds: &[u64]) -> Option<(u32, u64)> {
-        self.usable_entry_bounded(i, |p| bounds.get(p as usize).copied())
-    }
-
-    #[inline(always)]
-    fn usable_entry_bounded(
-        &self,
-        i: u32,
-        bound: impl Fn(u32) -> Option<u64>,
-    ) -> Option<(u32, u64)> {
-        let RawEntry { pack, off } = self.raw_entry(i)?;
-        // One bound per pack the file names: also the pack int id's range check.
-        let bound = bound(pack)?;
-        let offset = self.offset_of(off)?;
-        // Both bounds in one compare: an offset inside the header wraps to a huge value.
-        (offset.wrapping_sub(PACK_HEADER_LEN) < bound).then_some((pack, offset))
     }
 
     /// Check the ids of one fanout bucket (those whose first byte is `first`), as [`fanout::check_bucket`] does
@@ -533,18 +423,59 @@ impl MultiPackIndex {
     }
 
     /// What is wrong with the entry of the object at position `i` (with the packs' lengths `pack_lens`, as
-    /// [`find_in`](Self::find_in) takes them), if anything: its id repeated by a neighbour
-    /// ([`MidxProblem::IdsOutOfOrder`], naming the second of the two), or its entry.
+    /// [`offset_bounds`](Self::offset_bounds) takes them), if anything: its id repeated by a neighbour
+    /// ([`MidxProblem::IdsOutOfOrder`], naming the second of the two), a pack int id that names no pack, a
+    /// large-offset reference past `LOFF`, an offset inside the pack header or at or past its pack's trailing
+    /// checksum. `None` exactly where [`entry`](Self::entry), given the same packs' lengths, answers.
     pub(crate) fn entry_problem(&self, i: u32, pack_lens: &[u64]) -> Option<MidxProblem> {
-        if let Some(id) = self.id_at(i)
-            && self.repeated_at(i, id)
-        {
-            let before = i.checked_sub(1).and_then(|j| self.id_at(j)) == Some(id);
+        if self.repeated_at(i) {
+            let before = i.checked_sub(1).and_then(|j| self.id_at(j)) == self.id_at(i);
             return Some(MidxProblem::IdsOutOfOrder {
                 object: if before { i } else { i + 1 },
             });
         }
-        self.entry(i, pack_lens)?.err()
+        let RawEntry { pack, off } = self.raw_entry(i)?;
+        let packs = self.chunks.pack_names.len() as u32; // at most the u32 of the header
+        if pack >= packs {
+            return Some(MidxProblem::PackIdOutOfRange {
+                object: i,
+                pack,
+                packs,
+            });
+        }
+        // git's `nth_midxed_offset`: without a LOFF chunk, the 32-bit value is the offset, flag and all.
+        if let Some((start, end)) = self.chunks.loff
+            && off & LARGE_OFFSET_BIT != 0
+        {
+            let row = off & !LARGE_OFFSET_BIT;
+            let rows = ((end - start) / LOFF_ROW_LEN) as u64;
+            if u64::from(row) >= rows {
+                return Some(MidxProblem::LargeOffsetOutOfRange {
+                    object: i,
+                    row,
+                    rows,
+                });
+            }
+        }
+        let offset = self.offset_of(off)?;
+        if offset < PACK_HEADER_LEN {
+            return Some(MidxProblem::OffsetInPackHeader {
+                object: i,
+                pack,
+                offset,
+            });
+        }
+        match pack_lens.get(pack as usize) {
+            Some(&pack_len) if offset >= pack_len.saturating_sub(self.kind.len() as u64) => {
+                Some(MidxProblem::OffsetPastPackEnd {
+                    object: i,
+                    pack,
+                    offset,
+                    pack_len,
+                })
+            }
+            _ => None,
+        }
     }
 
     /// The positions of fanout bucket `first` (the ids whose first byte is `first`, if the file is right).
@@ -554,19 +485,19 @@ impl MultiPackIndex {
         start..self.chunks.fanout[b].max(start)
     }
 
-    /// Whether a neighbour of position `i` (where `id` was found) holds `id` too: the table repeats an id, which
-    /// a file in order never does (each object once), so neither entry can be trusted to be `id`'s. On a hit it
-    /// costs a compare of each neighbour's first 8 bytes (the rest only if those are equal).
+    /// Whether a neighbour of position `i` holds its id too: the table repeats an id, which a file in order
+    /// never does (each object once), so neither entry can be trusted to be that id's. On a hit it costs a
+    /// compare of each neighbour's first 8 bytes (the rest only if those are equal).
     #[inline(always)]
-    fn repeated_at(&self, i: u32, id: &[u8]) -> bool {
+    fn repeated_at(&self, i: u32) -> bool {
         let h = self.kind.len();
         let ids = self.ids();
         let at = i as usize * h;
-        let key = prefix(id);
-        let same = |s: usize| {
-            ids.get(s..s + h)
-                .is_some_and(|c| prefix(c) == key && c == id)
+        let Some(id) = ids.get(at..at + h) else {
+            return false;
         };
+        let key = head(id);
+        let same = |s: usize| ids.get(s..s + h).is_some_and(|c| head(c) == key && c == id);
         (at >= h && same(at - h)) || same(at + h)
     }
 
@@ -586,46 +517,19 @@ impl MultiPackIndex {
         }
     }
 
-    /// The entry of position `i` if [`entry`](Self::entry) would accept it, without building a problem
-    /// otherwise.
+    /// The position of `id` in the file, if it lists it: the search of a `.idx` ([`Table::position`]:
+    /// interpolation in the fan-out bucket, one correction, a gallop, binary search), on the `OIDF` and `OIDL`
+    /// chunks, from the start or resumed from `from` (a probe of this file's search for `id`). On a file whose
+    /// ids are out of order it may miss an id (as git's binary search may), never answers another id's position
+    /// (an answer is a position whose id equals `id`).
     #[inline(always)]
-    fn usable_entry(&self, i: u32, pack_lens: &[u64]) -> Option<(u32, u64)> {
-        let RawEntry { pack, off } = self.raw_entry(i)?;
-        if pack as usize >= self.chunks.pack_names.len() {
-            return None;
-        }
-        let offset = self.offset_of(off)?;
-        if offset < PACK_HEADER_LEN {
-            return None;
-        }
-        match pack_lens.get(pack as usize) {
-            Some(&len) if offset >= len.saturating_sub(self.kind.len() as u64) => None,
-            _ => Some((pack, offset)),
-        }
+    pub(crate) fn search(&self, id: &[u8], from: Option<Probe>) -> Option<u32> {
+        self.table().position(id, from)
     }
 
-    /// [`find`](Self::find), with `None` for an entry that cannot be right.
-    #[inline]
-    pub(crate) fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
-        self.find(id).ok().flatten()
-    }
-
-    /// The position of `id` in the file, if it lists it: the search of a `.idx` ([`Table`]: interpolation in the
-    /// fan-out bucket, one correction, a gallop, binary search), on the `OIDF` and `OIDL` chunks. On a file
-    /// whose ids are out of order it may miss an id (as git's binary search may), never answers another id's
-    /// position (an answer is a position whose id equals `id`).
-    #[inline]
-    pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
-        let t = self.table();
-        match self.kind {
-            HashKind::Sha1 => t.find_interpolated::<20>(id.try_into().ok()?),
-            HashKind::Sha256 => t.find_interpolated::<32>(id.try_into().ok()?),
-        }
-    }
-
-    /// The sorted table of ids the search reads.
+    /// The sorted table of ids the search reads (and the `OOFF` rows, which a batch's warming prefetches).
     #[inline(always)]
-    fn table(&self) -> Table<'_> {
+    pub(crate) fn table(&self) -> Table<'_> {
         // SAFETY: checked at open (`Chunks::check`): the `OIDL` chunk lies inside the file before its trailer and
         // is exactly `count * hash length` bytes (`count == fanout[255]`), so `count` ids of `kind.len()` bytes
         // follow one another from its start; the fan-out is monotonic, and `bounds` is 0 then the fan-out, so
@@ -639,6 +543,7 @@ impl MultiPackIndex {
                 &self.chunks.bounds,
                 self.kind,
             )
+            .with_rows(self.chunks.ooff.0, OOFF_ROW_LEN)
         }
     }
 
@@ -651,10 +556,7 @@ impl MultiPackIndex {
             .zip(0..self.len())
             .filter_map(|(raw, i)| {
                 let id = ObjectId::from_bytes(raw)?;
-                if self.repeated_at(i, raw) {
-                    return None;
-                }
-                let (pack, off) = self.entry(i, &[]).and_then(Result::ok)?;
+                let (pack, off) = self.entry(i, |p| self.bound_in(&[], p))?;
                 Some((id, pack, off))
             })
     }
@@ -666,14 +568,6 @@ fn bucket_problem(fault: BucketFault) -> MidxProblem {
         BucketFault::OutOfOrder(object) => MidxProblem::IdsOutOfOrder { object },
         BucketFault::NotInBucket { at, .. } => MidxProblem::IdNotInFanoutBucket { object: at },
     }
-}
-
-/// The first 8 bytes of an id (at least 20 bytes long) as a big-endian number: compares like the bytes.
-#[inline]
-fn prefix(id: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&id[..8]);
-    u64::from_be_bytes(a)
 }
 
 /// Read only the header, the chunk table and the pack names of the multi-pack-index at `path` (mapped, so only

@@ -1,29 +1,35 @@
 // Over 600 lines: one malformed file per MidxProblem variant, built chunk by chunk by the same few helpers.
 //! Unit tests: one malformed file per [`MidxProblem`] variant, built chunk by chunk.
 
-use super::write::{PackEntries, WriteError, write_midx};
+use super::write::{PackEntries, WriteError, chunk_file, write_midx};
 use super::*;
 use crate::idx::PackIndex;
 
-/// A file made of a header and these chunks in this order, with a valid checksum.
+/// The lookups these tests compare (the other test targets have them from `testing::MultiPackIndexExt`).
+impl MultiPackIndex {
+    /// [`find`](Self::find) with a bad entry answered `None`.
+    fn lookup(&self, id: &[u8]) -> Option<(u32, u64)> {
+        self.find(id).ok().flatten()
+    }
+
+    /// The store's lookup with the bounds of `pack_lens`, a bad entry explained.
+    fn find_in(&self, id: &[u8], pack_lens: &[u64]) -> Result<Option<(u32, u64)>, MidxProblem> {
+        let bounds = self.offset_bounds(pack_lens);
+        self.explain(
+            self.find_entry(id, |p| bounds.get(p as usize).copied(), None),
+            pack_lens,
+        )
+    }
+}
+
+/// A file made of a header and these chunks in this order, with a valid checksum: the writer's own
+/// ([`write::chunk_file`](super::write)), given chunks of any content.
 fn file(version: u8, kind: HashKind, num_packs: u32, chunks: &[(&[u8; 4], Vec<u8>)]) -> Vec<u8> {
-    let mut out = b"MIDX".to_vec();
-    out.extend_from_slice(&[version, kind.midx_id(), chunks.len() as u8, 0]);
-    out.extend_from_slice(&num_packs.to_be_bytes());
-    let mut at = (HEADER_LEN + (chunks.len() + 1) * TOC_ROW_LEN) as u64;
-    for (id, bytes) in chunks {
-        out.extend_from_slice(*id);
-        out.extend_from_slice(&at.to_be_bytes());
-        at += bytes.len() as u64;
-    }
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&at.to_be_bytes());
-    for (_, bytes) in chunks {
-        out.extend_from_slice(bytes);
-    }
-    let sum = kind.digest(&out);
-    out.extend_from_slice(sum.as_bytes());
-    out
+    let chunks: Vec<(ChunkId, &[u8])> = chunks
+        .iter()
+        .map(|(id, b)| (ChunkId(**id), &b[..]))
+        .collect();
+    chunk_file(version, kind, num_packs, &chunks)
 }
 
 fn id(first: u8, last: u8) -> Vec<u8> {
@@ -440,6 +446,12 @@ fn find_problem(m: &MultiPackIndex, target: &[u8]) -> MidxProblem {
     let p = m.find(target).expect_err("a bad entry was answered");
     assert_eq!(m.find_in(target, &[u64::MAX; 4]), Err(p.clone()));
     assert_eq!(m.lookup(target), None);
+    // The store's lookup with the bounds of packs of unknown length (every offset past the header) rejects it
+    // too, and the check that explains it agrees.
+    let bounds = m.offset_bounds(&[]);
+    let found = m.find_entry(target, |p| bounds.get(p as usize).copied(), None);
+    assert!(matches!(found, MidxFound::Bad(_)), "{found:?} answered");
+    assert!(m.checks_agree(target, &[]));
     assert!(m.iter().all(|(id, _, _)| id.as_bytes() != target));
     match m.verify() {
         Err(Error::CorruptMultiPackIndex { problem, .. }) => assert_eq!(problem, p),

@@ -39,7 +39,7 @@ impl MultiPackIndex {
         fanout::check_all(self.fanout_ids(), |b| self.chunks.fanout[usize::from(b)])
             .map_err(|f| corrupt(bucket_problem(f)))?;
         for i in 0..self.len() {
-            if let Some(Err(problem)) = self.entry(i, &[]) {
+            if let Some(problem) = self.entry_problem(i, &[]) {
                 return Err(corrupt(problem));
             }
         }
@@ -100,16 +100,18 @@ impl MultiPackIndex {
         let h = self.kind.len();
         for (i, raw) in self.ids().chunks_exact(h).enumerate() {
             let object = i as u32;
-            let Some(entry) = self.entry(object, &lens) else {
+            if let Some(problem) = self.entry_problem(object, &lens) {
+                return Err(problem);
+            }
+            let Some((pack, offset)) = self.entry(object, |p| self.bound_in(&lens, p)) else {
                 break;
             };
-            let (pack, offset) = entry?;
             let id = ObjectId::from_bytes(raw).unwrap_or(ObjectId::null(self.kind));
             // Present: every pack int id below the number of names has an index (checked above).
             let Some(index) = packs.get(pack as usize).copied().flatten() else {
                 continue;
             };
-            let Some(at) = index.position(raw) else {
+            let Some(at) = index.search(raw, None) else {
                 return Err(MidxProblem::ObjectNotInPack { object, id, pack });
             };
             let idx_offset = index.offset_at(at).unwrap_or(u64::MAX);

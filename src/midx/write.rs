@@ -252,8 +252,14 @@ fn offset_chunks(all: &[(ObjectId, u32, u64)]) -> Result<(Vec<u8>, Vec<u8>, bool
     Ok((ooff, loff, large_needed))
 }
 
-/// A multi-pack-index file: the header, the table of `chunks`, the chunks and the checksum.
-fn chunk_file(version: u8, kind: HashKind, num_packs: u32, chunks: &[(ChunkId, &[u8])]) -> Vec<u8> {
+/// A multi-pack-index file: the header, the table of `chunks`, the chunks and the checksum (also the unit tests'
+/// builder of malformed files: nothing here checks the chunks).
+pub(super) fn chunk_file(
+    version: u8,
+    kind: HashKind,
+    num_packs: u32,
+    chunks: &[(ChunkId, &[u8])],
+) -> Vec<u8> {
     let table_len = (chunks.len() + 1) * super::TOC_ROW_LEN;
     let body_len = super::HEADER_LEN + table_len + chunks.iter().map(|c| c.1.len()).sum::<usize>();
     let mut out: Vec<u8> = Vec::with_capacity(body_len + kind.len());

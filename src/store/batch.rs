@@ -12,7 +12,7 @@
 //!   the corrected entry's line alone warmed, 0.52x-0.60x on a quiet machine, with the entries around it
 //!   0.36x-0.49x). Each search then
 //!   goes on from where its steps left it (the filter not asked again, the pack's search resumed from its
-//!   corrected probe: `PackIndex::find_entry_from`), the rest as [`Handle::locate`] does: the same steps in the
+//!   corrected probe: `PackIndex::find_entry` given the probe), the rest as [`Handle::locate`] does: the same steps in the
 //!   same order as a single lookup's, so the same answers (proptested; `idx/batch.rs` tests the resumed search
 //!   on files whose ids are out of order). Running the first two steps twice (once to prefetch, once to answer)
 //!   cost 634 instructions a hit where this cost 514 (541 since the entries around the corrected probe and
@@ -286,11 +286,11 @@ impl Handle {
         let (filter, target) = self.snap.warm_targets();
         match target.filter(|t| ids_in(*t) >= WARM_MIN) {
             Some(WarmTarget::Pack(p)) => {
-                warm_each(group, filter, |b| Warm::Probed(p.idx.warm_start(b)))
+                warm_each(group, filter, |b| Warm::Probed(p.idx.table().warm_start(b)))
             }
-            Some(WarmTarget::Midx(m)) => {
-                warm_each(group, filter, |b| Warm::Probed(m.midx.warm_start(b)))
-            }
+            Some(WarmTarget::Midx(m)) => warm_each(group, filter, |b| {
+                Warm::Probed(m.midx.table().warm_start(b))
+            }),
             None if filter.is_some() => warm_each(group, filter, |_| Warm::Maybe),
             None => [Warm::Cold; GROUP],
         }
@@ -306,10 +306,10 @@ impl Handle {
             .filter(|t| ids_in(*t) >= WARM_MIN)
         {
             Some(WarmTarget::Pack(p)) => {
-                step_each(group, warm, |b, probe| p.idx.warm_next(b, probe))
+                step_each(group, warm, |b, probe| p.idx.table().warm_next(b, probe))
             }
             Some(WarmTarget::Midx(m)) => {
-                step_each(group, warm, |b, probe| m.midx.warm_next(b, probe))
+                step_each(group, warm, |b, probe| m.midx.table().warm_next(b, probe))
             }
             None => {}
         }

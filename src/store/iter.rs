@@ -67,7 +67,7 @@ fn midx_entries(m: &LoadedMidx, emit: Emit<'_>, push: Push<'_>) -> ControlFlow<(
             continue;
         };
         let fast = match m.check {
-            MidxCheck::Bounds => m.midx.entry_within(i, &bounds),
+            MidxCheck::Bounds => m.midx.entry(i, |p| bounds.get(p as usize).copied()),
             MidxCheck::PackIndex => None,
         };
         let loc = match fast {

@@ -304,7 +304,7 @@ impl LoadedMidx {
                 }
             }
         }
-        match own.iter().find(|(id, _)| m.position(id).is_none()) {
+        match own.iter().find(|(id, _)| m.search(id, None).is_none()) {
             Some(&(id, pack)) => Err(MidxProblem::ObjectNotListed { id: oid(id), pack }),
             None => Ok(()),
         }

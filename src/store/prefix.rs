@@ -123,7 +123,9 @@ impl Handle {
                 // Entries of packs that are not on disk are not answered by lookups either.
                 let pack_present = m
                     .midx
-                    .lookup(raw)
+                    .find(raw)
+                    .ok()
+                    .flatten()
                     .is_some_and(|(p, _)| m.packs.get(p as usize).is_some_and(Option::is_some));
                 if pack_present && let Some(id) = ObjectId::from_bytes(raw) {
                     f(id)?;

@@ -198,7 +198,7 @@ impl Snapshot {
             // The index read first: the pack tried first, or without packs of their own (which only a slow path
             // adds) the first multi-pack-index (`warm_targets`).
             Warm::Probed(probe) if self.packs.is_empty() => self.search_midx(id, Some(probe)),
-            Warm::Probed(probe) => self.search_all_with(id, |idx| idx.find_entry_from(id, probe)),
+            Warm::Probed(probe) => self.search_all_with(id, |idx| idx.find_entry(id, Some(probe))),
         }
     }
 
@@ -247,7 +247,7 @@ impl Snapshot {
 
     #[inline]
     fn search_all(&mut self, id: &[u8]) -> Option<Location> {
-        self.search_all_with(id, |idx| idx.find_entry(id))
+        self.search_all_with(id, |idx| idx.find_entry(id, None))
     }
 
     /// [`search_all`](Self::search_all), with `first` the search of the pack tried first.
@@ -273,10 +273,8 @@ impl Snapshot {
     #[inline(always)]
     fn search_midx(&mut self, id: &[u8], first: Option<crate::idx::Probe>) -> Option<Location> {
         for (i, m) in self.midx.iter().enumerate() {
-            let found = match first {
-                Some(probe) if i == 0 => m.midx.find_entry_bounded_from(id, |p| m.bound(p), probe),
-                _ => m.midx.find_entry_bounded(id, |p| m.bound(p)),
-            };
+            let from = if i == 0 { first } else { None };
+            let found = m.midx.find_entry(id, |p| m.bound(p), from);
             if let Some(loc) = m.answer(id, found, &mut self.bad_entry) {
                 return Some(loc);
             }
@@ -380,7 +378,7 @@ fn pack_lookup(
     id: &[u8],
     bad: &mut Option<(Box<[u8]>, Error)>,
 ) -> Option<Location> {
-    pack_answer(p, id, p.idx.find_entry(id), bad)
+    pack_answer(p, id, p.idx.find_entry(id, None), bad)
 }
 
 /// What `found` (a search of `p` for `id`) answers.
@@ -426,7 +424,7 @@ impl LoadedMidx {
         id: &[u8],
         bad: &mut Option<(Box<[u8]>, Error)>,
     ) -> Option<Location> {
-        self.answer(id, self.midx.find_entry_bounded(id, |p| self.bound(p)), bad)
+        self.answer(id, self.midx.find_entry(id, |p| self.bound(p), None), bad)
     }
 
     /// What `found` (this file's search for `id`) answers, as [`lookup`](Self::lookup) says.
@@ -506,10 +504,10 @@ impl LoadedMidx {
     ) -> Option<Location> {
         let pack_id = (*self.packs.get(pack as usize)?)?;
         // Only for the report: a second search, paid only when the entry is wrong.
-        let object = || self.midx.position(id).unwrap_or(u32::MAX);
+        let object = || self.midx.search(id, None).unwrap_or(u32::MAX);
         let oid = || ObjectId::from_bytes(id).unwrap_or(ObjectId::null(self.midx.hash_kind()));
         let problem = match self.own_index(pack)? {
-            Ok(own) => match own.idx.find_entry(id) {
+            Ok(own) => match own.idx.find_entry(id, None) {
                 Found::At(o) if o == offset => {
                     return Some(Location::Packed {
                         pack: pack_id,
