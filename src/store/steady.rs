@@ -9,6 +9,8 @@
 //! ([`MissShape::ProbeThenCheck`], F5); the check, then the watched listings ([`MissShape::Watched`]). No lock,
 //! no read-modify-write, no allocation.
 
+use super::Location;
+use super::filter::MissFilter;
 use super::freshness::RealFs;
 use super::handle::{Handle, Stage};
 use super::loose_sources::{LooseSource, LooseStep};
@@ -16,8 +18,6 @@ use super::metrics::Counters;
 use super::options::{MissFilterMode, MissShape};
 use super::snapshot::{FILTER_DONE, Warm};
 use super::watch::Check;
-use super::Location;
-use super::filter::MissFilter;
 use crate::oid::ObjectId;
 // plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
@@ -45,7 +45,11 @@ impl Handle {
     /// [`search_steady`](Self::search_steady) with what a batch's warming steps learnt of `id` (on this
     /// snapshot: [`Snapshot::search_warmed`]).
     #[inline(always)]
-    pub(super) fn search_steady_warmed(&mut self, id: &ObjectId, w: Warm) -> Result<Option<Location>, Stage> {
+    pub(super) fn search_steady_warmed(
+        &mut self,
+        id: &ObjectId,
+        w: Warm,
+    ) -> Result<Option<Location>, Stage> {
         if id.kind() != self.kind {
             return Err(Stage::Packs);
         }
@@ -149,7 +153,11 @@ impl Handle {
     /// may still have the object); on the steady path a failed probe or a stale watched listing is `Err(())`,
     /// for the slow path to do.
     #[inline(always)]
-    pub(super) fn probe_loose(&mut self, id: &ObjectId, step: LooseStep) -> Result<Option<Location>, ()> {
+    pub(super) fn probe_loose(
+        &mut self,
+        id: &ObjectId,
+        step: LooseStep,
+    ) -> Result<Option<Location>, ()> {
         if !self.shape.loose_on() {
             return Ok(None);
         }
