@@ -197,7 +197,7 @@ impl Handle {
             //    The check is made after the loose step, never taken from the drain before it: a loose object
             //    that `repack -d` packed (new pack written) and pruned between that drain and the loose step was
             //    in the repository all along, and only a check after the loose step sees its new pack (F5,
-            //    docs/PROTOCOL.md section 8c; `relist_tests::an_object_packed_and_pruned_between_the_drain_and_
+            //    docs/PROTOCOL.md section 8c; `relist_tests::an_object_packed_and_pruned_between_the_check_and_
             //    the_loose_step_is_found`).
             let refresh = self.shape.refresh_on_miss()
                 && (stage == Stage::Refresh || self.snap.vanished || self.packs_changed());

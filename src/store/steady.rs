@@ -6,8 +6,8 @@
 //! handle's [`MissShape`] asks for after a miss: nothing ([`MissShape::Final`]); the loose probe
 //! ([`MissShape::Probe`]); the change check ([`MissShape::Check`]: one `ioctl` and one Acquire load of the
 //! detector's state with events, else a `stat` of each pack directory); the probe, then the check
-//! ([`MissShape::ProbeThenCheck`], F5); the check, then the watched listings ([`MissShape::Watched`]). No lock,
-//! no read-modify-write, no allocation.
+//! ([`MissShape::ProbeThenCheck`], F5); the check, then the watched listings ([`MissShape::Watched`],
+//! [`MissShape::WatchedNoRefresh`]). No lock, no read-modify-write, no allocation.
 
 use super::Location;
 use super::filter::MissFilter;
@@ -15,7 +15,7 @@ use super::freshness::RealFs;
 use super::handle::{Handle, Stage};
 use super::loose_sources::{LooseSource, LooseStep};
 use super::metrics::Counters;
-use super::options::{MissFilterMode, MissShape};
+use super::options::MissFilterMode;
 use super::snapshot::{FILTER_DONE, Warm};
 use super::watch::Check;
 use crate::oid::ObjectId;
@@ -73,48 +73,51 @@ impl Handle {
     }
 
     /// The rest of a steady miss after [`search_steady`](Self::search_steady): what the handle's [`MissShape`]
-    /// says, one branch on it. With events, one check (a system call) stands for every pack directory's `stat`
-    /// and, under [`MissShape::Watched`], every loose probe.
+    /// says. With events, one check (a system call) stands for every pack directory's `stat` and, under
+    /// [`MissShape::Watched`], every loose probe. Each property is tested once, a bit of the shape (as cheap as the
+    /// `bool` each was).
     #[inline(always)]
     fn steady_miss(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        match self.shape {
-            MissShape::Final => Ok(None),
-            MissShape::Probe => self.steady_probe(id),
-            // No loose objects: the check is the whole miss.
-            MissShape::Check => match self.view.map().meta().fresh.steady() {
+        let shape = self.shape;
+        if !shape.watching() {
+            // `Final`, `Probe`: the loose probe if there are loose objects, nothing after it.
+            return self
+                .probe_loose(id, LooseStep::SteadyProbe)
+                .map_err(|()| Stage::Loose);
+        }
+        if !shape.loose_on() {
+            // `Check`: no loose objects, the check is the whole miss.
+            return match self.view.map().meta().fresh.steady() {
                 Check::Quiet => Ok(None),
                 Check::Changed => Err(Stage::Loose),
-                Check::Stat => self.stat_after_loose(),
-            },
-            MissShape::ProbeThenCheck => self.probe_then_check(id),
-            MissShape::Watched { .. } => self.check_then_listed(id),
+                Check::Stat => self.stat_pack_dirs(),
+            };
         }
-    }
-
-    /// [`MissShape::ProbeThenCheck`]: the loose probe reads the file system, so it comes first and the change
-    /// check after it (F5: an object packed and pruned between a check and the probe would be missed).
-    #[inline(always)]
-    fn probe_then_check(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        if let Some(loc) = self.steady_probe(id)? {
-            return Ok(Some(loc));
+        if !shape.check_first() {
+            // `ProbeThenCheck`: the loose probe reads the file system, so it comes first and the change check
+            // after it (F5: an object packed and pruned between a check and the probe would be missed).
+            if let Some(loc) = self.steady_probe(id)? {
+                return Ok(Some(loc));
+            }
+            return match self.view.map().meta().fresh.steady() {
+                Check::Quiet => Ok(None),
+                Check::Changed => Err(Stage::Refresh),
+                Check::Stat => self.stat_pack_dirs(),
+            };
         }
-        match self.view.map().meta().fresh.steady() {
-            Check::Quiet => Ok(None),
-            Check::Changed => Err(Stage::Refresh),
-            Check::Stat => self.stat_after_loose(),
-        }
-    }
-
-    /// [`MissShape::Watched`]: the check first (quiet: nothing changed since the last drain, so the watched
-    /// listings answer for loose objects), then the loose step.
-    #[inline(always)]
-    fn check_then_listed(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+        // `Watched`, `WatchedNoRefresh`: the check first (quiet: nothing changed since the last drain, so the
+        // watched listings answer for loose objects), then the loose step.
         match self.view.map().meta().fresh.steady() {
             Check::Quiet => self
                 .probe_loose_sources(id, LooseStep::SteadyQuiet)
                 .map_err(|()| Stage::Loose),
             Check::Changed => Err(Stage::Loose),
-            Check::Stat => self.steady_without_events(id),
+            // Without events: probe the loose objects, then, under `OnMiss`, `stat` the pack directories.
+            Check::Stat => match self.steady_probe(id)? {
+                Some(loc) => Ok(Some(loc)),
+                None if shape.refresh_on_miss() => self.stat_pack_dirs(),
+                None => Ok(None),
+            },
         }
     }
 
@@ -126,23 +129,13 @@ impl Handle {
             .map_err(|()| Stage::Loose)
     }
 
-    /// The end of a watched steady miss without events: probe the loose objects, then, under
-    /// [`RefreshMode::OnMiss`](super::RefreshMode::OnMiss), `stat` the pack directories.
+    /// A steady miss after its loose step, without events, in a shape that refreshes on a miss: `stat` the pack
+    /// directories.
     #[inline(always)]
-    fn steady_without_events(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        if let Some(loc) = self.steady_probe(id)? {
-            return Ok(Some(loc));
-        }
-        self.stat_after_loose()
-    }
-
-    /// A steady miss after its loose step, without events: under
-    /// [`RefreshMode::OnMiss`](super::RefreshMode::OnMiss), `stat` the pack directories.
-    #[inline(always)]
-    fn stat_after_loose(&self) -> Result<Option<Location>, Stage> {
+    fn stat_pack_dirs(&self) -> Result<Option<Location>, Stage> {
         // No `snap.vanished` test here: an index that vanished is also in `snap.failed`, which sent the lookup
         // to the general path (`should_refresh` there reads it).
-        if self.shape.refresh_on_miss() && self.pack_dirs_changed() {
+        if self.pack_dirs_changed() {
             return Err(Stage::Refresh);
         }
         Ok(None)
