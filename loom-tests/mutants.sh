@@ -89,8 +89,8 @@ acquire-counted-as-other ~~ src/sync.rs ~~ Ordering::Acquire => c.acquire_loads 
 failed-cas-uncounted ~~ src/sync.rs ~~ Err(_) => c.cas_failures += 1, ~~ Err(_) => {}
 pack-load-not-counted ~~ src/store/load.rs ~~             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);\n            match load_pack( ~~             match load_pack(
 covered-pack-loads-anyway ~~ src/store/load.rs ~~                     return Loaded::Covered;\n ~~ 
-steady-hit-ignores-retired ~~ src/store/handle.rs ~~             if self.view.map().load().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
-steady-miss-unsettled ~~ src/store/handle.rs ~~ self.snap.bad_entry.is_some() || !self.view.is_settled()\n ~~ self.snap.bad_entry.is_some()\n
+steady-hit-ignores-retired ~~ src/store/steady.rs ~~             if self.view.map().load().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
+steady-miss-unsettled ~~ src/store/steady.rs ~~ self.snap.bad_entry.is_some() || !self.view.is_settled()\n ~~ self.snap.bad_entry.is_some()\n
 filter-built-on-hit ~~ src/store/handle.rs ~~             Settled::Found(loc) => Some(Ok(loc)), ~~             Settled::Found(loc) => {\n                self.filter_tick();\n                Some(Ok(loc))\n            }
 lock-uncounted ~~ src/sync.rs ~~     count(|c| c.locks += 1);\n ~~ 
 store-uncounted ~~ src/sync.rs ~~                     count(|c| c.stores += 1);\n ~~ 

@@ -1,42 +1,46 @@
 //! [`Handle::locate_many`]: a batch of lookups whose searches run interleaved and whose misses share one change
-//! check.
+//! check. Each id goes through the steps of a single lookup ([`Handle::locate`]: `handle.rs` states them) in the
+//! same order, so a batch answers as `locate` does (proptested; `idx/batch.rs` tests the resumed searches on files
+//! whose ids are out of order).
 //!
-//! - **Interleaved searches.** A lookup in a large index waits on a few cache misses, one after the other (the
-//!   filter's block, the search's probes, the entry's offset). A batch takes its ids [`GROUP`] at a time and
-//!   runs the steps of their searches one step for the whole group at a time, each prefetching the line the
-//!   next step reads before any search waits on one: the miss filter's block, then the filter's
-//!   answer and the predicted probe in the pack tried first, then the entries around the corrected probe
-//!   (`idx::NEAR` either side: where the search's last step reads for about 91% of hits) and their offsets,
-//!   each step a group ahead of the next (a software pipeline: while one group is searched, the next ones are
-//!   warmed; run with the steps of one group back to back, hits were 0.67x `locate`, pipelined 0.55x; with
-//!   the corrected entry's line alone warmed, 0.52x-0.60x on a quiet machine, with the entries around it
-//!   0.36x-0.49x). Each search then
-//!   goes on from where its steps left it (the filter not asked again, the pack's search resumed from its
-//!   corrected probe: `PackIndex::find_entry` given the probe), the rest as [`Handle::locate`] does: the same steps in the
-//!   same order as a single lookup's, so the same answers (proptested; `idx/batch.rs` tests the resumed search
-//!   on files whose ids are out of order). Running the first two steps twice (once to prefetch, once to answer)
-//!   cost 634 instructions a hit where this cost 514 (541 since the entries around the corrected probe and
-//!   the filter's blocks are warmed; `locate`: 337; docs/BENCHMARKS.md, "Batches").
-//!   A multi-pack-index is searched as a `.idx` is (`idx::Table`) and warmed the same way where the store has
-//!   no packs of its own (it covers them all). Two tries on its former binary search were dropped: stepping
-//!   every binary search of the group one probe at a time made a batch 2.5x (hits) to 5.5x (misses) slower than
-//!   `locate` per id on a 100 000-id file, and prefetching the predicted end of each search gained nothing on a
-//!   1 000 000-id one (1.32x hits, 1.00x misses, load 6-8; docs/BENCHMARKS.md, "Batches").
-//! - **One change check per batch** (docs/PROTOCOL.md, section 8c, B1). The misses of a batch are held until every
-//!   search of the batch is done; then one check (an `ioctl` with events; without them, one `stat` of each pack
-//!   directory, after each miss's loose probe) stands for each miss's own. Each miss still goes through the same
-//!   steps in the same order as a single lookup's (packs, change check, loose; or packs, loose, `stat`): only the
-//!   check is shared, and it is made after every search of the batch, so it is made after each miss's search
-//!   began, as a single lookup's is. A check that says anything but "quiet", or a handle that moved to another
-//!   listing during the batch (a slow-path lookup refreshed), sends each held miss through [`Handle::locate`]
-//!   again, from its pack search.
+//! 1. **Warming, a software pipeline over groups of [`GROUP`] ids.** A search in a large index waits on a few cache
+//!    misses one after the other: the miss filter's block, the index's first (interpolated) probe, the entries
+//!    around the corrected probe (`idx::NEAR` either side) and their offsets. A batch makes each of those steps
+//!    for a whole group, prefetching the lines the next step reads, each step a group ahead of the next: while
+//!    group `g` is searched, group `g + 1`'s second steps ([`warm_next`](Handle::warm_next)), group `g + 2`'s first
+//!    probes ([`warm_start`](Handle::warm_start)) and group `g + 3`'s filter blocks
+//!    ([`warm_filter`](Handle::warm_filter)) are on their way. The index stepped is the one a search reads first
+//!    (the pack tried first, or where the store has no packs of its own the first multi-pack-index), if it has
+//!    [`WARM_MIN`] ids or more.
+//! 2. **The steady path per id** (`steady.rs`), from where its warming left it ([`Warm`]: the filter not asked
+//!    again, the search resumed from its probe, `PackIndex::find_entry` given the probe): a hit is answered; a miss in a
+//!    settled map is held (its position kept in the handle's `batch_misses`); anything else goes through the slow
+//!    path at once (`Handle::locate_slow`), after which every warm state is stale ([`STALE`]). A state is used only
+//!    while the pack tried first is the one it was made for.
+//! 3. **One change check for the held misses** (docs/PROTOCOL.md, section 8c, B1), once every search of the batch
+//!    is done, so after each miss's search began, as a single lookup's check is. Each miss keeps a single lookup's
+//!    order ([`MissShape`](super::options::MissShape)): where the check comes first (watched listings), the check,
+//!    then each miss's loose step; otherwise each miss's loose probe, then the one check (an `ioctl` with events;
+//!    without them one `stat` of each pack directory, counted as one miss per held miss towards the deferred
+//!    switch to events, F4). Only the check is shared. A check that says anything but "quiet", or a handle that
+//!    moved to another listing during the batch (a slow path refreshed), sends each held miss through
+//!    [`Handle::locate`] again, from its pack search.
+//!
+//! Why these steps and these constants, and what the alternatives measured: docs/BENCHMARKS.md, "Batches".
 
 use crate::error::Error;
 use crate::oid::ObjectId;
 use crate::prefetch::prefetch;
 use crate::sync;
 
-use super::{Check, Handle, Location, LooseStep, RealFs, Warm, WarmTarget};
+use super::Location;
+use super::filter::MissFilter;
+use super::freshness::RealFs;
+use super::handle::Handle;
+use super::loose_sources::LooseStep;
+use super::options::MissShape;
+use super::snapshot::{Warm, WarmTarget};
+use super::watch::Check;
 use crate::idx::Probe;
 
 /// Ids searched together: the lines of each step are prefetched for the whole group before any of its searches
@@ -46,9 +50,7 @@ const GROUP: usize = 16;
 
 /// Indices with fewer ids than this are not warmed: their ids (1.3 MB of SHA-1 ids at most, under a core's
 /// second-level cache on the machines measured) stay cached in a batch that searches them, where the warming
-/// steps would cost instructions and save no wait. Measured (docs/BENCHMARKS.md, "Batches"): warming a
-/// 12 300-id multi-pack-index made a batch 3.9x slower than `locate` per id; warming a 100 000-id `.idx` made
-/// its random hits 0.42x.
+/// steps would cost instructions and save no wait (docs/BENCHMARKS.md, "Batches").
 const WARM_MIN: u32 = 1 << 16;
 
 /// The key of warm states that must not be used. A group's states are keyed by the pack tried first when they
@@ -74,7 +76,7 @@ impl Handle {
         // address cannot come back as another map's while the batch runs).
         let listing = sync::Arc::clone(self.view.map());
         // Without loose objects, a refresh check or events, a steady miss is final at its search: nothing to hold.
-        let hold = self.loose_on || self.refresh_on_miss || self.watching;
+        let hold = self.shape != MissShape::Final;
         let mut failed = None;
         // The warming steps run ahead of the searches, a software pipeline over the groups: while group `g` is
         // searched, group `g + 1`'s second probes, group `g + 2`'s first probes and group `g + 3`'s filter blocks
@@ -160,7 +162,7 @@ impl Handle {
             // Searched in a listing this handle has left: each miss again, in the current one.
             return self.all_again(ids, base, misses, out);
         }
-        if self.watching && self.loose_listed {
+        if self.shape.check_first() {
             // Watched listings answer as of the last drain and read no file: the one check first vouches for
             // them (a single lookup's order with events).
             match self.view.map().meta().fresh.steady() {
@@ -200,13 +202,13 @@ impl Handle {
             }
         }
         misses.truncate(left);
-        if left == 0 || !self.refresh_on_miss {
+        if left == 0 || !self.shape.refresh_on_miss() {
             return Ok(());
         }
         let g = self.view.map().meta();
         let check = if !sync::Arc::ptr_eq(listing, self.view.map()) {
             Check::Changed
-        } else if self.watching {
+        } else if self.shape.watching() {
             g.fresh.steady()
         } else {
             Check::Stat
@@ -263,10 +265,8 @@ impl Handle {
     }
 
     /// Warming step 1 for `group` (see the module's notes): prefetch the miss filter's blocks, whatever the
-    /// filter's size. A 1.5 MB filter (1 000 000 ids) fits a core's 2 MB second level but does not stay there
-    /// while a batch streams an index through it: warmed, a batch's misses were 0.91x-1.02x `locate`'s, not
-    /// 1.11x-1.28x (13 more instructions a miss; alternated runs, load 1.2-1.6; docs/BENCHMARKS.md, "Batches").
-    /// Reads only what the searches read; answers nothing.
+    /// filter's size (a 1.5 MB filter, 1 000 000 ids, fits a core's 2 MB second level but does not stay there
+    /// while a batch streams an index through it). Reads only what the searches read; answers nothing.
     fn warm_filter(&self, group: &[ObjectId]) {
         if let (Some(f), _) = self.snap.warm_targets() {
             for id in group {
@@ -345,7 +345,7 @@ fn step_each(group: &[ObjectId], warm: &mut [Warm; GROUP], next: impl Fn(&[u8], 
 #[inline(always)]
 fn warm_each(
     group: &[ObjectId],
-    filter: Option<&super::MissFilter>,
+    filter: Option<&MissFilter>,
     first: impl Fn(&[u8]) -> Warm,
 ) -> [Warm; GROUP] {
     let mut warm = [Warm::Cold; GROUP];

@@ -1,18 +1,46 @@
-// Over 600 lines: the steady and slow lookup paths and the steps they share (loose, refresh, filter, relisting).
-//! A thread's access to the store: the [`Handle`] and its lookup loop.
+//! A thread's access to the store: the [`Handle`], and its lookup.
+//!
+//! **The search order** is git's: 1. the packs: first what this handle has seen (its [`Snapshot`],
+//! `snapshot.rs`: the pack of the last hit, the other packs newest first, then the multi-pack-indices), then what
+//! the current map holds that it has not (`View::settle`: slots other lookups loaded, or loaded by this one in
+//! slot order, blocking while another thread loads the one it needs; docs/PROTOCOL.md); 2. the loose objects,
+//! each objects directory in turn (the repository's own, then its alternates); 3. under
+//! `RefreshMode::OnMiss`, the change check: if a pack directory changed since the listing (or was listed too
+//! recently to trust), or an index vanished before it was loaded, re-list ([`Store::refresh`]'s `refresh_from`)
+//! and search the packs of the new listing (step 1 again; at most [`MAX_RELISTS`] times while git keeps replacing
+//! the packs of each new listing).
+//!
+//! **Two paths.** [`Handle::locate`] runs the steady path inline (`steady.rs`): a hit in the snapshot (one
+//! Acquire load after it, to notice a retired map), or a miss in a settled map followed by what the handle's
+//! [`MissShape`] says (loose probe, change check, in its order), with no lock, allocation or read-modify-write
+//! (P4). Anything else (an index to load, a map replaced, a failed index, an entry with a bad offset, an
+//! unreadable directory, a failed probe, a change) makes it stop with the [`Stage`] it reached, and the slow path
+//! ([`locate_slow`](Handle::locate_slow), here) goes on from there: the general loop of the three steps above,
+//! with the errors (an entry whose offset cannot be right, [`Error::Incomplete`]) decided once the object was
+//! found nowhere ([`not_found`](Handle::not_found)). [`Handle::locate_many`] runs the same steps per id
+//! (`batch.rs`), its misses sharing one change check.
+//!
+//! **F5** (docs/PROTOCOL.md, section 8c): every change check that decides a miss is made after that miss's loose
+//! step (a loose object that `repack -d` packs and prunes between a check and the loose step is then found in
+//! the new pack), except where the loose step reads no file ([`MissShape::check_first`]). The slow path drains the
+//! change events before its loose step (the watched listings then count every file written before the lookup
+//! began) and makes its own check after it ([`packs_changed`](Handle::packs_changed)).
+//!
+//! The rest of a handle's surface: [`Handle::locate_again`] (a located file was gone), the re-listing prefix
+//! lookups and iteration use ([`load_all_relisted`](Handle::load_all_relisted)), and the answer for a miss
+//! ([`check_complete`](Handle::check_complete)).
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
-use super::filter::MissFilter;
 use super::freshness::{MAX_RELISTS, RealFs, Tally};
 use super::listing::{Listing, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
-use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
+use super::loose_sources::{FanoutLists, LooseStep};
 use super::metrics::Counters;
-use super::options::{IncompleteMode, LooseMode, MissFilterMode, RefreshMode};
-use super::snapshot::{FILTER_DONE, Snapshot, Warm, WarmTarget};
-use super::watch::{Check, FALLBACK};
+use super::options::{IncompleteMode, MissShape};
+use super::snapshot::Snapshot;
+use super::watch::FALLBACK;
 
 use super::{Location, Store};
 use crate::error::Error;
@@ -21,10 +49,6 @@ use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Settled, View};
 use crate::sync;
 use crate::sync::plain::Arc;
-
-/// `locate_many`: a batch's searches interleaved, one change check for its misses.
-#[path = "batch.rs"]
-mod batch;
 
 impl Store {
     /// A new handle for one thread.
@@ -35,11 +59,7 @@ impl Store {
             view: View::new(map),
             snap: Snapshot::default(),
             kind: self.kind,
-            loose_on: self.options.loose != LooseMode::None,
-            refresh_on_miss: self.options.refresh != RefreshMode::Never,
-            watching: self.options.refresh != RefreshMode::Never
-                || self.options.loose == LooseMode::Watched,
-            loose_listed: matches!(self.options.loose, LooseMode::Watched | LooseMode::None),
+            shape: MissShape::of(&self.options),
             fanouts: FanoutLists::default(),
             tally: Tally::default(),
             own_indices: Vec::new(),
@@ -54,8 +74,8 @@ impl Store {
 /// A handle caches the indices it has seen and re-collects only when the store's state changed, so a hit
 /// allocates nothing and a steady-state miss does one Acquire load of shared memory (plus, in the default
 /// configuration on Linux, one `ioctl` on the store's inotify descriptor and two more loads (the token and the
-/// detector's state) plus one per fan-out version used; elsewhere the
-/// loose probe and, under [`RefreshMode::OnMiss`], one `stat` per pack directory).
+/// detector's state) plus one per fan-out version used; elsewhere the loose probe and, under
+/// [`RefreshMode::OnMiss`](super::RefreshMode::OnMiss), one `stat` per pack directory).
 ///
 /// ```
 /// # let repo = tempfile::tempdir()?;
@@ -79,29 +99,23 @@ impl Store {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Handle {
-    store: Arc<Store>,
-    view: View<Loaded, Listing>,
-    snap: Snapshot,
+    pub(super) store: Arc<Store>,
+    pub(super) view: View<Loaded, Listing>,
+    pub(super) snap: Snapshot,
     // Copies of the store's settings, so the miss path does not reach through the store for them.
-    kind: HashKind,
-    loose_on: bool,
-    refresh_on_miss: bool,
-    /// Misses ask the listing's change detector (a refresh check, or watched loose listings).
-    watching: bool,
-    /// The loose step of a quiet miss reads no file ([`LooseMode::Watched`]: the listings answer, as of the last
-    /// drain; or no loose objects), so the change check may come first. Otherwise the loose probe comes first
-    /// and the check after it (F5).
-    loose_listed: bool,
-    /// This handle's listings of fan-out directories ([`LooseMode::Watched`]).
-    fanouts: FanoutLists,
+    pub(super) kind: HashKind,
+    /// What a miss does after its pack search (the options' [`MissShape`]).
+    pub(super) shape: MissShape,
+    /// This handle's listings of fan-out directories ([`LooseMode::Watched`](super::LooseMode::Watched)).
+    pub(super) fanouts: FanoutLists,
     /// Misses answered while the store's change events are deferred, not yet reported to the detector
     /// ([`Options::change_events_after`](super::Options::change_events_after)); counted by the `stat` check.
-    tally: Tally,
+    pub(super) tally: Tally,
     /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
     pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
     /// The positions of a batch's misses waiting for its one change check (`store/batch.rs`); kept between
     /// batches, so a batch allocates nothing once this has room.
-    batch_misses: Vec<usize>,
+    pub(super) batch_misses: Vec<usize>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -137,7 +151,11 @@ impl Handle {
 
     /// The general lookup, from `stage` on (where [`locate_steady`](Self::locate_steady) stopped).
     #[inline(never)]
-    fn locate_slow(&mut self, id: &ObjectId, stage: Stage) -> Result<Option<Location>, Error> {
+    pub(super) fn locate_slow(
+        &mut self,
+        id: &ObjectId,
+        stage: Stage,
+    ) -> Result<Option<Location>, Error> {
         if id.kind() != self.kind {
             return Err(self.wrong_kind(id));
         }
@@ -154,7 +172,7 @@ impl Handle {
                 if relists > 0 {
                     // An index of the new listing vanished before it was loaded (git replaced it again: `repack`
                     // renames its files into place, then removes the old ones): list again, a few times at most.
-                    if self.refresh_on_miss && self.snap.vanished && relists < MAX_RELISTS {
+                    if self.shape.refresh_on_miss() && self.snap.vanished && relists < MAX_RELISTS {
                         self.refresh_after_miss()?;
                         relists += 1;
                         continue;
@@ -178,9 +196,9 @@ impl Handle {
             //    The check is made after the loose step, never taken from the drain before it: a loose object
             //    that `repack -d` packed (new pack written) and pruned between that drain and the loose step was
             //    in the repository all along, and only a check after the loose step sees its new pack (F5,
-            //    docs/PROTOCOL.md section 8c;
-            //    `relist_tests::an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found`).
-            let refresh = self.refresh_on_miss
+            //    docs/PROTOCOL.md section 8c; `relist_tests::an_object_packed_and_pruned_between_the_check_and_
+            //    the_loose_step_is_found`).
+            let refresh = self.shape.refresh_on_miss()
                 && (stage == Stage::Refresh || self.snap.vanished || self.packs_changed());
             if !refresh {
                 break;
@@ -274,20 +292,20 @@ impl Handle {
 
     /// Whether failure `f` (an index that did not load) leaves a miss certain: its file vanished since the listing
     /// (git replaced or removed it, as `repack` does) and misses list the repository again
-    /// ([`RefreshMode::OnMiss`]), so the objects it held are found where git moved them, or are gone. git never
-    /// reports such a file either. Under [`RefreshMode::Never`] nothing is listed again: it makes a miss
+    /// (`RefreshMode::OnMiss`), so the objects it held are found where git moved them, or are gone. git never
+    /// reports such a file either. Under `RefreshMode::Never` nothing is listed again: it makes a miss
     /// [`Error::Incomplete`].
     fn gone_is_absent(&self, f: &(PathBuf, Arc<Error>)) -> bool {
-        self.refresh_on_miss && f.1.is_vanished()
+        self.shape.refresh_on_miss() && f.1.is_vanished()
     }
 
     /// Locate `id` again after the file at `gone` (an answer of [`locate`](Self::locate) for `id`) turned out to be
     /// missing when the caller opened it: git moved the object and removed the file in between (`repack -d`
     /// packs loose objects and prunes them; `repack -a -d` replaces packs). Lists the repository again (whatever
     /// the refresh mode and the change detector say, and with fresh loose listings under
-    /// [`LooseMode::Cached`]) and answers from what is there now, as git does when a read fails: a location
-    /// whose file exists, or `None` if the object is gone. Lists again while the answer is still `gone` and its
-    /// file is still missing, 8 times at most.
+    /// [`LooseMode::Cached`](super::LooseMode::Cached)) and answers from what is there now, as git does when a
+    /// read fails: a location whose file exists, or `None` if the object is gone. Lists again while the answer is
+    /// still `gone` and its file is still missing, 8 times at most.
     ///
     /// The one call a front end needs for "the file is gone": open what [`locate`](Self::locate) answered; if
     /// the open says "not found", call this once and open what it answers (`odb_index_gix::Objects` does exactly
@@ -384,173 +402,11 @@ impl Handle {
         self.locate_batch(ids, out)
     }
 
-    /// The steady-state lookup, inlined into [`locate_many`](Self::locate_many)'s loop: a hit in the snapshot,
-    /// or a miss in a settled map, loose objects and the refresh check included. `Err(stage)` when anything else
-    /// may be needed: [`locate_slow`](Self::locate_slow) goes on from `stage` (what was done is not done again).
-    #[inline(always)]
-    fn locate_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        match self.search_steady(id)? {
-            Some(loc) => Ok(Some(loc)),
-            None => self.steady_miss(id),
-        }
-    }
-
-    /// The pack search of [`locate_steady`](Self::locate_steady): a hit, or `None` for a miss in a settled map
-    /// whose loose step and change check are still to make ([`steady_miss`](Self::steady_miss); a batch makes
-    /// one check for all its misses, `store/batch.rs`).
-    #[inline(always)]
-    fn search_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        self.search_steady_warmed(id, Warm::Cold)
-    }
-
-    /// [`search_steady`](Self::search_steady) with what a batch's warming steps learnt of `id` (on this
-    /// snapshot: [`Snapshot::search_warmed`]).
-    #[inline(always)]
-    fn search_steady_warmed(&mut self, id: &ObjectId, w: Warm) -> Result<Option<Location>, Stage> {
-        if id.kind() != self.kind {
-            return Err(Stage::Packs);
-        }
-        if let Some(loc) = self.snap.search_warmed(id.as_bytes(), w) {
-            if self.view.map().load().is_retired() {
-                return Err(Stage::Packs);
-            }
-            return Ok(Some(loc));
-        }
-        // Anything that can make a miss more than `Ok(None)` (a failed index, an entry with a bad offset, an
-        // unreadable directory, a loose probe that failed) is the general path's.
-        if !self.snap.failed.is_empty() || self.snap.bad_entry.is_some() || !self.view.is_settled()
-        {
-            return Err(Stage::Packs);
-        }
-        self.filter_tick();
-        if !self.view.map().meta().unreadable.is_empty() {
-            return Err(Stage::Loose);
-        }
-        Ok(None)
-    }
-
-    /// The rest of a steady miss after [`search_steady`](Self::search_steady): the change check, the loose step.
-    #[inline(always)]
-    fn steady_miss(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        // The change check is a branch: with events, one system call stands for every pack directory's `stat`
-        // and every loose probe. Quiet (nothing changed since the listing): no refresh, the watched listings
-        // answer for loose objects. Each flag is tested once on each path (loose objects on or off is known
-        // before the loose step, so that step does not test it again: two instructions a miss).
-        if !self.watching {
-            return self.steady_without_events(id);
-        }
-        if !self.loose_on {
-            // No loose objects: the check is the whole miss.
-            return match self.view.map().meta().fresh.steady() {
-                Check::Quiet => Ok(None),
-                Check::Changed => Err(Stage::Loose),
-                Check::Stat => self.stat_after_loose(),
-            };
-        }
-        if !self.loose_listed {
-            // The loose probe reads the file system: it comes first, the change check after it (F5: an object
-            // packed and pruned between a check and the probe would be missed).
-            match self.probe_loose_sources(id, LooseStep::SteadyProbe) {
-                Ok(None) => {}
-                Ok(Some(loc)) => return Ok(Some(loc)),
-                Err(()) => return Err(Stage::Loose),
-            }
-            return match self.view.map().meta().fresh.steady() {
-                Check::Quiet => Ok(None),
-                Check::Changed => Err(Stage::Refresh),
-                Check::Stat => self.stat_after_loose(),
-            };
-        }
-        match self.view.map().meta().fresh.steady() {
-            Check::Quiet => self
-                .probe_loose_sources(id, LooseStep::SteadyQuiet)
-                .map_err(|()| Stage::Loose),
-            Check::Changed => Err(Stage::Loose),
-            Check::Stat => self.steady_without_events(id),
-        }
-    }
-
-    /// The end of [`locate_steady`](Self::locate_steady) without events: probe the loose objects, then, under
-    /// [`RefreshMode::OnMiss`], `stat` the pack directories.
-    #[inline(always)]
-    fn steady_without_events(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        match self.probe_loose(id, LooseStep::SteadyProbe) {
-            Ok(None) => {}
-            Ok(Some(loc)) => return Ok(Some(loc)),
-            Err(()) => return Err(Stage::Loose),
-        }
-        self.stat_after_loose()
-    }
-
-    /// A steady miss after its loose step, without events: under [`RefreshMode::OnMiss`], `stat` the pack
-    /// directories.
-    #[inline(always)]
-    fn stat_after_loose(&self) -> Result<Option<Location>, Stage> {
-        // No `snap.vanished` test here: an index that vanished is also in `snap.failed`, which sent the lookup
-        // to the general path (`should_refresh` there reads it).
-        if self.refresh_on_miss && self.pack_dirs_changed() {
-            return Err(Stage::Refresh);
-        }
-        Ok(None)
-    }
-
-    /// The loose step of a lookup, for both paths: each objects directory's loose source in turn, asked as
-    /// `step` says ([`LooseStep`]). On the slow path failed probes go to `snap.loose_failed` (another directory
-    /// may still have the object); on the steady path a failed probe or a stale watched listing is `Err(())`,
-    /// for the slow path to do.
-    #[inline(always)]
-    fn probe_loose(&mut self, id: &ObjectId, step: LooseStep) -> Result<Option<Location>, ()> {
-        if !self.loose_on {
-            return Ok(None);
-        }
-        self.probe_loose_sources(id, step)
-    }
-
-    /// [`probe_loose`](Self::probe_loose) where loose objects are known to be on (`loose_on` tested already).
-    #[inline(always)]
-    fn probe_loose_sources(
-        &mut self,
-        id: &ObjectId,
-        step: LooseStep,
-    ) -> Result<Option<Location>, ()> {
-        let g = self.view.map().meta();
-        for (i, l) in g.loose.iter().enumerate() {
-            let r = match l {
-                LooseSource::Watched(db) if step.quiet() => {
-                    match self
-                        .fanouts
-                        .contains(g.fresh.watch(), i, db, id, step.is_slow())
-                    {
-                        Some(r) => r,
-                        None => return Err(()),
-                    }
-                }
-                l => {
-                    #[cfg(all(test, not(any(loom, shuttle))))]
-                    if !step.is_slow() {
-                        super::relist_tests::before_steady_probe();
-                    }
-                    l.contains(id)
-                }
-            };
-            match r {
-                Ok(false) => {}
-                Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
-                Err(e) if step.is_slow() => self
-                    .snap
-                    .loose_failed
-                    .push((g.dirs[i].clone(), Arc::new(e))),
-                Err(_) => return Err(()),
-            }
-        }
-        Ok(None)
-    }
-
     /// Before the slow path's loose step: drain the change events (so the fan-out versions read next count every
     /// object written before this lookup began). The drained state ([`Watch::drain`](super::watch::Watch)'s
     /// value; watched listings can be used if it has no `FALLBACK`), or `None` if nothing was drained.
     fn drain_for_loose(&mut self) -> Option<u64> {
-        if !self.watching || !self.loose_on {
+        if !self.shape.watching() || !self.shape.loose_on() {
             return None;
         }
         self.view.map().meta().fresh.drain()
@@ -562,61 +418,6 @@ impl Handle {
     pub(super) fn packs_changed(&self) -> bool {
         let g = self.view.map().meta();
         g.fresh.changed(&self.tally, g.dirs.len(), &RealFs)
-    }
-
-    /// One settled miss towards building (or picking up) the miss filter.
-    #[inline(always)]
-    fn filter_tick(&mut self) {
-        match self.snap.filter_countdown {
-            FILTER_DONE => {}
-            0 => self.filter_step(),
-            _ => self.snap.filter_countdown -= 1,
-        }
-    }
-
-    /// Install the map's published filter, or (after the countdown) build and publish it. Runs on a miss that
-    /// found the map settled, so this handle's snapshot holds every loaded pack of the map; outside every lock.
-    #[cold]
-    #[inline(never)]
-    fn filter_step(&mut self) {
-        let mode = self.store.options.miss_filter;
-        let cell = &self.view.map().meta().filter;
-        let snap = &mut self.snap;
-        if mode == MissFilterMode::Off {
-            snap.filter_countdown = FILTER_DONE;
-            snap.index_buckets();
-            return;
-        }
-        if let Some(f) = cell.get() {
-            snap.install_filter(Arc::clone(f));
-            return;
-        }
-        if let Some(f) = cell.reusable(snap.pack_sizes()) {
-            snap.install_filter(Arc::clone(cell.publish(f)));
-            return;
-        }
-        if mode == MissFilterMode::Auto && !snap.filter_armed {
-            // Wait until this handle has missed as many times as 1/16 of the ids the filter would hold: a build
-            // costs about 10 ns per id, a miss it saves at least an index search (about 160 ns on a large
-            // index, tens of ns per pack).
-            snap.filter_armed = true;
-            let ids: u64 = snap.pack_sizes().map(|(_, n)| u64::from(n)).sum();
-            snap.filter_countdown =
-                u32::try_from(ids / 16).map_or(FILTER_DONE - 1, |n| n.min(FILTER_DONE - 1));
-            if snap.filter_countdown > 0 {
-                return;
-            }
-        }
-        match MissFilter::build(&snap.pack_indices()) {
-            Some(f) => {
-                Counters::add(&self.store.counters.filter_builds, 1);
-                snap.install_filter(Arc::clone(cell.publish(Arc::new(f))));
-            }
-            None => {
-                snap.filter_countdown = FILTER_DONE;
-                snap.index_buckets();
-            }
-        }
     }
 
     #[cold]
@@ -707,11 +508,11 @@ impl Handle {
         self.snap = Snapshot::default();
     }
 
-    /// Whether a miss should re-list the pack directories: [`RefreshMode::OnMiss`], and a pack directory changed
+    /// Whether a miss should re-list the pack directories: `RefreshMode::OnMiss`, and a pack directory changed
     /// (or was listed too recently to trust) or an index or pack vanished since the listing. The one check that
     /// [`locate`](Self::locate), the prefix lookups and the iterations make after their loose step.
     pub(super) fn should_refresh(&self) -> bool {
-        self.refresh_on_miss && (self.snap.vanished || self.packs_changed())
+        self.shape.refresh_on_miss() && (self.snap.vanished || self.packs_changed())
     }
 
     /// Re-list the pack directories after a miss ([`should_refresh`](Self::should_refresh) said so) and move
@@ -762,15 +563,6 @@ impl Handle {
             Counters::add(&self.store.counters.filter_answers, n);
         }
     }
-
-    /// Whether a pack directory's `stat` differs from the listing's (or the listing was too recent to trust):
-    /// the refresh check without events. While events are deferred, each call counts a miss towards setting them
-    /// up ([`Options::change_events_after`](super::Options::change_events_after)), and says "changed" once the
-    /// count is reached: the refresh that follows sets them up.
-    fn pack_dirs_changed(&self) -> bool {
-        let g = self.view.map().meta();
-        g.fresh.stat_changed(&self.tally, g.dirs.len(), &RealFs)
-    }
 }
 
 impl Drop for Handle {
@@ -783,7 +575,7 @@ impl Drop for Handle {
 
 /// Where the slow path of a lookup starts: what the steady path has done is not done again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Stage {
+pub(super) enum Stage {
     /// Search the packs (loading indices as needed).
     Packs,
     /// The packs were searched in a settled map: the loose objects.

@@ -1,7 +1,9 @@
 //! Listing a repository: the objects directories and their loose sources, the packs of each `pack/`
 //! directory (with the [`Stamp`]s that tell when to list again), the [`PackId`]s they are given, and the slot
 //! plan, in one [`Listing`]. [`list`] goes in phases: the objects directories (`loose_sources.rs`), then under
-//! the freshness protocol each pack directory read (`scan.rs`) and planned (`plan.rs`), then the listing.
+//! the freshness protocol each pack directory read (`scan.rs`), its multi-pack-index files opened (`plan.rs`), its
+//! packs `stat`ed (`scan.rs`) and planned (`plan.rs`), then the listing. Each step is called from here in turn:
+//! none calls another back.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ use super::loose_sources::{LooseSource, open_objects_dirs};
 use super::options::Options;
 use super::plan::{Plan, SlotSpec};
 use super::problem::Problem;
-use super::scan::{ListedPack, scan_pack_dir};
+use super::scan::{ListedPack, read_pack_dir};
 use crate::dir::OpenDir;
 use crate::error::Error;
 use crate::ids::PackId;
@@ -301,16 +303,18 @@ fn list_pack_dirs(
     for (dir_index, dir) in Arc::clone(&dirs.dirs).iter().enumerate() {
         let pack_dir = dir.join("pack");
         let parent = dirs.own_dir().filter(|_| dir_index == 0);
-        // The multi-pack-index files are opened once the directory's entries are read and before its packs are
-        // `stat`ed: the packs they cover need no `stat` (`ListedPack::stated`).
-        let (plan, mut midx_problems) = (&mut packs.plan, Vec::new());
-        let (stamp, scan) = scan_pack_dir(
-            &pack_dir,
-            parent,
-            dir_ids[dir_index],
-            &mut |midx| plan.open_dir_midx(&pack_dir, midx, &mut midx_problems),
-            &mut |path, stamp| state.assign_id(path, stamp),
-        );
+        // A scan in two steps, the multi-pack-index files opened between them: once the directory's entries are
+        // read and before its packs are `stat`ed (the packs they cover need no `stat`: `ListedPack::stated`).
+        let (stamp, read) = read_pack_dir(&pack_dir, parent);
+        let mut midx_problems = Vec::new();
+        let scan = read.map(|read| {
+            read.map(|read| {
+                let covered = packs
+                    .plan
+                    .open_dir_midx(&pack_dir, read.midx, &mut midx_problems);
+                read.stat_packs(&pack_dir, &covered)
+            })
+        });
         dirs.problems.append(&mut midx_problems);
         pack_dir_stamps.push(stamp);
         pack_dirs.push(pack_dir.clone());
@@ -337,8 +341,15 @@ fn list_pack_dirs(
             });
             dirs.unreadable.push((path, error));
         }
+        // Ids in search order, each pack numbered with its objects directory.
         let first = packs.packs.len();
-        packs.packs.extend(scan.packs);
+        packs
+            .packs
+            .extend(scan.packs.into_iter().map(|p| ListedPack {
+                id: state.assign_id(&p.idx_path, p.idx_stamp),
+                dir: dir_ids[dir_index],
+                ..p
+            }));
         packs.plan.pack_dir(&packs.packs, first);
     }
     Scanned {

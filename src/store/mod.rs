@@ -42,6 +42,7 @@ use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
+mod batch;
 mod bloom;
 mod copies;
 mod filter;
@@ -53,6 +54,7 @@ mod listing;
 mod load;
 mod loose_sources;
 mod metrics;
+mod midx_lookup;
 mod options;
 mod pack;
 mod plan;
@@ -61,8 +63,8 @@ mod problem;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod relist_tests;
 mod scan;
-
 mod snapshot;
+mod steady;
 mod successor;
 mod verify;
 mod watch;

@@ -91,6 +91,87 @@ pub enum RefreshMode {
     Never,
 }
 
+/// What a lookup does once its pack search missed in a settled map (the steady path: `store/steady.rs`), chosen
+/// once when a handle is made ([`MissShape::of`]) from [`RefreshMode`] and [`LooseMode`]: one value to branch on,
+/// with no shape that no options make. Each shape keeps git's order (packs, loose, then the pack directories
+/// again) and F5 (docs/PROTOCOL.md, section 8c): a change check that decides a miss comes after that miss's loose
+/// step, unless the loose step reads no file ([`check_first`](Self::check_first)).
+///
+/// Each shape's discriminant is the set of its properties (`LOOSE`, `REFRESH`, `WATCH`, `FIRST`), so that asking
+/// one is a bit test: the steady path's branches cost what one `bool` each did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum MissShape {
+    /// [`RefreshMode::Never`] and [`LooseMode::None`]: the miss is final.
+    Final = 0,
+    /// [`RefreshMode::Never`], [`LooseMode::Probe`] or [`LooseMode::Cached`]: the loose probe, nothing after it.
+    Probe = LOOSE,
+    /// [`RefreshMode::OnMiss`] and [`LooseMode::None`]: the change check is the whole miss.
+    Check = WATCH | REFRESH | FIRST,
+    /// [`RefreshMode::OnMiss`], [`LooseMode::Probe`] or [`LooseMode::Cached`]: the loose probe (it reads the file
+    /// system), then the change check.
+    ProbeThenCheck = LOOSE | WATCH | REFRESH,
+    /// [`RefreshMode::OnMiss`] and [`LooseMode::Watched`]: the change check first (it vouches for the watched
+    /// listings, which read no file), then the listings; a change re-lists the packs.
+    Watched = LOOSE | WATCH | REFRESH | FIRST,
+    /// [`RefreshMode::Never`] and [`LooseMode::Watched`]: as [`Watched`](Self::Watched), the packs never re-listed.
+    WatchedNoRefresh = LOOSE | WATCH | FIRST,
+}
+
+/// [`MissShape`]: loose objects are searched.
+const LOOSE: u8 = 1;
+/// [`MissShape`]: a miss re-lists the pack directories when they changed.
+const REFRESH: u8 = 2;
+/// [`MissShape`]: misses ask the listing's change detector.
+const WATCH: u8 = 4;
+/// [`MissShape`]: the change check comes before the loose step.
+const FIRST: u8 = 8;
+
+impl MissShape {
+    /// The shape `options` make.
+    pub(super) fn of(options: &Options) -> MissShape {
+        let refresh = options.refresh == RefreshMode::OnMiss;
+        match (refresh, options.loose) {
+            (false, LooseMode::None) => MissShape::Final,
+            (false, LooseMode::Probe | LooseMode::Cached) => MissShape::Probe,
+            (false, LooseMode::Watched) => MissShape::WatchedNoRefresh,
+            (true, LooseMode::None) => MissShape::Check,
+            (true, LooseMode::Probe | LooseMode::Cached) => MissShape::ProbeThenCheck,
+            (true, LooseMode::Watched) => MissShape::Watched,
+        }
+    }
+
+    #[inline(always)]
+    fn has(self, property: u8) -> bool {
+        self as u8 & property != 0
+    }
+
+    /// Loose objects are searched ([`LooseMode`] is not `None`).
+    #[inline(always)]
+    pub(super) fn loose_on(self) -> bool {
+        self.has(LOOSE)
+    }
+
+    /// A miss re-lists the pack directories when they changed ([`RefreshMode::OnMiss`]).
+    #[inline(always)]
+    pub(super) fn refresh_on_miss(self) -> bool {
+        self.has(REFRESH)
+    }
+
+    /// Misses ask the listing's change detector (a refresh check, or watched loose listings).
+    #[inline(always)]
+    pub(super) fn watching(self) -> bool {
+        self.has(WATCH)
+    }
+
+    /// The change check comes before the loose step, which reads no file (watched listings, as of the last drain,
+    /// or no loose objects); in every other watching shape the loose probe comes first and the check after it.
+    #[inline(always)]
+    pub(super) fn check_first(self) -> bool {
+        self.has(FIRST)
+    }
+}
+
 /// When a store builds its miss filter (see [`Store::miss_filter`](super::Store::miss_filter)).
 ///
 /// The filter is a split-block Bloom filter (1.5 bytes per id) over the ids of the loaded packs; a miss that it
@@ -435,5 +516,35 @@ impl Options {
     pub fn midx_checksum(mut self, on: bool) -> Self {
         self.midx_checksum = on;
         self
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    /// Each pair of modes makes the shape whose flags are the ones a handle derived from the modes before
+    /// `MissShape` (loose objects on, refresh on a miss, a change detector asked, the check before the loose step).
+    #[test]
+    fn each_pair_of_modes_makes_its_shape() {
+        for refresh in [RefreshMode::OnMiss, RefreshMode::Never] {
+            for loose in [
+                LooseMode::Watched,
+                LooseMode::Probe,
+                LooseMode::Cached,
+                LooseMode::None,
+            ] {
+                let s = MissShape::of(&Options::default().refresh(refresh).loose(loose));
+                let on_miss = refresh != RefreshMode::Never;
+                let listed = matches!(loose, LooseMode::Watched | LooseMode::None);
+                let watching = on_miss || loose == LooseMode::Watched;
+                assert_eq!(
+                    (s.loose_on(), s.refresh_on_miss(), s.watching()),
+                    (loose != LooseMode::None, on_miss, watching),
+                    "{refresh:?} {loose:?}: {s:?}"
+                );
+                assert_eq!(s.check_first(), watching && listed, "{refresh:?} {loose:?}");
+            }
+        }
     }
 }

@@ -54,40 +54,45 @@ pub(super) enum MidxFiles {
 
 /// What one `pack/` directory holds.
 pub(super) struct PackDirScan {
-    /// Each pack with an index, newest first.
+    /// Each pack with an index, newest first, with no id yet (the listing gives ids and the directory's number).
     pub(super) packs: Vec<ListedPack>,
     /// `.idx` names (with a `.pack` beside them) that are FIFOs, sockets or devices: never opened, each an
     /// error naming it.
     pub(super) special: Vec<(PathBuf, Error)>,
 }
 
-/// Read `pack_dir`: its stamp, its packs (those with both an `.idx` and a `.pack` file, each given its id by
-/// `id_of` in search order and `dir` as its objects directory's number) and its multi-pack-index files. `None`
-/// (and no stamp) if the directory does not exist; an error naming it if it cannot be read (then the stamp is its
-/// path's `stat`, if any). `parent`: its objects directory opened, if it was. `covered` is called once the entries
-/// are read, with the multi-pack-index files found, and answers the `.idx` names those files list, each with the
-/// checksum of the file that lists it (for its [`Stamp::listed`]): such a pack whose `.idx` and `.pack` the
-/// directory lists as regular files is not `stat`ed ([`ListedPack::stated`]).
-pub(super) fn scan_pack_dir(
+/// A `pack/` directory whose entries are read and whose packs are not `stat`ed yet: the first of a scan's two
+/// steps ([`read_pack_dir`], then [`stat_packs`](Self::stat_packs)). Between them the listing opens the
+/// multi-pack-index files named by [`midx`](Self::midx) for the packs they list, which need no `stat`: the scan
+/// calls nothing back.
+pub(super) struct ReadPackDir {
+    entries: Entries,
+    /// Which multi-pack-index files the directory has.
+    pub(super) midx: MidxFiles,
+    /// The `.idx` entries, in `readdir` order.
+    indices: Vec<ListedEntry>,
+    /// The `.pack` names the directory lists as regular files.
+    regular_packs: HashSet<OsString>,
+    /// Stems (`pack-<hash>`) with a `.keep` file.
+    keep: HashSet<Vec<u8>>,
+    /// Stems with a `.promisor` file.
+    promisor: HashSet<Vec<u8>>,
+}
+
+/// Read the entries of `pack_dir` (a scan's first step): its stamp, and what it holds. `None` (and no stamp) if
+/// the directory does not exist; an error naming it if it cannot be read (then the stamp is its path's `stat`, if
+/// any). `parent`: its objects directory opened, if it was.
+pub(super) fn read_pack_dir(
     pack_dir: &Path,
     parent: Option<&OpenDir>,
-    dir: usize,
-    covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
-    id_of: &mut dyn FnMut(&Path, Stamp) -> PackId,
-) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
-    let mut entries = match Entries::open(pack_dir, parent) {
+) -> (Option<Stamp>, Result<Option<ReadPackDir>, Error>) {
+    let entries = match Entries::open(pack_dir, parent) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
         Err(e) => return (Stamp::of(pack_dir), Err(Error::io(pack_dir, e))),
     };
-    let scan = scan_entries(&mut entries, pack_dir, covered).map(|mut scan| {
-        for p in &mut scan.packs {
-            p.id = id_of(&p.idx_path, p.idx_stamp);
-            p.dir = dir;
-        }
-        scan
-    });
-    (Some(entries.stamp), scan.map(Some))
+    let stamp = entries.stamp;
+    (Some(stamp), read_entries(entries, pack_dir).map(Some))
 }
 
 /// What one directory entry is to the listing (names compared as bytes: git reads a pack whatever its name's
@@ -127,19 +132,11 @@ fn classify(name: &OsStr) -> Named<'_> {
     }
 }
 
-fn scan_entries(
-    dir: &mut Entries,
-    pack_dir: &Path,
-    covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
-) -> Result<PackDirScan, Error> {
-    let mut dir_packs: Vec<ListedPack> = Vec::new();
+fn read_entries(mut dir: Entries, pack_dir: &Path) -> Result<ReadPackDir, Error> {
     let mut has_midx = false;
     let mut has_chain_dir = false;
-    let mut special = Vec::new();
-    // Stems (`pack-<hash>`) with a `.keep` or `.promisor` file.
     let mut keep: HashSet<Vec<u8>> = Default::default();
     let mut promisor: HashSet<Vec<u8>> = Default::default();
-    // The `.idx` entries, and the `.pack` names the directory lists as regular files.
     let mut indices: Vec<ListedEntry> = Vec::new();
     let mut regular_packs: HashSet<OsString> = Default::default();
     while let Some(entry) = dir.next_entry() {
@@ -168,37 +165,63 @@ fn scan_entries(
         (false, true) => MidxFiles::Chain,
         (false, false) => MidxFiles::None,
     };
-    let covered = covered(midx);
-    for (listed_at, entry) in indices.iter().enumerate() {
-        // The `.pack` name beside the `.idx` (any bytes): its stem then `.pack`, as git makes it (a name that is
-        // only `.idx` has no extension to replace: its pack is `.pack`).
-        let pack_name = match Path::new(&entry.name).extension() {
-            Some(_) => Path::new(&entry.name)
-                .with_extension("pack")
-                .into_os_string(),
-            None => OsString::from(".pack"),
-        };
-        // The guard against a FIFO or device swapped in is the listed type: both regular, no `stat` needed.
-        // (A multi-pack-index names its packs in UTF-8: another name is never covered.)
-        let by = entry.name.to_str().and_then(|n| covered.get(n)).copied();
-        if let Some(by) = by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) {
-            dir_packs.push(ListedPack {
-                listed_at,
-                ..listed_only(pack_dir, entry, by)
-            });
-            continue;
+    Ok(ReadPackDir {
+        entries: dir,
+        midx,
+        indices,
+        regular_packs,
+        keep,
+        promisor,
+    })
+}
+
+impl ReadPackDir {
+    /// A scan's second step: the packs of `pack_dir` (this directory), those with both an `.idx` and a `.pack`
+    /// file. `covered`: the `.idx` names its multi-pack-index files list (`Plan::open_dir_midx`), each with the
+    /// checksum of the file that lists it (for its [`Stamp::listed`]): such a pack whose `.idx` and `.pack` the
+    /// directory lists as regular files is not `stat`ed ([`ListedPack::stated`]).
+    pub(super) fn stat_packs(self, pack_dir: &Path, covered: &HashMap<String, u64>) -> PackDirScan {
+        let ReadPackDir {
+            entries: dir,
+            indices,
+            regular_packs,
+            keep,
+            promisor,
+            ..
+        } = self;
+        let mut dir_packs: Vec<ListedPack> = Vec::new();
+        let mut special = Vec::new();
+        for (listed_at, entry) in indices.iter().enumerate() {
+            // The `.pack` name beside the `.idx` (any bytes): its stem then `.pack`, as git makes it (a name that
+            // is only `.idx` has no extension to replace: its pack is `.pack`).
+            let pack_name = match Path::new(&entry.name).extension() {
+                Some(_) => Path::new(&entry.name)
+                    .with_extension("pack")
+                    .into_os_string(),
+                None => OsString::from(".pack"),
+            };
+            // The guard against a FIFO or device swapped in is the listed type: both regular, no `stat` needed.
+            // (A multi-pack-index names its packs in UTF-8: another name is never covered.)
+            let by = entry.name.to_str().and_then(|n| covered.get(n)).copied();
+            if let Some(by) = by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) {
+                dir_packs.push(ListedPack {
+                    listed_at,
+                    ..listed_only(pack_dir, entry, by)
+                });
+                continue;
+            }
+            match index_entry(&dir, pack_dir, &entry.name, &pack_name) {
+                Some(Ok(pack)) => dir_packs.push(ListedPack { listed_at, ..pack }),
+                Some(Err(e)) => special.push(e),
+                None => {}
+            }
         }
-        match index_entry(dir, pack_dir, &entry.name, &pack_name) {
-            Some(Ok(pack)) => dir_packs.push(ListedPack { listed_at, ..pack }),
-            Some(Err(e)) => special.push(e),
-            None => {}
+        mark_and_sort(&mut dir_packs, &keep, &promisor);
+        PackDirScan {
+            packs: dir_packs,
+            special,
         }
     }
-    mark_and_sort(&mut dir_packs, &keep, &promisor);
-    Ok(PackDirScan {
-        packs: dir_packs,
-        special,
-    })
 }
 
 /// Mark the packs with a `.keep` or `.promisor` file beside them (their stems), then sort them in search order.
@@ -284,33 +307,47 @@ fn index_entry(
 mod tests {
     use super::*;
 
+    /// Both steps of a scan, as the listing runs them: `covered` answers for the multi-pack-index files read.
+    fn scan_pack_dir(
+        pack_dir: &Path,
+        covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
+    ) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
+        let (stamp, read) = read_pack_dir(pack_dir, None);
+        let scan = read.map(|r| {
+            r.map(|r| {
+                let midx = covered(r.midx);
+                r.stat_packs(pack_dir, &midx)
+            })
+        });
+        (stamp, scan)
+    }
+
     /// The listing's stamp of a pack directory is its path's `stat`, and a `multi-pack-index.d` is seen (a chain
     /// is looked for only then); a missing directory has neither a stamp nor a scan.
     #[test]
     fn scan_stamps_the_directory_and_sees_the_chain_directory() {
         let tmp = tempfile::tempdir().unwrap();
         let pack_dir = tmp.path().join("pack");
-        let mut id_of = |_: &Path, _: Stamp| PackId(7);
         let mut seen = Vec::new();
         let mut covered = |m: MidxFiles| {
             seen.push(m);
             HashMap::new()
         };
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, &mut covered);
         assert!(stamp.is_none() && matches!(scan, Ok(None)));
         std::fs::create_dir(&pack_dir).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, &mut covered);
         assert_eq!(stamp, Stamp::of(&pack_dir));
         assert!(scan.unwrap().is_some());
         std::fs::create_dir(pack_dir.join(crate::midx::chain::CHAIN_DIR)).unwrap();
-        let (stamp, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
+        let (stamp, scan) = scan_pack_dir(&pack_dir, &mut covered);
         assert_eq!(stamp, Stamp::of(&pack_dir));
         assert!(scan.unwrap().is_some());
         std::fs::write(pack_dir.join("multi-pack-index"), b"").unwrap();
         std::fs::write(pack_dir.join("pack-1.idx"), b"").unwrap();
         std::fs::write(pack_dir.join("pack-1.pack"), b"").unwrap();
         std::fs::write(pack_dir.join("pack-1.keep"), b"").unwrap();
-        let (_, scan) = scan_pack_dir(&pack_dir, None, 3, &mut covered, &mut id_of);
+        let (_, scan) = scan_pack_dir(&pack_dir, &mut covered);
         let scan = scan.unwrap().unwrap();
         assert_eq!(
             seen,
@@ -320,10 +357,7 @@ mod tests {
         let [p] = &scan.packs[..] else {
             panic!("{:?}", scan.packs)
         };
-        assert_eq!(
-            (p.id, p.dir, p.keep, p.promisor, p.stated),
-            (PackId(7), 3, true, false, true)
-        );
+        assert_eq!((p.keep, p.promisor, p.stated), (true, false, true));
     }
 
     /// Issue 32: a pack the multi-pack-index files list, whose `.idx` and `.pack` the directory lists as regular
@@ -352,8 +386,7 @@ mod tests {
         .unwrap();
         let mut covered =
             |_: MidxFiles| HashMap::from([("pack-1.idx".into(), 7), ("pack-3.idx".into(), 7)]);
-        let mut id_of = |_: &Path, _: Stamp| PackId(1);
-        let (_, scan) = scan_pack_dir(&pack_dir, None, 0, &mut covered, &mut id_of);
+        let (_, scan) = scan_pack_dir(&pack_dir, &mut covered);
         let scan = scan.unwrap().unwrap();
         let names: Vec<(String, bool)> = scan
             .packs
