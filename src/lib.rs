@@ -70,14 +70,6 @@ pub mod testing;
 #[path = "../loom-tests/main.rs"]
 mod loom_models;
 
-/// The property tests (`proptests/`), compiled into the unit tests so that they reach crate-private lookup
-/// internals (the multi-pack-index's precomputed bounds and bucket check) without those being public. They name
-/// the crate `odb_index`, as a dependent would: the alias below.
-#[cfg(all(test, not(any(loom, shuttle))))]
-#[path = "../proptests/main.rs"]
-mod proptests;
-#[cfg(test)]
-extern crate self as odb_index;
 
 /// The shuttle models (`loom-tests/shuttle.rs`), likewise compiled into the unit tests under
 /// `RUSTFLAGS="--cfg shuttle"` only.

@@ -35,6 +35,14 @@ use crate::oid::{HashKind, ObjectId};
 use crate::prefix::Prefix;
 
 pub use crate::loose::{LooseCache, LooseDb};
+pub use crate::midx::MidxFound;
+/// The store's split-block Bloom filter (the miss filter's bits), for the benchmark's scenario `filter-build`.
+pub use crate::store::bloom::SplitBlockBloom;
+
+/// The fan-out bucket check both formats run on a file's ids (`src/fanout.rs`), for the property tests.
+pub mod fanout {
+    pub use crate::fanout::{BucketFault, Ids, check_bucket, in_order};
+}
 pub use crate::midx::chain::{
     CHAIN_DIR, CHAIN_FILE, Layer, MAX_CHAIN_FILE_LEN, chain_path, read_chain,
 };
@@ -110,6 +118,14 @@ pub trait MultiPackIndexExt: Sized {
     fn position(&self, id: &[u8]) -> Option<u32>;
     /// The positions of the ids that start with `prefix`.
     fn prefix_range(&self, prefix: &Prefix) -> Range<u32>;
+    /// Where `id`'s entry says it is, checked against the packs' lengths (`pack_lens`).
+    fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound;
+    /// [`find_entry_in`](Self::find_entry_in) with the bounds precomputed by [`offset_bounds`](Self::offset_bounds).
+    fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound;
+    /// Each pack's bound on an object offset, from the packs' lengths (the store's precomputed bounds).
+    fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]>;
+    /// Check fan-out bucket `first`: in order, and every id of it inside it.
+    fn check_bucket(&self, first: u8) -> Result<(), MidxProblem>;
 }
 
 impl MultiPackIndexExt for MultiPackIndex {
@@ -130,6 +146,18 @@ impl MultiPackIndexExt for MultiPackIndex {
     }
     fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
         MultiPackIndex::prefix_range(self, prefix)
+    }
+    fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
+        MultiPackIndex::find_entry_in(self, id, pack_lens)
+    }
+    fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
+        self.find_entry_bounded(id, |p| bounds.get(p as usize).copied())
+    }
+    fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
+        MultiPackIndex::offset_bounds(self, pack_lens)
+    }
+    fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
+        MultiPackIndex::check_bucket(self, first)
     }
 }
 

@@ -182,7 +182,7 @@ impl MultiPackIndex {
 
 /// What [`MultiPackIndex::find_entry_in`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MidxFound {
+pub enum MidxFound {
     /// The file does not list the id.
     Missing,
     /// The object is in the pack of this pack int id, at this offset (checked as [`MultiPackIndex::find_in`]
@@ -441,12 +441,6 @@ impl MultiPackIndex {
         bound: impl Fn(u32) -> Option<u64>,
     ) -> MidxFound {
         self.find_entry_with(id, |i| self.usable_entry_bounded(i, &bound))
-    }
-
-    /// [`find_entry_bounded`](Self::find_entry_bounded) over a slice of bounds (the proptests' entry point).
-    #[cfg(all(test, not(any(loom, shuttle))))]
-    pub(crate) fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
-        self.find_entry_bounded(id, |p| bounds.get(p as usize).copied())
     }
 
     /// The bounds [`find_entry_bounded`](Self::find_entry_bounded) takes, from the packs' lengths as

@@ -42,7 +42,7 @@ use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
-mod bloom;
+pub(crate) mod bloom;
 mod copies;
 mod filter;
 mod freshness;
