@@ -589,7 +589,7 @@ fn p3_three_lookups_with_a_covered_pack() {
 /// P4, single thread. Once every slot is loaded and visited, a miss through `settle` and the store's fast path
 /// (`View::is_settled`) each do exactly one Acquire load of shared state and nothing else: no other load, no
 /// store, no read-modify-write, no compare-exchange (successful or failed), no lock, no wait. Counted by the
-/// wrappers of `src/sync.rs`, so an operation that leaves no trace line is counted too.
+/// wrappers of `src/sync/atomic.rs`, so an operation that leaves no trace line is counted too.
 #[test]
 fn p4_steady_state_miss_is_one_load() {
     builder().check(|| {
@@ -633,7 +633,7 @@ fn check_fast_paths(view: &mut View<Fake, Plan>, loads: &[AtomicUsize]) -> Resul
     Ok(())
 }
 
-/// The counting facade itself (`src/sync.rs`), which every P4 model trusts: an `Arc` clone and an `Arc` drop
+/// The counting facade itself (`src/sync/`), which every P4 model trusts: an `Arc` clone and an `Arc` drop
 /// are one read-modify-write each, the word's load is one Acquire load, a claim against a stale word is one
 /// failed compare-exchange, and stores, other loads, `fetch_or`s and locks are counted where the protocol does
 /// them.

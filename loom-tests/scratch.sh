@@ -110,11 +110,12 @@ split_fields() {
 
 # build_check KIND LOG: build, in the scratch copy, the library's unit tests (`lib`: std, release, into
 # `$target_base/fresh-mutants-std`; `loom`: under --cfg loom, into `$target_base/loom-weaken`) or its integration
-# tests (`int`); prints the test binary, or the build's tail to stderr and fails.
+# tests (`int`) or property tests (`prop`); prints the test binary, or the build's tail to stderr and fails.
 build_check() {
   local kind=$1 log=$2 flags="" dir="$target_base/fresh-mutants-std" what="--lib"
   if [ "$kind" = loom ]; then flags="--cfg loom"; dir="$target_base/loom-weaken"; fi
   if [ "$kind" = int ]; then what="--test integration"; fi
+  if [ "$kind" = prop ]; then what="--test proptests"; fi
   # shellcheck disable=SC2086
   (cd "$scratch" && RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" cargo test --release $what --no-run >"$log" 2>&1) || {
     tail -20 "$log" >&2
@@ -129,7 +130,7 @@ build_check() {
 # run_table WHAT: the mutant tables of checker-mutants.sh and freshness-mutants.sh. Each line of `MUTANTS`
 # (`name ~~ file ~~ check ~~ anchor ~~ replacement [~~ anchor ~~ replacement]...`) whose name is in `wanted`
 # (" a b ", or blank for every row) is applied to the scratch copy, its check run, and the file put back. A check
-# is `lib:TEST`, `loom:TEST` or `int:TEST` (a test of that suite, run with --exact: `build_check`) or `sh:COMMAND`
+# is `lib:TEST`, `loom:TEST`, `int:TEST` or `prop:TEST` (a test of that suite, run with --exact: `build_check`) or `sh:COMMAND`
 # (run in the mutated copy). Prints a line a row (and what failed); exits 1 if a check passes with its mutant
 # applied, if an edit changes nothing or an anchor does not occur exactly once, or if no row matched.
 run_table() {

@@ -65,7 +65,7 @@ pub mod testing;
 
 /// The loom models of the protocol (`loom-tests/`), compiled into this crate's unit tests only when they are built
 /// with `RUSTFLAGS="--cfg loom"`: `RUSTFLAGS="--cfg loom" cargo test --release` runs them. The primitives swap
-/// under the same `cfg(all(test, loom))` (`src/sync.rs`), so a dependent built with `--cfg loom` gets `std`'s.
+/// under the same `cfg(all(test, loom))` (`src/sync/`), so a dependent built with `--cfg loom` gets `std`'s.
 #[cfg(all(test, loom))]
 #[path = "../loom-tests/main.rs"]
 mod loom_models;
