@@ -8,8 +8,9 @@
 # (removed on exit), `apply` (the mutants' literal edits), `apply_row` (one mutant's, checked), `build_suite`,
 # `run_models`, `build_check` and `run_table`.
 
-# Models in the order they are tried: the three-thread ones (tens of seconds each) last.
-slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
+# Models in the order they are tried: the three-thread ones (tens of seconds each) last (paths under the
+# checker's models module).
+slow_models="p3::p3_three_lookups_with_a_covered_pack p5::p5_refresh_racing_loader_and_miss"
 
 # The copy: a fresh temporary directory, or the fixed path `scratch_dir` if set (cargo-miri records the directory a
 # test binary was built in, and cargo decides freshness by paths: a new directory each time would run a stale
@@ -48,7 +49,7 @@ run_models() {
   local name=$1 first=$2 m
   local -a models ordered=()
   mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE "s/^(${models_prefix}.*): test\$/\1/p" |
-    grep -v "^${models_prefix}witness_")
+    grep -vE "^${models_prefix}(.*::)?witness_")
   for m in "${models[@]}"; do [[ " $slow_models " == *" ${m#"$models_prefix"} "* ]] || ordered+=("$m"); done
   for m in $slow_models; do [[ " ${models[*]} " == *" $models_prefix$m "* ]] && ordered+=("$models_prefix$m"); done
   caught=""

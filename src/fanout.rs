@@ -67,12 +67,7 @@ fn less(ha: u64, a: &[u8], hb: u64, b: &[u8]) -> bool {
 /// first byte (a fan-out boundary moved by one leaves an id of this bucket where a search for it never looks).
 /// Then a search in the bucket cannot miss an id the file lists. `Err` names the first position that breaks it.
 /// O(ids in the bucket); the ids are compared as 8-byte big-endian words (the rest only on a tie).
-pub fn check_bucket(
-    ids: Ids<'_>,
-    first: u8,
-    start: usize,
-    end: usize,
-) -> Result<(), BucketFault> {
+pub fn check_bucket(ids: Ids<'_>, first: u8, start: usize, end: usize) -> Result<(), BucketFault> {
     if in_order(ids, first, start, end) {
         return Ok(());
     }

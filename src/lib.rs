@@ -70,7 +70,6 @@ pub mod testing;
 #[path = "../loom-tests/main.rs"]
 mod loom_models;
 
-
 /// The shuttle models (`loom-tests/shuttle.rs`), likewise compiled into the unit tests under
 /// `RUSTFLAGS="--cfg shuttle"` only.
 #[cfg(all(test, shuttle))]
