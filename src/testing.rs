@@ -29,13 +29,12 @@ use crate::LoadMode;
 use crate::data::Data;
 use crate::error::Error;
 use crate::idx::PackIndex;
-use crate::midx::MidxProblem;
 use crate::midx::MultiPackIndex;
+use crate::midx::{MidxFound, MidxProblem};
 use crate::oid::{HashKind, ObjectId};
 use crate::prefix::Prefix;
 
 pub use crate::loose::{LooseCache, LooseDb};
-pub use crate::midx::MidxFound;
 /// The store's split-block Bloom filter (the miss filter's bits), for the benchmark's scenario `filter-build`.
 pub use crate::store::bloom::SplitBlockBloom;
 
@@ -119,9 +118,9 @@ pub trait MultiPackIndexExt: Sized {
     /// The positions of the ids that start with `prefix`.
     fn prefix_range(&self, prefix: &Prefix) -> Range<u32>;
     /// Where `id`'s entry says it is, checked against the packs' lengths (`pack_lens`).
-    fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound;
+    fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> EntryFound;
     /// [`find_entry_in`](Self::find_entry_in) with the bounds precomputed by [`offset_bounds`](Self::offset_bounds).
-    fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound;
+    fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> EntryFound;
     /// Each pack's bound on an object offset, from the packs' lengths (the store's precomputed bounds).
     fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]>;
     /// Check fan-out bucket `first`: in order, and every id of it inside it.
@@ -147,17 +146,39 @@ impl MultiPackIndexExt for MultiPackIndex {
     fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
         MultiPackIndex::prefix_range(self, prefix)
     }
-    fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> MidxFound {
-        MultiPackIndex::find_entry_in(self, id, pack_lens)
+    fn find_entry_in(&self, id: &[u8], pack_lens: &[u64]) -> EntryFound {
+        MultiPackIndex::find_entry_in(self, id, pack_lens).into()
     }
-    fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> MidxFound {
+    fn find_entry_within(&self, id: &[u8], bounds: &[u64]) -> EntryFound {
         self.find_entry_bounded(id, |p| bounds.get(p as usize).copied())
+            .into()
     }
     fn offset_bounds(&self, pack_lens: &[u64]) -> Box<[u64]> {
         MultiPackIndex::offset_bounds(self, pack_lens)
     }
     fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
         MultiPackIndex::check_bucket(self, first)
+    }
+}
+
+/// What [`MultiPackIndexExt::find_entry_in`] found (the store's own answer, crate-private there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryFound {
+    /// The file does not list the id.
+    Missing,
+    /// The object is in the pack of this pack int id, at this offset.
+    At(u32, u64),
+    /// The file lists the id at this position, with an entry that cannot be right.
+    Bad(u32),
+}
+
+impl From<MidxFound> for EntryFound {
+    fn from(f: MidxFound) -> Self {
+        match f {
+            MidxFound::Missing => EntryFound::Missing,
+            MidxFound::At(pack, offset) => EntryFound::At(pack, offset),
+            MidxFound::Bad(i) => EntryFound::Bad(i),
+        }
     }
 }
 

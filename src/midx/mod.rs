@@ -182,7 +182,7 @@ impl MultiPackIndex {
 
 /// What [`MultiPackIndex::find_entry_in`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MidxFound {
+pub(crate) enum MidxFound {
     /// The file does not list the id.
     Missing,
     /// The object is in the pack of this pack int id, at this offset (checked as [`MultiPackIndex::find_in`]
