@@ -8,8 +8,9 @@
 # (removed on exit), `apply` (the mutants' literal edits), `apply_row` (one mutant's, checked), `build_suite`,
 # `run_models`, `build_check` and `run_table`.
 
-# Models in the order they are tried: the three-thread ones (tens of seconds each) last.
-slow_models="p3_three_lookups_with_a_covered_pack p5_refresh_racing_loader_and_miss"
+# Models in the order they are tried: the three-thread ones (tens of seconds each) last (paths under the
+# checker's models module).
+slow_models="p3::p3_three_lookups_with_a_covered_pack p5::p5_refresh_racing_loader_and_miss"
 
 # The copy: a fresh temporary directory, or the fixed path `scratch_dir` if set (cargo-miri records the directory a
 # test binary was built in, and cargo decides freshness by paths: a new directory each time would run a stale
@@ -48,7 +49,7 @@ run_models() {
   local name=$1 first=$2 m
   local -a models ordered=()
   mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE "s/^(${models_prefix}.*): test\$/\1/p" |
-    grep -v "^${models_prefix}witness_")
+    grep -vE "^${models_prefix}(.*::)?witness_")
   for m in "${models[@]}"; do [[ " $slow_models " == *" ${m#"$models_prefix"} "* ]] || ordered+=("$m"); done
   for m in $slow_models; do [[ " ${models[*]} " == *" $models_prefix$m "* ]] && ordered+=("$models_prefix$m"); done
   caught=""
@@ -110,11 +111,12 @@ split_fields() {
 
 # build_check KIND LOG: build, in the scratch copy, the library's unit tests (`lib`: std, release, into
 # `$target_base/fresh-mutants-std`; `loom`: under --cfg loom, into `$target_base/loom-weaken`) or its integration
-# tests (`int`); prints the test binary, or the build's tail to stderr and fails.
+# tests (`int`) or property tests (`prop`); prints the test binary, or the build's tail to stderr and fails.
 build_check() {
   local kind=$1 log=$2 flags="" dir="$target_base/fresh-mutants-std" what="--lib"
   if [ "$kind" = loom ]; then flags="--cfg loom"; dir="$target_base/loom-weaken"; fi
   if [ "$kind" = int ]; then what="--test integration"; fi
+  if [ "$kind" = prop ]; then what="--test proptests"; fi
   # shellcheck disable=SC2086
   (cd "$scratch" && RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" cargo test --release $what --no-run >"$log" 2>&1) || {
     tail -20 "$log" >&2
@@ -129,7 +131,7 @@ build_check() {
 # run_table WHAT: the mutant tables of checker-mutants.sh and freshness-mutants.sh. Each line of `MUTANTS`
 # (`name ~~ file ~~ check ~~ anchor ~~ replacement [~~ anchor ~~ replacement]...`) whose name is in `wanted`
 # (" a b ", or blank for every row) is applied to the scratch copy, its check run, and the file put back. A check
-# is `lib:TEST`, `loom:TEST` or `int:TEST` (a test of that suite, run with --exact: `build_check`) or `sh:COMMAND`
+# is `lib:TEST`, `loom:TEST`, `int:TEST` or `prop:TEST` (a test of that suite, run with --exact: `build_check`) or `sh:COMMAND`
 # (run in the mutated copy). Prints a line a row (and what failed); exits 1 if a check passes with its mutant
 # applied, if an edit changes nothing or an anchor does not occur exactly once, or if no row matched.
 run_table() {

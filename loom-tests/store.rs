@@ -1,7 +1,7 @@
 //! The real store under loom: `Store::open`, `Handle::locate` (its steady and slow paths), the store's loader
 //! (`load_slot`, a covered pack waiting for its multi-pack-index's slot) and the miss filter's publication, over
 //! small repositories written to a temporary directory before the model runs. The protocol's atomics, mutexes,
-//! condition variables and the map's `Arc` are loom's (`src/sync.rs`); file access is plain std, which loom
+//! condition variables and the map's `Arc` are loom's (`src/sync/`); file access is plain std, which loom
 //! neither sees nor needs to (each execution opens the store afresh, so every execution starts cold).
 //!
 //! These models catch in the store what the fake-index models cannot: a handle that marks its view settled too

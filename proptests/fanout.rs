@@ -5,7 +5,7 @@
 //! an id of another bucket inside, a neighbour of this bucket outside; every stride the files use (`.idx` v1 and
 //! v2, multi-pack-index, SHA-1 and SHA-256) and one they do not (the generic loop).
 
-use odb_index::fanout::{Ids, check_bucket, in_order};
+use odb_index::testing::fanout::{Ids, check_bucket, in_order};
 use proptest::prelude::*;
 
 /// (stride, id length): `.idx` v2 / midx and `.idx` v1 for both hashes, and a stride no file uses.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use odb_index::idx::write::{Entry, WriteError, write_idx};
 use odb_index::idx::{IdxProblem, PackIndex};
-use odb_index::testing::PackIndexExt;
+use odb_index::testing::PackIndexExt as _;
 use odb_index::{Error, HashKind, ObjectId};
 use proptest::prelude::*;
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use odb_index::midx::write::{PackEntries, write_midx};
 use odb_index::midx::{MidxProblem, MultiPackIndex};
-use odb_index::testing::MultiPackIndexExt;
+use odb_index::testing::MultiPackIndexExt as _;
 use odb_index::{Error, HashKind, ObjectId};
 use proptest::prelude::*;
 

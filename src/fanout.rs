@@ -13,7 +13,7 @@ use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// What [`check_bucket`] found wrong, by position in the file's sorted list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BucketFault {
+pub enum BucketFault {
     /// The id at this position is not greater than the one before it (same bucket).
     OutOfOrder(u32),
     /// The id at this position is not of the bucket the fan-out puts it in: inside the bucket checked, another
@@ -28,11 +28,15 @@ pub(crate) enum BucketFault {
 
 /// The ids of a file as [`check_bucket`] reads them: id `i < count` is `bytes[i * stride..i * stride + len]`.
 #[derive(Clone, Copy)]
-pub(crate) struct Ids<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) stride: usize,
-    pub(crate) len: usize,
-    pub(crate) count: u32,
+pub struct Ids<'a> {
+    /// The file's id table (or any bytes holding the ids at `stride`).
+    pub bytes: &'a [u8],
+    /// Bytes from one id to the next.
+    pub stride: usize,
+    /// Bytes of one id (the hash length).
+    pub len: usize,
+    /// How many ids the table holds.
+    pub count: u32,
 }
 
 impl<'a> Ids<'a> {
@@ -58,12 +62,7 @@ fn less(ha: u64, a: &[u8], hb: u64, b: &[u8]) -> bool {
 /// first byte (a fan-out boundary moved by one leaves an id of this bucket where a search for it never looks).
 /// Then a search in the bucket cannot miss an id the file lists. `Err` names the first position that breaks it.
 /// O(ids in the bucket); the ids are compared as 8-byte big-endian words (the rest only on a tie).
-pub(crate) fn check_bucket(
-    ids: Ids<'_>,
-    first: u8,
-    start: usize,
-    end: usize,
-) -> Result<(), BucketFault> {
+pub fn check_bucket(ids: Ids<'_>, first: u8, start: usize, end: usize) -> Result<(), BucketFault> {
     if in_order(ids, first, start, end) {
         return Ok(());
     }
@@ -74,7 +73,7 @@ pub(crate) fn check_bucket(
 /// increasing and the first and last of the bucket's byte put every id in the bucket. The heads are compared
 /// branch-free ([`heads`]); only a file with two equal heads in the bucket (or one out of order) compares whole
 /// ids ([`increasing_exact`]).
-pub(crate) fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
+pub fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
     let (stride, len) = (ids.stride, ids.len);
     if start < end {
         let region = (end - 1).checked_mul(stride).and_then(|last| {

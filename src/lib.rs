@@ -76,19 +76,10 @@ pub mod testing;
 
 /// The loom models of the protocol (`loom-tests/`), compiled into this crate's unit tests only when they are built
 /// with `RUSTFLAGS="--cfg loom"`: `RUSTFLAGS="--cfg loom" cargo test --release` runs them. The primitives swap
-/// under the same `cfg(all(test, loom))` (`src/sync.rs`), so a dependent built with `--cfg loom` gets `std`'s.
+/// under the same `cfg(all(test, loom))` (`src/sync/`), so a dependent built with `--cfg loom` gets `std`'s.
 #[cfg(all(test, loom))]
 #[path = "../loom-tests/main.rs"]
 mod loom_models;
-
-/// The property tests (`proptests/`), compiled into the unit tests so that they reach crate-private lookup
-/// internals (the multi-pack-index's precomputed bounds and bucket check) without those being public. They name
-/// the crate `odb_index`, as a dependent would: the alias below.
-#[cfg(all(test, not(any(loom, shuttle))))]
-#[path = "../proptests/main.rs"]
-mod proptests;
-#[cfg(test)]
-extern crate self as odb_index;
 
 /// The shuttle models (`loom-tests/shuttle.rs`), likewise compiled into the unit tests under
 /// `RUSTFLAGS="--cfg shuttle"` only.

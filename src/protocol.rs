@@ -42,7 +42,7 @@ use crate::sync::{
 
 /// Model-checked builds only: what the models in `loom-tests/` use besides the protocol itself: the checker's
 /// threads and runner (loom or shuttle), and under loom the per-test event trace and per-thread operation counts
-/// (see `src/sync.rs`).
+/// (see `src/sync/`).
 #[cfg(all(test, any(loom, shuttle)))]
 pub(crate) mod model {
     pub(crate) use crate::sync::model::*;

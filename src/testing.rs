@@ -35,6 +35,13 @@ use crate::oid::{HashKind, ObjectId};
 use crate::prefix::Prefix;
 
 pub use crate::loose::{LooseCache, LooseDb};
+/// The store's split-block Bloom filter (the miss filter's bits), for the benchmark's scenario `filter-build`.
+pub use crate::store::bloom::SplitBlockBloom;
+
+/// The fan-out bucket check both formats run on a file's ids (`src/fanout.rs`), for the property tests.
+pub mod fanout {
+    pub use crate::fanout::{BucketFault, Ids, check_bucket, in_order};
+}
 pub use crate::midx::chain::{
     CHAIN_DIR, CHAIN_FILE, Layer, MAX_CHAIN_FILE_LEN, chain_path, read_chain,
 };
@@ -112,6 +119,11 @@ pub trait MultiPackIndexExt: Sized {
     fn position(&self, id: &[u8]) -> Option<u32>;
     /// The positions of the ids that start with `prefix`.
     fn prefix_range(&self, prefix: &Prefix) -> Range<u32>;
+    /// Check fan-out bucket `first`: in order, and every id of it inside it.
+    fn check_bucket(&self, first: u8) -> Result<(), MidxProblem>;
+    /// Whether the store's fast entry check with the bounds of `pack_lens` and the check that explains a bad
+    /// entry agree on `id`'s lookup.
+    fn checks_agree(&self, id: &[u8], pack_lens: &[u64]) -> bool;
 }
 
 impl MultiPackIndexExt for MultiPackIndex {
@@ -134,6 +146,12 @@ impl MultiPackIndexExt for MultiPackIndex {
     }
     fn prefix_range(&self, prefix: &Prefix) -> Range<u32> {
         MultiPackIndex::prefix_range(self, prefix)
+    }
+    fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
+        MultiPackIndex::check_bucket(self, first)
+    }
+    fn checks_agree(&self, id: &[u8], pack_lens: &[u64]) -> bool {
+        MultiPackIndex::checks_agree(self, id, pack_lens)
     }
 }
 

@@ -13,14 +13,6 @@
 
 mod arms;
 mod batch;
-/// The library's split-block Bloom filter (crate-private there), compiled from its own source so that scenario
-/// `filter-build` measures exactly the store's code.
-#[path = "../../src/store/bloom.rs"]
-#[allow(
-    dead_code,
-    reason = "the store's full surface; the benchmark uses part of it"
-)]
-mod bloom;
 mod chain;
 mod fixture;
 mod report;

@@ -375,7 +375,7 @@ impl MultiPackIndex {
     /// Whether the fast check of [`entry`](Self::entry) (the bounds of `pack_lens`) and the explaining one of
     /// [`entry_problem`](Self::entry_problem) agree on `id`'s lookup: a hit has no problem, a bad entry has one,
     /// a miss is a miss of the search. The property tests and the fuzz target check it on any file.
-    #[cfg(any(test, fuzzing))]
+    #[cfg(any(test, fuzzing, feature = "test-support"))]
     pub(crate) fn checks_agree(&self, id: &[u8], pack_lens: &[u64]) -> bool {
         let bounds = self.offset_bounds(pack_lens);
         let found = self.find_entry(id, |p| bounds.get(p as usize).copied(), None);

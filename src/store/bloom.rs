@@ -1,7 +1,7 @@
 //! The split-block Bloom filter behind the store's miss filter (`filter.rs`): bits only, over byte strings.
 //!
-//! This file imports nothing from the crate, so that `odb-index-bench` compiles the very same code (`#[path]`) to
-//! measure it against a binary fuse filter (scenario `filter-build`) without the type being public.
+//! `odb-index-bench` measures it against a binary fuse filter (scenario `filter-build`) through
+//! `odb_index::testing::SplitBlockBloom` (feature `test-support`), so it measures exactly the store's code.
 
 /// Bits per id: 12 (1.5 bytes; the block count is rounded down, so never more), about 0.55% false positives with
 /// 8 bits set per id in one 256-bit block. Every false positive of a store with many packs costs a search of each
@@ -20,7 +20,7 @@ struct Block([u64; 4]);
 /// Object ids are already uniform hashes, so the filter hashes nothing: bytes 4..8 of an id pick the block
 /// (multiply-shift), and 40 bits of bytes 8..16 pick the eight bits (5 bits per lane). Ids chosen to collide can
 /// only add false positives.
-pub(crate) struct SplitBlockBloom {
+pub struct SplitBlockBloom {
     blocks: Box<[Block]>,
     ids: u64,
 }
@@ -58,7 +58,7 @@ fn masks(x: u64) -> [u64; 4] {
 impl SplitBlockBloom {
     /// A filter sized for `capacity` ids (12 bits each, rounded down to whole 32-byte blocks, at least one),
     /// holding `ids`.
-    pub(crate) fn from_ids<'a>(capacity: usize, ids: impl IntoIterator<Item = &'a [u8]>) -> Self {
+    pub fn from_ids<'a>(capacity: usize, ids: impl IntoIterator<Item = &'a [u8]>) -> Self {
         let n = ((capacity as u64).saturating_mul(BITS_PER_ID) / 256).clamp(1, u64::from(u32::MAX));
         let mut f = SplitBlockBloom {
             blocks: vec![Block::default(); n as usize].into_boxed_slice(),
@@ -92,7 +92,7 @@ impl SplitBlockBloom {
 
     /// False if `id` was certainly never inserted; true if it may have been (about 0.55% of absent ids).
     #[inline]
-    pub(crate) fn may_contain(&self, id: &[u8]) -> bool {
+    pub fn may_contain(&self, id: &[u8]) -> bool {
         let Some((k, x)) = keys(id) else { return true };
         let m = masks(x);
         // `block_of` is below `blocks.len()` by construction; `get` keeps this safe code.
@@ -115,7 +115,7 @@ impl SplitBlockBloom {
     }
 
     /// Memory held by the bits.
-    pub(crate) fn bytes(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.blocks.len() * std::mem::size_of::<Block>()
     }
 

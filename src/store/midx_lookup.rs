@@ -10,7 +10,6 @@ use crate::fanout::Confirmed;
 use crate::idx::Found;
 use crate::midx::MidxFound;
 use crate::oid::ObjectId;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 impl LoadedMidx {

@@ -43,7 +43,7 @@ use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
 mod batch;
-mod bloom;
+pub(crate) mod bloom;
 mod copies;
 mod filter;
 mod freshness;

@@ -19,7 +19,6 @@ use super::options::MissFilterMode;
 use super::snapshot::{FILTER_DONE, Warm};
 use super::watch::Check;
 use crate::oid::ObjectId;
-// plain: an `Arc` of values immutable once shared (a count, no protocol: slots and cells publish them).
 use crate::sync::plain::Arc;
 
 impl Handle {

@@ -5,7 +5,7 @@ use super::*;
 /// The split-block Bloom filter (the store's) and a binary fuse filter (xorf's `BinaryFuse8`) over the same
 /// ids: build time per million ids, bytes per id, false-positive rate over fresh absent ids, ns per query.
 pub(super) fn filter_build(ids: &[ObjectId], fresh: &Ids, runs: usize) -> Result<Vec<Row>, String> {
-    use crate::bloom::SplitBlockBloom;
+    use odb_index::testing::SplitBlockBloom;
     use xorf::Filter as _;
     let n = ids.len();
     let key = |id: &[u8]| u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));
