@@ -72,7 +72,7 @@ pub(super) fn scan_pack_dir(
     pack_dir: &Path,
     parent: Option<&OpenDir>,
     dir: usize,
-    covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
+    covered: &mut dyn FnMut(MidxFiles) -> HashMap<OsString, u64>,
     id_of: &mut dyn FnMut(&Path, Stamp) -> PackId,
 ) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
     let mut entries = match Entries::open(pack_dir, parent) {
@@ -130,7 +130,7 @@ fn classify(name: &OsStr) -> Named<'_> {
 fn scan_entries(
     dir: &mut Entries,
     pack_dir: &Path,
-    covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
+    covered: &mut dyn FnMut(MidxFiles) -> HashMap<OsString, u64>,
 ) -> Result<PackDirScan, Error> {
     let mut dir_packs: Vec<ListedPack> = Vec::new();
     let mut has_midx = false;
@@ -179,8 +179,8 @@ fn scan_entries(
             None => OsString::from(".pack"),
         };
         // The guard against a FIFO or device swapped in is the listed type: both regular, no `stat` needed.
-        // (A multi-pack-index names its packs in UTF-8: another name is never covered.)
-        let by = entry.name.to_str().and_then(|n| covered.get(n)).copied();
+        // (Names are compared as bytes, as git does: a name that is not UTF-8 is covered too.)
+        let by = covered.get(&entry.name).copied();
         if let Some(by) = by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) {
             dir_packs.push(ListedPack {
                 listed_at,
