@@ -182,12 +182,13 @@ proptest! {
         if case.version == 1 {
             names.sort();
         }
-        prop_assert_eq!(m.pack_names(), names.as_slice());
+        let got: Vec<&str> = m.pack_names().iter().map(|n| n.to_str().unwrap()).collect();
+        prop_assert_eq!(got, names.iter().map(String::as_str).collect::<Vec<_>>());
         for (id, places) in &model {
             let found = m.lookup(id.as_bytes());
             prop_assert!(found.is_some(), "{} not found", id);
             let (pack, off) = found.unwrap();
-            let name = &m.pack_names()[pack as usize];
+            let name = m.pack_names()[pack as usize].to_str().unwrap();
             prop_assert!(
                 places.iter().any(|(n, o)| n == name && *o == off),
                 "{}: got {} at {}, packs say {:?}", id, name, off, places

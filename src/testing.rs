@@ -161,6 +161,6 @@ pub fn offset_in_pack(offset: u64, pack_len: u64, hash_len: usize) -> bool {
 }
 
 /// The pack names a multi-pack-index lists, read without loading the rest of it.
-pub fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
+pub fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<std::ffi::OsString>, Error> {
     crate::midx::read_pack_names(path, kind)
 }

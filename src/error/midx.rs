@@ -3,6 +3,8 @@
 //! It lives below [`Error`](super::Error) so that the error type does not import the format module that
 //! returns it.
 
+use std::ffi::OsString;
+
 use crate::ids::ChunkId;
 use crate::oid::ObjectId;
 
@@ -198,7 +200,8 @@ pub enum MidxProblem {
         /// The number of bytes after the last name's NUL.
         extra: u64,
     },
-    /// A pack name is not UTF-8.
+    /// A pack name is not UTF-8, off Unix (where a file name is not bytes; on Unix a name is its bytes, as git
+    /// reads it).
     #[error("the name of pack {pack} is not UTF-8")]
     PackNameNotUtf8 {
         /// The pack int id of the name.
@@ -210,7 +213,7 @@ pub enum MidxProblem {
         /// The pack int id of the name.
         pack: u32,
         /// The name.
-        name: String,
+        name: OsString,
     },
     /// A version 1 file lists its packs out of strictly increasing order.
     #[error("version 1 pack names out of order: {prev:?} before {name:?} (pack {pack})")]
@@ -218,15 +221,15 @@ pub enum MidxProblem {
         /// The pack int id of the name that is not greater than the previous one.
         pack: u32,
         /// The previous name.
-        prev: String,
+        prev: OsString,
         /// This name.
-        name: String,
+        name: OsString,
     },
     /// A (version 2) file names the same pack twice.
     #[error("pack {name:?} is named twice")]
     DuplicatePackName {
         /// The name.
-        name: String,
+        name: OsString,
     },
     /// An object's pack int id is not less than the number of packs (found when the entry is used, and by
     /// `verify`).
@@ -284,7 +287,7 @@ pub enum MidxProblem {
         /// The pack int id.
         pack: u32,
         /// Its name in the file.
-        name: String,
+        name: OsString,
     },
     /// (verify with packs) The `.idx` of the object's pack does not list it (git: "failed to load pack entry").
     #[error("object {object} ({id}) is said to be in pack {pack}, whose index does not list it")]

@@ -10,6 +10,7 @@ use super::{
 use crate::bytes::be64;
 use crate::error::Error;
 use crate::oid::HashKind;
+use std::ffi::OsString;
 use std::path::Path;
 
 /// Where the chunks a lookup needs are, as found by [`parse_layout`].
@@ -189,7 +190,7 @@ pub(super) fn parse_layout(data: &[u8], kind: HashKind) -> Result<Layout, Proble
 #[derive(Debug)]
 pub(super) struct Chunks {
     pub(super) version: u8,
-    pub(super) pack_names: Vec<String>,
+    pub(super) pack_names: Vec<OsString>,
     pub(super) fanout: [u32; 256],
     /// The fan-out as the search reads it (`crate::idx::Table`): 0, then `fanout`; bucket `b` is
     /// `bounds[b]..bounds[b + 1]`.
@@ -348,15 +349,18 @@ impl ProblemOrKind {
     }
 }
 
-/// Parse and check the `PNAM` chunk: exactly `num_packs` names, then 0-3 NULs.
+/// Parse and check the `PNAM` chunk: exactly `num_packs` names, then 0-3 NULs. A name is bytes, as git writes
+/// and compares it (`strcmp`, its `cmp_idx_or_pack_name`): a file name need not be UTF-8 (`\xff-pack-<hash>.idx`
+/// is a pack git reads), so each becomes the `OsString` of those bytes (off Unix, where a file name is not bytes,
+/// one that is not UTF-8 is [`MidxProblem::PackNameNotUtf8`]). Order and repeats are judged on the bytes.
 pub(super) fn parse_pack_names(
     chunk: &[u8],
     num_packs: u32,
     version: u8,
-) -> Result<Vec<String>, MidxProblem> {
+) -> Result<Vec<OsString>, MidxProblem> {
     // Every name takes at least 2 bytes (a character and its NUL): cap the allocation by the chunk's size.
     let cap = (num_packs as usize).min(chunk.len() / 2);
-    let mut names: Vec<String> = Vec::with_capacity(cap);
+    let mut raw: Vec<&[u8]> = Vec::with_capacity(cap);
     let mut rest = chunk;
     for pack in 0..num_packs {
         let Some(nul) = rest.iter().position(|&b| b == 0) else {
@@ -365,25 +369,29 @@ pub(super) fn parse_pack_names(
                 expected: num_packs,
             });
         };
-        let name =
-            std::str::from_utf8(&rest[..nul]).map_err(|_| MidxProblem::PackNameNotUtf8 { pack })?;
-        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+        let name = &rest[..nul];
+        if name.is_empty()
+            || name == b"."
+            || name == b".."
+            || name.contains(&b'/')
+            || name.contains(&b'\\')
+        {
             return Err(MidxProblem::BadPackName {
                 pack,
-                name: name.to_owned(),
+                name: os_name(name, pack)?,
             });
         }
         if version == 1
-            && let Some(prev) = names.last()
-            && prev.as_bytes() >= name.as_bytes()
+            && let Some(&prev) = raw.last()
+            && prev >= name
         {
             return Err(MidxProblem::PackNamesOutOfOrder {
                 pack,
-                prev: prev.clone(),
-                name: name.to_owned(),
+                prev: os_name(prev, pack - 1)?,
+                name: os_name(name, pack)?,
             });
         }
-        names.push(name.to_owned());
+        raw.push(name);
         rest = &rest[nul + 1..];
     }
     if rest.len() > 3 || rest.iter().any(|&b| b != 0) {
@@ -392,13 +400,34 @@ pub(super) fn parse_pack_names(
         });
     }
     if version != 1 {
-        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut sorted = raw.clone();
         sorted.sort_unstable();
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            let pack = raw.iter().position(|n| *n == w[0]).unwrap_or(0) as u32;
             return Err(MidxProblem::DuplicatePackName {
-                name: w[0].to_owned(),
+                name: os_name(w[0], pack)?,
             });
         }
     }
-    Ok(names)
+    (0u32..)
+        .zip(raw)
+        .map(|(pack, name)| os_name(name, pack))
+        .collect()
+}
+
+/// Pack `pack`'s name, `bytes`, as a file name: those bytes on Unix; elsewhere UTF-8 or
+/// [`MidxProblem::PackNameNotUtf8`].
+fn os_name(bytes: &[u8], pack: u32) -> Result<OsString, MidxProblem> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let _ = pack;
+        Ok(std::ffi::OsStr::from_bytes(bytes).to_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        std::str::from_utf8(bytes)
+            .map(OsString::from)
+            .map_err(|_| MidxProblem::PackNameNotUtf8 { pack })
+    }
 }

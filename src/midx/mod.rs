@@ -56,7 +56,7 @@
 //! assert_eq!(midx.len(), 2);
 //! let hello: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
 //! let (pack, offset) = midx.find(hello.as_bytes())?.expect("listed");
-//! assert!(midx.pack_names()[pack as usize].starts_with("pack-"));
+//! assert!(midx.pack_names()[pack as usize].as_encoded_bytes().starts_with(b"pack-"));
 //! assert_eq!(offset, 12);
 //! assert_eq!(midx.find(HashKind::Sha1.digest(b"absent").as_bytes())?, None);
 //! midx.verify()?;
@@ -67,6 +67,7 @@
 //! `layout.rs`, the lookups that rely on those checks here, the checks of `verify` in `verify.rs`; the writer,
 //! the chain reader, prefix search and the tests are in files of their own.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::bytes::{be32, be64, head};
@@ -224,8 +225,9 @@ impl MultiPackIndex {
         }
     }
 
-    /// The names of the packs' `.idx` files (as git stores them, `pack-<hash>.idx`), indexed by pack int id.
-    pub fn pack_names(&self) -> &[String] {
+    /// The names of the packs' `.idx` files (as git stores them, `pack-<hash>.idx`), indexed by pack int id: file
+    /// names, not necessarily UTF-8 (on Unix, the bytes of `PNAM` as they are).
+    pub fn pack_names(&self) -> &[OsString] {
         &self.chunks.pack_names
     }
 
@@ -574,7 +576,7 @@ fn bucket_problem(fault: BucketFault) -> MidxProblem {
 /// those pages are read): the `.idx` names of the packs it covers, in pack int id order. (The store reads them
 /// from the mapping its listing keeps, `pack_names_in`; this opening reader is for tests.)
 #[cfg(any(test, feature = "test-support"))]
-pub(crate) fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<String>, Error> {
+pub(crate) fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<OsString>, Error> {
     let data = Data::open(path, LoadMode::Mmap).map_err(|e| Error::io(path, e))?;
     pack_names_in(&data, path, kind)
 }
@@ -585,7 +587,7 @@ pub(crate) fn pack_names_in(
     data: &[u8],
     path: &Path,
     kind: HashKind,
-) -> Result<Vec<String>, Error> {
+) -> Result<Vec<OsString>, Error> {
     let l = parse_layout(data, kind).map_err(|e| e.into_error(path, kind))?;
     parse_pack_names(&data[l.pnam.0..l.pnam.1], l.num_packs, l.version).map_err(|problem| {
         Error::CorruptMultiPackIndex {

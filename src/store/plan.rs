@@ -3,6 +3,7 @@
 //! covered packs load last, after every directory's (by then a multi-pack-index has usually answered for them).
 
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use super::problem::Problem;
@@ -30,7 +31,7 @@ pub(super) enum SlotSpec {
     /// A multi-pack-index; `packs[i]` is the pack (index into `Listing::packs`) for pack-int-id `i`, and
     /// `names` the pack names it listed when the directory was listed (the file loaded later must list the same).
     Midx {
-        names: Box<[String]>,
+        names: Box<[OsString]>,
         path: PathBuf,
         stamp: Stamp,
         packs: Box<[Option<usize>]>,
@@ -97,7 +98,7 @@ struct PendingMidx {
     path: PathBuf,
     layer: Option<ObjectId>,
     opened: OpenedMidx,
-    names: Vec<String>,
+    names: Vec<OsString>,
     stamp: Stamp,
     /// The first 8 bytes of its checksum (its trailer), for the [`Stamp::listed`] of the packs it lists.
     checksum: u64,
@@ -109,7 +110,7 @@ struct PendingMidx {
 /// million insertions).
 struct DirPlan<'a> {
     covered: HashMap<usize, usize>,
-    by_name: Option<HashMap<&'a str, usize>>,
+    by_name: Option<HashMap<&'a OsStr, usize>>,
     packs: &'a [ListedPack],
     first: usize,
 }
@@ -139,7 +140,7 @@ impl Plan {
         pack_dir: &Path,
         midx: MidxFiles,
         problems: &mut Vec<Problem>,
-    ) -> HashMap<String, u64> {
+    ) -> HashMap<OsString, u64> {
         self.pending.clear();
         match (self.midx, midx) {
             (None, _) | (_, MidxFiles::None) => {}
@@ -176,12 +177,7 @@ impl Plan {
         let mut covered = HashMap::new();
         for m in &self.pending {
             for n in &m.names {
-                // PNAM names the .idx (what git writes); a .pack name is accepted too.
-                let idx = match n.strip_suffix(".pack") {
-                    Some(stem) => format!("{stem}.idx"),
-                    None => n.clone(),
-                };
-                covered.entry(idx).or_insert(m.checksum);
+                covered.entry(idx_name(n)).or_insert(m.checksum);
             }
         }
         covered
@@ -268,7 +264,7 @@ impl Plan {
         &self,
         path: &Path,
         listed_regular: bool,
-    ) -> Result<(OpenedMidx, Vec<String>, Stamp), Error> {
+    ) -> Result<(OpenedMidx, Vec<OsString>, Stamp), Error> {
         let mode = self.midx.unwrap_or(LoadMode::Mmap);
         // Its bytes are read into memory whatever `mode` says (which only says when it is checked): a file
         // truncated in place under a mapping (same inode) would make the next lookup die of SIGBUS (issue 38
@@ -299,22 +295,29 @@ impl Plan {
 impl DirPlan<'_> {
     /// The pack (index into the listing's packs) of each of a multi-pack-index's pack `names`, among this
     /// directory's.
-    fn packs_named(&mut self, names: &[String]) -> Box<[Option<usize>]> {
+    fn packs_named(&mut self, names: &[OsString]) -> Box<[Option<usize>]> {
         let (packs, first) = (self.packs, self.first);
         let by_name = self.by_name.get_or_insert_with(|| {
             packs[first..]
                 .iter()
                 .enumerate()
-                .filter_map(|(i, p)| p.idx_path.file_name()?.to_str().map(|n| (n, first + i)))
+                .filter_map(|(i, p)| Some((p.idx_path.file_name()?, first + i)))
                 .collect()
         });
         names
             .iter()
-            .map(|n| match n.strip_suffix(".pack") {
-                // PNAM names the .idx (what git writes); accept a .pack name too.
-                Some(stem) => by_name.get(format!("{stem}.idx").as_str()).copied(),
-                None => by_name.get(n.as_str()).copied(),
-            })
+            .map(|n| by_name.get(idx_name(n).as_os_str()).copied())
             .collect()
+    }
+}
+
+/// The `.idx` file a multi-pack-index's pack name `n` stands for: `n` itself (`PNAM` names the `.idx`, what git
+/// writes), or `<stem>.idx` for a `<stem>.pack` (git's `cmp_idx_or_pack_name` matches either). File names as
+/// bytes, whatever they hold: a name that is not UTF-8 names its pack as git reads it (issue 38 item 4).
+pub(super) fn idx_name(n: &OsStr) -> OsString {
+    let path = Path::new(n);
+    match path.extension() {
+        Some(ext) if ext == "pack" => path.with_extension("idx").into_os_string(),
+        _ => n.to_owned(),
     }
 }

@@ -180,7 +180,11 @@ impl ReadPackDir {
     /// file. `covered`: the `.idx` names its multi-pack-index files list (`Plan::open_dir_midx`), each with the
     /// checksum of the file that lists it (for its [`Stamp::listed`]): such a pack whose `.idx` and `.pack` the
     /// directory lists as regular files is not `stat`ed ([`ListedPack::stated`]).
-    pub(super) fn stat_packs(self, pack_dir: &Path, covered: &HashMap<String, u64>) -> PackDirScan {
+    pub(super) fn stat_packs(
+        self,
+        pack_dir: &Path,
+        covered: &HashMap<OsString, u64>,
+    ) -> PackDirScan {
         let ReadPackDir {
             entries: dir,
             indices,
@@ -201,8 +205,8 @@ impl ReadPackDir {
                 None => OsString::from(".pack"),
             };
             // The guard against a FIFO or device swapped in is the listed type: both regular, no `stat` needed.
-            // (A multi-pack-index names its packs in UTF-8: another name is never covered.)
-            let by = entry.name.to_str().and_then(|n| covered.get(n)).copied();
+            // (Names are compared as bytes, as git does: a name that is not UTF-8 is covered too.)
+            let by = covered.get(&entry.name).copied();
             if let Some(by) = by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) {
                 dir_packs.push(ListedPack {
                     listed_at,
@@ -310,7 +314,7 @@ mod tests {
     /// Both steps of a scan, as the listing runs them: `covered` answers for the multi-pack-index files read.
     fn scan_pack_dir(
         pack_dir: &Path,
-        covered: &mut dyn FnMut(MidxFiles) -> HashMap<String, u64>,
+        covered: &mut dyn FnMut(MidxFiles) -> HashMap<OsString, u64>,
     ) -> (Option<Stamp>, Result<Option<PackDirScan>, Error>) {
         let (stamp, read) = read_pack_dir(pack_dir, None);
         let scan = read.map(|r| {

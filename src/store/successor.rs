@@ -126,8 +126,14 @@ fn drop_opened(spec: &mut SlotSpec) {
     }
 }
 
-/// How many listings in a row may miss a pack whose index is loaded before [`keep_loaded`] lets it go.
-pub(super) const MAX_KEPT_LISTINGS: u32 = 8;
+/// How many listings in a row may miss a pack whose index is loaded before [`keep_loaded`] lets it go. A miss on
+/// a changed pack directory lists it again, so a pack renamed away and back (a flapping file) is missed by
+/// several listings in a row whenever misses outpace its renames (each rename a change, and a listing that
+/// catches it half renamed misses it too): with 8, such a run let it go, then its index was loaded and its
+/// `.pack` opened again when a listing saw it back, each open a chance to find it away (seen under `strace` in
+/// `bench/scripts/flapping-pack.sh`, and in cli/tests/cli/flapping.rs), where git never prunes its list. 64
+/// listings in a row without the file is a pack removed for good; a long-lived store lets its index go then.
+pub(super) const MAX_KEPT_LISTINGS: u32 = 64;
 
 /// Issue 38, 5: keep in `listing` (a re-listing after a miss) each pack of `old` whose index `old` has loaded and
 /// which `listing` did not find (renamed away for a moment, or removed by a repack), as git keeps a pack it has

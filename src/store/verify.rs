@@ -131,8 +131,8 @@ fn verify_midx(
         .pack_names()
         .iter()
         .map(|name| {
-            let stem = name.strip_suffix(".pack").unwrap_or(name);
-            PackIndex::open_for_pack(&pack_dir.join(stem).with_extension("idx"), kind, load).ok()
+            let idx = super::plan::idx_name(name);
+            PackIndex::open_for_pack(&pack_dir.join(idx), kind, load).ok()
         })
         .collect();
     let refs: Vec<Option<&PackIndex>> = indices.iter().map(Option::as_ref).collect();

@@ -1,5 +1,6 @@
 //! The multi-pack-index reader and writer against files and repositories made by the real `git`.
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use odb_index::midx::MultiPackIndex;
@@ -16,13 +17,13 @@ fn midx_path(repo: &Path) -> PathBuf {
     objects_dir(repo).join("pack/multi-pack-index")
 }
 
-fn file_name(p: &Path) -> String {
-    p.file_name().unwrap().to_str().unwrap().to_owned()
+fn file_name(p: &Path) -> OsString {
+    p.file_name().unwrap().to_owned()
 }
 
 /// For every id: the (idx name, offset) pairs of the packs listing it, from `git show-index`.
-fn locations(idxs: &[PathBuf], format: &str) -> HashMap<String, Vec<(String, u64)>> {
-    let mut m: HashMap<String, Vec<(String, u64)>> = HashMap::new();
+fn locations(idxs: &[PathBuf], format: &str) -> HashMap<String, Vec<(OsString, u64)>> {
+    let mut m: HashMap<String, Vec<(OsString, u64)>> = HashMap::new();
     for idx in idxs {
         for (id, off) in show_index(idx, format) {
             m.entry(id).or_default().push((file_name(idx), off));
@@ -33,7 +34,7 @@ fn locations(idxs: &[PathBuf], format: &str) -> HashMap<String, Vec<(String, u64
 
 /// Check `midx` against the packs it should cover (`covered`) and ids that must be absent.
 fn check_against_git(midx: &MultiPackIndex, covered: &[PathBuf], format: &str) {
-    let names: Vec<String> = covered.iter().map(|p| file_name(p)).collect();
+    let names: Vec<OsString> = covered.iter().map(|p| file_name(p)).collect();
     assert_eq!(midx.pack_names(), names.as_slice());
     let kind = kind_of(format);
     let locs = locations(covered, format);
@@ -47,7 +48,7 @@ fn check_against_git(midx: &MultiPackIndex, covered: &[PathBuf], format: &str) {
         let name = &midx.pack_names()[pack as usize];
         assert!(
             places.iter().any(|(n, o)| n == name && *o == off),
-            "{hex}: midx says {name} at {off}, git says {places:?}"
+            "{hex}: midx says {name:?} at {off}, git says {places:?}"
         );
     }
     for hex in absent_ids(3000, kind.hex_len(), 7) {
@@ -109,7 +110,7 @@ fn git_midx_write_and_check(format: &str) {
         git(repo.path(), &["multi-pack-index", "verify"]);
         midx.verify().unwrap();
     }
-    let names: Vec<String> = idxs.iter().map(|p| file_name(p)).collect();
+    let names: Vec<OsString> = idxs.iter().map(|p| file_name(p)).collect();
     assert_eq!(read_pack_names(&path, kind_of(format)).unwrap(), names);
     // The other hash kind is refused with its own error.
     let other = if format == "sha1" {
@@ -183,7 +184,7 @@ fn our_writer_accepted_by_git(format: &str, duplicates: bool) {
         .iter()
         .rev() // the writer sorts them
         .map(|idx| PackEntries {
-            name: file_name(idx),
+            name: file_name(idx).into_string().unwrap(),
             entries: show_index(idx, format)
                 .into_iter()
                 .map(|(hex, off)| (ObjectId::from_hex_kind(hex.as_bytes(), kind).unwrap(), off))

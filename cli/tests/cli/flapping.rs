@@ -101,3 +101,41 @@ fn a_pack_renamed_away_after_it_was_read_is_still_read_as_git_reads_it() {
         assert_eq!(odb.ask(id), want, "{id}, the pack back");
     }
 }
+
+/// The pack renamed away while the pack directory keeps changing (a file written into it before each miss, so
+/// that each miss lists it again): after more than 8 listings in a row without the pack, the command let it go
+/// and answered `missing` for its objects, while git answers from the pack it opened (it never prunes its list).
+/// A flapping pack is missed by several listings in a row whenever lookups outpace its renames; the command now
+/// keeps it as long as git would over any such run (up to `MAX_KEPT_LISTINGS`, 64).
+#[test]
+fn a_pack_away_for_many_listings_is_still_read_as_git_reads_it() {
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    fast_import_blobs(r, 10, 1, "a");
+    let idx = idx_files(&r.join("objects"))[0].clone();
+    fast_import_blobs(r, 10, 2, "b");
+    let x = show_index(&idx, "sha1")[0].0.clone();
+    let absent = absent_ids(20, 40, 9);
+    let mut git = {
+        let mut c = git_cmd(r);
+        c.args(["cat-file", "--batch-check"]);
+        Batch::new(c)
+    };
+    let mut odb = {
+        let mut c = Command::new(super::BIN);
+        c.arg("batch-check").arg(r);
+        Batch::new(c)
+    };
+    let first = git.ask(&x);
+    assert!(!first.contains("missing"), "{first}");
+    assert_eq!(odb.ask(&x), first);
+    rename(&idx, "", "away");
+    for (i, id) in absent.iter().enumerate() {
+        std::fs::write(idx.with_file_name(format!("changed-{i}")), b"").unwrap();
+        let want = git.ask(id);
+        assert_eq!(odb.ask(id), want, "{id}, miss {i} with the pack away");
+    }
+    let want = git.ask(&x);
+    assert!(!want.contains("missing"), "{want}");
+    assert_eq!(odb.ask(&x), want, "{x}, after 20 listings without its pack");
+}

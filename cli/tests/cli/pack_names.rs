@@ -168,3 +168,100 @@ fn a_temporary_pack_of_repack_is_read_as_git_reads_it() {
         "{out}"
     );
 }
+
+/// What `odb-index verify <repo>` and `git multi-pack-index verify` say: the command's stdout after checking
+/// both exit with the same code (0: git reads every file).
+fn verify_as_git(repo: &Path) -> String {
+    let git = odb_index_testkit::try_git(repo, &["multi-pack-index", "verify"], b"");
+    let (out, err, code) = run(&[OsStr::new("verify"), repo.as_os_str()], b"");
+    let out = String::from_utf8_lossy(&out).into_owned();
+    assert_eq!(
+        code == Some(0),
+        git.is_ok(),
+        "git: {git:?}\nodb-index: {out}{err}"
+    );
+    out
+}
+
+/// Every object as `batch-check` and `git cat-file --batch-check` answer it, by id and with
+/// `--batch-all-objects` (sorted and `--unordered`); the command warns of nothing.
+fn lookups_as_git(repo: &Path) {
+    let ids: String = all_objects(repo).into_iter().map(|id| id + "\n").collect();
+    let (out, git_out) = both(repo, &["--batch-check"], ids.as_bytes());
+    assert!(!git_out.is_empty() && !String::from_utf8_lossy(&git_out).contains("missing"));
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        String::from_utf8_lossy(&git_out)
+    );
+    for unordered in [false, true] {
+        let mut args = vec!["--batch-all-objects", "--batch-check"];
+        if unordered {
+            args.push("--unordered");
+        }
+        let (out, git_out) = both(repo, &args, b"");
+        assert_eq!(sorted(&out), sorted(&git_out), "unordered {unordered}");
+    }
+    let all = [
+        OsStr::new("batch-check"),
+        OsStr::new("--batch-check"),
+        repo.as_os_str(),
+    ];
+    let (_, err, code) = run(&all, ids.as_bytes());
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+}
+
+/// Item 4 with a multi-pack-index: git writes the pack `\xff-pack-<hash>.idx` into `PNAM` as it is (bytes;
+/// git's `cmp_idx_or_pack_name` compares them with `strcmp`), reads objects through it and `git
+/// multi-pack-index verify` exits 0. The command refused the file ("the name of pack 1 is not UTF-8"): `verify`
+/// exited 1 and lookups answered `missing` for the pack's objects. Now both answer as git, through the file.
+#[test]
+fn a_multi_pack_index_naming_a_pack_whose_name_is_not_utf8_is_read_as_git_reads_it() {
+    let repo = two_packs(20);
+    let r = repo.path();
+    rename_pack(&idx_files(&r.join("objects"))[0], b"\xff-");
+    odb_index_testkit::git(r, &["multi-pack-index", "write"]);
+    let pnam = std::fs::read(r.join("objects/pack/multi-pack-index")).unwrap();
+    assert!(
+        pnam.windows(6).any(|w| w == b"\xff-pack"),
+        "git wrote the name as it is"
+    );
+    lookups_as_git(r);
+    let out = verify_as_git(r);
+    let midx = r.join("objects/pack/multi-pack-index");
+    let n = all_objects(r).len();
+    assert!(
+        out.contains(&format!("ok {} {n} objects", midx.display())),
+        "{out}"
+    );
+    assert!(!out.contains("error"), "{out}");
+}
+
+/// The same in an incremental chain: a base layer naming `\xff-pack-<hash>.idx` and a layer above naming
+/// `\xfe-pack-<hash>.idx`, each written by `git multi-pack-index write --incremental`.
+#[test]
+fn an_incremental_chain_naming_packs_whose_names_are_not_utf8_is_read_as_git_reads_it() {
+    let repo = two_packs(20);
+    let r = repo.path();
+    rename_pack(&idx_files(&r.join("objects"))[0], b"\xff-");
+    odb_index_testkit::git(r, &["multi-pack-index", "write", "--incremental"]);
+    let before = idx_files(&r.join("objects"));
+    fast_import_blobs(r, 20, 3, "c");
+    let new = idx_files(&r.join("objects"))
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .unwrap();
+    rename_pack(&new, b"\xfe-");
+    odb_index_testkit::git(r, &["multi-pack-index", "write", "--incremental"]);
+    let chain = r.join("objects/pack/multi-pack-index.d/multi-pack-index-chain");
+    assert_eq!(std::fs::read_to_string(&chain).unwrap().lines().count(), 2);
+    lookups_as_git(r);
+    let out = verify_as_git(r);
+    assert!(!out.contains("error"), "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("multi-pack-index-"))
+            .count(),
+        2,
+        "{out}"
+    );
+}

@@ -165,7 +165,7 @@ fn multi_pack_index_lies_are_caught_by_verify_and_never_located_outside_a_pack()
                 .map(|n| {
                     indices
                         .iter()
-                        .find(|i| i.path().file_name().unwrap() == n.as_str())
+                        .find(|i| i.path().file_name().unwrap() == n.as_os_str())
                 })
                 .collect();
             let e = m.verify_with_packs(&packs).expect_err(case);
