@@ -4,9 +4,7 @@
 
 use odb_index::{Location, ObjectId};
 
-use super::{Info, Objects};
-use crate::Error;
-use crate::Want;
+use crate::{Error, Info, Objects, Want};
 
 /// How many ids [`Objects::info_many`] locates in one [`Handle::locate_many`](odb_index::Handle::locate_many) call:
 /// its locations buffer is bounded (6 KiB) whatever the caller's batch, and 256 ids keep the store's interleaved

@@ -54,14 +54,20 @@
 #![warn(missing_docs)]
 
 mod answer;
+mod batch;
 pub mod convert;
 mod count;
 mod error;
 mod list;
+mod find;
 mod loose;
+mod name;
 pub mod names;
 mod objects;
+mod pack;
+mod place;
 mod prefix;
+mod read;
 mod repository;
 mod rev;
 
@@ -89,7 +95,9 @@ pub use answer::{Answer, MAX_MOVES, Want};
 pub use count::Counts;
 pub use error::Error;
 pub use names::Refs;
-pub use objects::{Info, Objects, Place};
+pub use objects::Objects;
+pub use place::Place;
+pub use read::Info;
 /// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
 pub use odb_index::{
     Handle, HashKind, IncompleteMode, Location, ObjectId, Options, PackId, PrefixLookup, Store,
