@@ -19,9 +19,10 @@
 //! Every part is read at the same place, so an answer never mixes two copies.
 
 use gix_object::Kind;
-use odb_index::{Location, ObjectId};
+use gix_hash::ObjectId;
+use odb_index::Location;
 
-use crate::convert::AnyId;
+use crate::convert::{AnyId, oid_to_gix};
 use crate::{Error, Objects, Place};
 
 /// How many times one answer locates its object again after finding its file gone. Each relocation lists the
@@ -146,10 +147,11 @@ impl Objects {
     /// # git(&["add", "hello.txt"])?;
     /// # git(&["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "one"])?;
     /// # git(&["repack", "-adq"])?;
-    /// use odb_index_gix::{Objects, ObjectId, Want};
+    /// use odb_index_gix::{Objects, Want, odb_index};
     ///
     /// let objects = Objects::open(repo.path())?;
-    /// let id: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+    /// // The store's id, as its `Handle` takes and gives them (`answer_at` takes it too, or gix's).
+    /// let id: odb_index::ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
     /// let loc = objects.handle().locate(&id)?.expect("packed");
     /// // git replaces the pack (with one more object) before the object is read:
     /// # std::fs::write(repo.path().join("more.txt"), "more\n")?;
@@ -159,15 +161,17 @@ impl Objects {
     /// let answer = objects.answer_at(&id, loc, Want::HEADER, &mut Vec::new())?.expect("still there");
     /// assert_eq!(answer.size, Some(6));
     /// assert_ne!(answer.place.location(), loc); // read from the new pack
+    /// assert_eq!(answer.id.to_string(), id.to_string()); // the answer's id is gix's
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn answer_at(
         &self,
-        id: &ObjectId,
+        id: &(impl AnyId + ?Sized),
         loc: Location,
         want: Want,
         out: &mut Vec<u8>,
     ) -> Result<Option<Answer>, Error> {
+        let id = &id.to_object_id();
         let mut loc = loc;
         let mut moves = 0;
         // Copies found corrupt, and the first such error (reported if no copy is left).
@@ -181,7 +185,7 @@ impl Objects {
             let next = if e.is_gone() {
                 if moves == MAX_MOVES {
                     return Err(Error::KeptMoving {
-                        id: *id,
+                        id: oid_to_gix(id),
                         objects_dir: self.store().objects_dir().to_owned(),
                         moves,
                     });
@@ -220,7 +224,7 @@ impl Objects {
     /// Every part `want` asks of `id` at `loc`, read at that one place.
     fn read_at_location(
         &self,
-        id: &ObjectId,
+        id: &odb_index::ObjectId,
         loc: Location,
         want: Want,
         out: &mut Vec<u8>,
@@ -244,7 +248,7 @@ impl Objects {
             false => None,
         };
         Ok(Answer {
-            id: *id,
+            id: oid_to_gix(id),
             place,
             kind: header.map(|h| h.0),
             size: header.map(|h| h.1),

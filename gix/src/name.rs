@@ -1,9 +1,11 @@
 //! Hex object names as git reads them (`get_oid` on hex digits): [`Objects::lookup_name`], the one place the
-//! rules live, and [`Objects::resolve`], [`Objects::read_by_name`] on it.
+//! rules live, and [`Objects::read_by_name`] on it.
 
-use odb_index::{ObjectId, Prefix, PrefixLookup};
+use gix_hash::ObjectId;
+use odb_index::{Prefix, PrefixLookup};
 
 use crate::Error;
+use crate::convert::oid_to_gix;
 use crate::objects::Objects;
 use crate::read::Info;
 
@@ -11,42 +13,13 @@ use crate::read::Info;
 const MIN_NAME_LEN: usize = 4;
 
 impl Objects {
-    /// What an object name given as hex means, as `git cat-file` reads it: [`Objects::lookup_name`] in the
-    /// shape of the store's [`PrefixLookup`], with a name that is not one ([`Error::BadName`]) answered
-    /// [`PrefixLookup::NotFound`] (git's `missing`).
-    ///
-    /// ```
-    /// # let repo = tempfile::tempdir()?;
-    /// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
-    /// # git(&["init", "-q"])?;
-    /// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
-    /// # git(&["add", "hello.txt"])?;
-    /// # git(&["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "one"])?;
-    /// # let commit = String::from_utf8(git(&["rev-parse", "HEAD"])?.stdout)?;
-    /// use odb_index_gix::{Objects, PrefixLookup};
-    ///
-    /// let objects = Objects::open(repo.path())?;
-    /// let commit = commit.trim();
-    /// assert_eq!(objects.resolve(&commit[..12])?, PrefixLookup::Unique(commit.parse()?));
-    /// assert_eq!(objects.resolve(commit)?, PrefixLookup::Unique(commit.parse()?));
-    /// assert_eq!(objects.resolve("123")?, PrefixLookup::NotFound); // too short
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn resolve(&self, hex: &str) -> Result<PrefixLookup, Error> {
-        match self.lookup_name(hex) {
-            Ok(Some(id)) => Ok(PrefixLookup::Unique(id)),
-            Ok(None) | Err(Error::BadName { .. }) => Ok(PrefixLookup::NotFound),
-            Err(Error::AmbiguousName { .. }) => Ok(PrefixLookup::Ambiguous),
-            Err(e) => Err(e),
-        }
-    }
-
     /// The object an object name names, by git's rules for a hex name (`get_oid` on hex digits, any case): a
     /// full-length id names itself if the repository has it; 4 or more digits are an abbreviation, naming the
     /// one object whose id starts with them. `Ok(None)`: no such object (git's `missing`). Errors:
     /// [`Error::AmbiguousName`] (several objects start so; it lists them, as git does) and [`Error::BadName`]
     /// (fewer than 4 digits, more than the hash's length, not hex). This is the one place these rules live:
-    /// [`Objects::read_by_name`], [`Objects::resolve`] and the `odb-index` command use it.
+    /// [`Objects::read_by_name`] and the `odb-index` command use it. The id is gix's, as every id
+    /// this crate answers.
     ///
     /// ```
     /// use odb_index_gix::{Error, Objects};
@@ -87,8 +60,9 @@ impl Objects {
             return bad("not hex digits");
         }
         if name.len() == self.kind.hex_len() {
-            let id = ObjectId::from_hex_kind(name.as_bytes(), self.kind)?;
-            return Ok(self.handle.borrow_mut().contains(&id)?.then_some(id));
+            let id = odb_index::ObjectId::from_hex_kind(name.as_bytes(), self.kind)?;
+            let found = self.handle.borrow_mut().contains(&id)?;
+            return Ok(found.then(|| oid_to_gix(&id)));
         }
         let prefix = match Prefix::from_hex(name, self.kind) {
             Ok(prefix) => prefix,
@@ -98,13 +72,13 @@ impl Objects {
         // The borrow ends before anything below.
         let found = self.handle.borrow_mut().lookup_prefix(&prefix)?;
         match found {
-            PrefixLookup::Unique(id) => Ok(Some(id)),
+            PrefixLookup::Unique(id) => Ok(Some(oid_to_gix(&id))),
             PrefixLookup::NotFound => Ok(None),
             PrefixLookup::Ambiguous => {
                 let candidates = self.handle.borrow_mut().prefix_candidates(&prefix)?;
                 Err(Error::AmbiguousName {
                     name: name.to_owned(),
-                    candidates,
+                    candidates: candidates.iter().map(oid_to_gix).collect(),
                 })
             }
         }
@@ -137,7 +111,8 @@ impl Objects {
     pub fn read_by_name(&self, name: &str, out: &mut Vec<u8>) -> Result<Option<Info>, Error> {
         if name.len() == self.kind.hex_len() && name.bytes().all(|b| b.is_ascii_hexdigit()) {
             // A full id: read it at once (one lookup).
-            return self.read(&ObjectId::from_hex_kind(name.as_bytes(), self.kind)?, out);
+            let id = odb_index::ObjectId::from_hex_kind(name.as_bytes(), self.kind)?;
+            return self.read(&id, out);
         }
         match self.lookup_name(name)? {
             Some(id) => self.read(&id, out),

@@ -21,7 +21,7 @@ use gix_object::bstr::{BStr, ByteSlice};
 use gix_ref::file::ReferenceExt;
 use gix_revision::spec::parse::delegate::{self, PeelTo, Traversal};
 
-use crate::convert::{kind_to_gix, oid_to_gix};
+use crate::convert::kind_to_gix;
 use crate::{Error, Objects};
 
 /// A commit's tree and parents.
@@ -374,7 +374,7 @@ impl delegate::Revision for Resolver<'_> {
             }
         }
         match self.objects.lookup_name(&hex) {
-            Ok(Some(id)) => self.set(Some(oid_to_gix(&id))),
+            Ok(Some(id)) => self.set(Some(id)),
             Err(e @ Error::AmbiguousName { .. }) => self.fail(e),
             // No such object, or not a name of ours (another hash's length): gix-revision tries the name as a
             // ref next (`git describe` output, a ref spelled in hex).

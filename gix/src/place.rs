@@ -1,5 +1,6 @@
 //! [`Place`]: where an object's bytes are ([`Objects::place`], [`Objects::place_at`], [`Objects::place_again`]).
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ use crate::objects::Objects;
 ///     git(&["repack", "-adq"])?; // now packed
 ///     let place = objects.place(&"ce013625030ba8dba906f756967f9e9ca394464a".parse::<odb_index_gix::ObjectId>()?)?;
 ///     let Some(place @ Place::Packed { offset: 12, .. }) = place else { panic!("the first entry of a pack") };
-///     assert!(place.pack_name().is_some_and(|n| n.starts_with("pack-")));
+///     assert!(place.pack_name().is_some_and(|n| n.as_encoded_bytes().starts_with(b"pack-")));
 ///     let mut data = Vec::new();
 ///     objects.read_at(&place, &mut data)?;
 ///     assert_eq!(data, b"hello\n");
@@ -71,10 +72,11 @@ impl Place {
         }
     }
 
-    /// The `.pack` file name (`pack-<hash>.pack`) for a packed object, `None` for a loose one.
-    pub fn pack_name(&self) -> Option<&str> {
+    /// The `.pack` file name (`pack-<hash>.pack`) for a packed object, `None` for a loose one. An [`OsStr`], as
+    /// git reads every `*.idx` of a pack directory whatever its name's bytes (a name that is not UTF-8 too).
+    pub fn pack_name(&self) -> Option<&OsStr> {
         match self {
-            Place::Packed { path, .. } => path.file_name().and_then(|n| n.to_str()),
+            Place::Packed { path, .. } => path.file_name(),
             Place::Loose { .. } => None,
         }
     }

@@ -9,11 +9,11 @@ use gix_pack::data::decode::{
     entry::ResolvedBase as EntryBase, header::ResolvedBase as HeaderBase,
 };
 use gix_pack::data::entry::Header as EntryHeader;
-use odb_index::ObjectId;
+use gix_hash::ObjectId;
 
 use crate::Error;
 use crate::answer::{Answer, Want};
-use crate::convert::{AnyId, oid_from_gix};
+use crate::convert::{AnyId, oid_to_gix};
 use crate::loose::Loose;
 use crate::objects::Objects;
 use crate::pack::Pack;
@@ -214,7 +214,7 @@ impl Objects {
         let p = self.pack(*pack)?;
         let entry = p.entry(*offset)?;
         match entry.header {
-            EntryHeader::RefDelta { base_id } => Ok(Some(oid_from_gix(&base_id))),
+            EntryHeader::RefDelta { base_id } => Ok(Some(base_id)),
             EntryHeader::OfsDelta { base_distance } => {
                 let bad = || Error::Index {
                     path: p.idx_path.clone(),
@@ -226,7 +226,9 @@ impl Objects {
                 let rev = self.rev(&p)?;
                 let id = self.with_index(&p, |idx| {
                     let i = rev.index_position(idx, base)?;
-                    idx.id_at(i).and_then(ObjectId::from_bytes)
+                    idx.id_at(i)
+                        .and_then(odb_index::ObjectId::from_bytes)
+                        .map(|id| oid_to_gix(&id))
                 })?;
                 id.ok_or_else(bad).map(Some)
             }
