@@ -18,8 +18,8 @@
 //!
 //! Every part is read at the same place, so an answer never mixes two copies.
 
-use gix_object::Kind;
 use gix_hash::ObjectId;
+use gix_object::Kind;
 use odb_index::Location;
 
 use crate::convert::{AnyId, oid_to_gix};

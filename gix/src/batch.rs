@@ -42,12 +42,11 @@ impl Objects {
     /// assert!(out[0].is_none());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn info_many<I: AnyId>(
-        &self,
-        ids: &[I],
-        out: &mut Vec<Option<Info>>,
-    ) -> Result<(), Error> {
-        if ids.iter().any(|id| id.to_object_id().kind() != self.hash_kind()) {
+    pub fn info_many<I: AnyId>(&self, ids: &[I], out: &mut Vec<Option<Info>>) -> Result<(), Error> {
+        if ids
+            .iter()
+            .any(|id| id.to_object_id().kind() != self.hash_kind())
+        {
             // `info` answers "absent" for an id of the other hash kind, where the store's lookup errs.
             for id in ids {
                 out.push(self.info(id)?);

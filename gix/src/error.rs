@@ -233,7 +233,10 @@ impl Error {
     /// then reads another copy if the repository has one (`mark_bad_packed_object`), and so does
     /// [`crate::Objects::answer_at`].
     pub fn is_corrupt(&self) -> bool {
-        matches!(self.original(), Error::PackEntry { .. } | Error::PackOpen { .. })
+        matches!(
+            self.original(),
+            Error::PackEntry { .. } | Error::PackOpen { .. }
+        )
     }
 
     /// Whether this is a file named like a loose object that is not one ([`Error::LooseUnreadable`],

@@ -65,8 +65,8 @@ mod batch;
 pub mod convert;
 mod count;
 mod error;
-mod list;
 mod find;
+mod list;
 mod loose;
 mod name;
 pub mod names;
@@ -101,19 +101,19 @@ pub mod fuzzing {
 pub use answer::{Answer, MAX_MOVES, Want};
 pub use count::Counts;
 pub use error::Error;
+/// The object id of this crate's surface: gix-hash's, what gix code holds (its borrowed form is
+/// [`gix_hash::oid`](https://docs.rs/gix-hash/0.28/gix_hash/struct.oid.html)).
+pub use gix_hash::ObjectId;
 pub use names::Refs;
 pub use objects::Objects;
-pub use place::Place;
-pub use read::Info;
+/// The store this crate reads through, for its own API ([`Handle`]'s lookups take [`odb_index::ObjectId`]).
+pub use odb_index;
 /// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
 pub use odb_index::{
     Handle, HashKind, IncompleteMode, Location, Options, PackId, PrefixLookup, Store,
 };
-/// The object id of this crate's surface: gix-hash's, what gix code holds (its borrowed form is
-/// [`gix_hash::oid`](https://docs.rs/gix-hash/0.28/gix_hash/struct.oid.html)).
-pub use gix_hash::ObjectId;
-/// The store this crate reads through, for its own API ([`Handle`]'s lookups take [`odb_index::ObjectId`]).
-pub use odb_index;
+pub use place::Place;
+pub use read::Info;
 pub use repository::Repository;
 /// The gix crates whose traits and types [`Objects`] implements and returns, at the versions it was built with
 /// (a client naming `gix_object::Find` through another version of gix-object would find it not implemented).

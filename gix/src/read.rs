@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
+use gix_hash::ObjectId;
 use gix_object::Kind;
 use gix_pack::data::decode::{
     entry::ResolvedBase as EntryBase, header::ResolvedBase as HeaderBase,
 };
 use gix_pack::data::entry::Header as EntryHeader;
-use gix_hash::ObjectId;
 
 use crate::Error;
 use crate::answer::{Answer, Want};

@@ -115,7 +115,7 @@ impl Repository {
 
     /// The object `name` names, as git reads it ([`Refs::resolve`]: `HEAD~2`, `main:src/lib.rs`, `v1.0^{}`,
     /// an abbreviated id, ...); `Ok(None)` where git finds nothing.
-    pub fn resolve(&self, name: &str) -> Result<Option<gix_hash::ObjectId>, Error> {
+    pub fn resolve(&self, name: &str) -> Result<Option<crate::ObjectId>, Error> {
         self.refs.resolve(&self.objects, name)
     }
 
