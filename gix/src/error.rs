@@ -17,8 +17,8 @@ use std::path::PathBuf;
 /// fn blob_len(objects: &Objects, hex: &str) -> Result<usize, Error> {
 ///     let id: ObjectId = hex.parse()?; // gix-hash's parse error
 ///     let mut buf = Vec::new();
-///     let header = objects.info(&id)?; // this crate's error
 ///     let blob = objects.find_blob(&id, &mut buf)?; // gix-object's trait, this crate's error inside
+///     let header = objects.info(&id)?; // this crate's error
 ///     assert_eq!(header.map(|h| h.size), Some(blob.data.len() as u64));
 ///     Ok(blob.data.len())
 /// }
@@ -41,6 +41,7 @@ use std::path::PathBuf;
 ///
 ///     // Through `?`: `Error::Gix`, whose `original` is that same error.
 ///     let e = blob_len(&objects, hex).unwrap_err();
+///     assert!(matches!(e, Error::Gix(_)));
 ///     assert!(matches!(e.original(), Error::LooseCorrupt { .. }) && e.is_not_a_loose_object());
 ///     assert!(matches!(blob_len(&objects, "not hex"), Err(Error::Gix(_))));
 ///     assert!(matches!(objects.lookup_name("abc"), Err(Error::BadName { .. }))); // too short
