@@ -64,6 +64,7 @@ mod answer;
 mod batch;
 pub mod convert;
 mod count;
+mod discover;
 mod error;
 mod find;
 mod list;

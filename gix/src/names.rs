@@ -91,7 +91,7 @@ impl Refs {
     /// finds it, with object ids of `kind` (a front end that has opened the objects already, as the
     /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path`.
     pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
-        let dirs = crate::repository::Dirs::discover(path)?;
+        let dirs = crate::discover::Dirs::discover(path)?;
         Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
     }
 

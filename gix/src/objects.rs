@@ -1,18 +1,20 @@
 //! [`Objects`]: an odb-index [`Handle`] with the data behind each location, for gix's traits. This file holds the
-//! type and how it is made; what it does is in its siblings, one concern each, as gix-odb splits its handle:
-//! `place.rs` (where an object is), `read.rs` (its header, contents, disk size and delta base at a place),
-//! `name.rs` (hex object names), `pack.rs` (the opened packs), `find.rs` (gix-object's traits), `answer.rs` (a
-//! location to an answer, with the relocation loop), `batch.rs` and `list.rs` (many objects at once).
+//! type, how it is made and an opened pack ([`Pack`]); what it does is in its siblings, one concern each, as
+//! gix-odb splits its handle, none importing another in a circle: `place.rs` (a location's place), `read.rs` (the
+//! header, contents, disk size and delta base at a place), `answer.rs` (a location to an answer, with the
+//! relocation loop, and the reads by id), `name.rs` (hex object names), `pack.rs` (packs by id, their indices),
+//! `find.rs` (gix-object's traits), `batch.rs` and `list.rs` (many objects at once).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use odb_index::{Handle, HashKind, IncompleteMode, Options, PackId, Store};
 
 use crate::Error;
-use crate::pack::Pack;
+use crate::convert::kind_to_gix;
+use crate::rev::RevIndex;
 
 /// gix-object's [`Find`](https://docs.rs/gix-object/0.66/gix_object/trait.Find.html) and [`FindHeader`](https://docs.rs/gix-object/0.66/gix_object/trait.FindHeader.html) on an odb-index [`Handle`].
 ///
@@ -172,5 +174,57 @@ impl Objects {
     /// Whether the store was opened with [`IncompleteMode::Miss`]: what git answers `missing` is `None`.
     pub(crate) fn answers_missing(&self) -> bool {
         self.store.options().incomplete == IncompleteMode::Miss
+    }
+}
+
+/// An opened pack: gix-pack's view of the data and the reverse index, made when first needed (the `.idx` is
+/// the store's, reached through [`Handle::with_pack_index`]).
+pub(crate) struct Pack {
+    pub(crate) id: PackId,
+    pub(crate) path: Arc<Path>,
+    pub(crate) idx_path: PathBuf,
+    pub(crate) kind: HashKind,
+    pub(crate) data: OnceLock<gix_pack::data::File<odb_index::data::Data>>,
+    pub(crate) rev: OnceLock<Arc<RevIndex>>,
+}
+
+impl Pack {
+    /// gix-pack's view of the `.pack` file, mapped on first use through [`odb_index::data::Data::open`] (a
+    /// regular file only, opened without blocking).
+    pub(crate) fn data(&self) -> Result<&gix_pack::data::File<odb_index::data::Data>, Error> {
+        if let Some(d) = self.data.get() {
+            return Ok(d);
+        }
+        let map = odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap).map_err(
+            |source| Error::Io {
+                path: self.path.to_path_buf(),
+                source,
+            },
+        )?;
+        let data =
+            gix_pack::data::File::from_data(map, self.path.to_path_buf(), kind_to_gix(self.kind))
+                .map_err(|source| Error::PackOpen {
+                path: self.path.to_path_buf(),
+                source,
+            })?;
+        Ok(self.data.get_or_init(|| data))
+    }
+
+    pub(crate) fn entry(&self, offset: u64) -> Result<gix_pack::data::Entry, Error> {
+        self.data()?
+            .entry(offset)
+            .map_err(|source| Error::PackEntry {
+                path: self.path.to_path_buf(),
+                offset,
+                source,
+            })
+    }
+
+    pub(crate) fn decode_error(&self, offset: u64) -> impl FnOnce(gix_error::Error) -> Error + '_ {
+        move |source| Error::PackEntry {
+            path: self.path.to_path_buf(),
+            offset,
+            source,
+        }
     }
 }

@@ -1,67 +1,14 @@
-//! The packs an [`Objects`] has opened: gix-pack's view of each `.pack` and its reverse index, made when first
-//! needed and kept until the store no longer lists the pack.
+//! The packs an [`Objects`] has opened ([`Pack`], in `objects.rs`): found by id, their `.idx` (the store's) and
+//! reverse index, a REF_DELTA's base in the same pack.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use odb_index::{HashKind, PackId};
+use odb_index::PackId;
 
 use crate::Error;
-use crate::convert::{kind_to_gix, oid_from_gix};
-use crate::objects::Objects;
+use crate::convert::oid_from_gix;
+use crate::objects::{Objects, Pack};
 use crate::rev::RevIndex;
-
-/// An opened pack: gix-pack's view of the data and the reverse index, made when first needed (the `.idx` is
-/// the store's, reached through [`Handle::with_pack_index`]).
-pub(crate) struct Pack {
-    pub(crate) id: PackId,
-    pub(crate) path: Arc<Path>,
-    pub(crate) idx_path: PathBuf,
-    pub(crate) kind: HashKind,
-    pub(crate) data: OnceLock<gix_pack::data::File<odb_index::data::Data>>,
-    pub(crate) rev: OnceLock<Arc<RevIndex>>,
-}
-
-impl Pack {
-    /// gix-pack's view of the `.pack` file, mapped on first use through [`odb_index::data::Data::open`] (a
-    /// regular file only, opened without blocking).
-    pub(crate) fn data(&self) -> Result<&gix_pack::data::File<odb_index::data::Data>, Error> {
-        if let Some(d) = self.data.get() {
-            return Ok(d);
-        }
-        let map = odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap).map_err(
-            |source| Error::Io {
-                path: self.path.to_path_buf(),
-                source,
-            },
-        )?;
-        let data =
-            gix_pack::data::File::from_data(map, self.path.to_path_buf(), kind_to_gix(self.kind))
-                .map_err(|source| Error::PackOpen {
-                path: self.path.to_path_buf(),
-                source,
-            })?;
-        Ok(self.data.get_or_init(|| data))
-    }
-
-    pub(crate) fn entry(&self, offset: u64) -> Result<gix_pack::data::Entry, Error> {
-        self.data()?
-            .entry(offset)
-            .map_err(|source| Error::PackEntry {
-                path: self.path.to_path_buf(),
-                offset,
-                source,
-            })
-    }
-
-    pub(crate) fn decode_error(&self, offset: u64) -> impl FnOnce(gix_error::Error) -> Error + '_ {
-        move |source| Error::PackEntry {
-            path: self.path.to_path_buf(),
-            offset,
-            source,
-        }
-    }
-}
 
 impl Objects {
     /// The pack `id` (its files are opened when first needed).

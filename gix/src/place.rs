@@ -1,4 +1,5 @@
-//! [`Place`]: where an object's bytes are ([`Objects::place`], [`Objects::place_at`], [`Objects::place_again`]).
+//! [`Place`]: where an object's bytes are ([`Objects::place_at`], [`Objects::place_again`]; by id,
+//! [`Objects::place`] in `answer.rs`).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -7,7 +8,6 @@ use std::sync::Arc;
 use odb_index::{Location, PackId};
 
 use crate::Error;
-use crate::answer::Want;
 use crate::convert::AnyId;
 use crate::objects::Objects;
 
@@ -83,16 +83,6 @@ impl Place {
 }
 
 impl Objects {
-    /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
-    /// hash kind is not there either). The `.pack` file of a packed object is opened now: a pack that
-    /// disappeared between the lookup and its opening (a repack) is looked for again: [`Objects::answer`] asked
-    /// for nothing but the place.
-    pub fn place(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Place>, Error> {
-        Ok(self
-            .answer(id, Want::default(), &mut Vec::new())?
-            .map(|a| a.place))
-    }
-
     /// Where `id` is now, after reading it at `gone` (a place [`Objects::place`] answered for it) found the file
     /// missing: git moved the object and removed the file in between (`repack -d` packs loose objects and
     /// prunes them; `repack -a -d` replaces packs). The store lists the repository again

@@ -1,6 +1,6 @@
 //! Reading an object at a [`Place`]: its type and size from headers ([`Objects::header_at`], with a delta's
-//! header read without zlib's tables), its contents ([`Objects::read_at`]), its size on disk and delta base; and
-//! by id ([`Objects::info`], [`Objects::read`]: through [`Objects::answer`]) into an [`Info`].
+//! header read without zlib's tables), its contents ([`Objects::read_at`]), its size on disk and delta base.
+//! [`Info`] is what the reads by id answer ([`Objects::info`], [`Objects::read`], in `answer.rs`).
 
 use std::path::Path;
 
@@ -12,11 +12,9 @@ use gix_pack::data::decode::{
 use gix_pack::data::entry::Header as EntryHeader;
 
 use crate::Error;
-use crate::answer::{Answer, Want};
-use crate::convert::{AnyId, oid_to_gix};
+use crate::convert::oid_to_gix;
 use crate::loose::Loose;
-use crate::objects::Objects;
-use crate::pack::Pack;
+use crate::objects::{Objects, Pack};
 use crate::place::Place;
 use crate::prefix;
 
@@ -55,59 +53,6 @@ pub struct Info {
 }
 
 impl Objects {
-    /// Type and size of `id` from headers only (a deltified entry's type from the end of its chain, its size
-    /// from the delta's header), and where it is; `None` if absent. [`Objects::answer`] with [`Want::HEADER`].
-    pub fn info(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Info>, Error> {
-        self.info_of(self.answer(id, Want::HEADER, &mut Vec::new()))
-    }
-
-    /// The [`Info`] of an answer with a type and size; `None` for a file that is not a loose object under
-    /// [`IncompleteMode::Miss`] (git's `missing`).
-    pub(crate) fn info_of(
-        &self,
-        answer: Result<Option<Answer>, Error>,
-    ) -> Result<Option<Info>, Error> {
-        match answer {
-            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
-            found => Ok(found?.map(|a| Info {
-                id: a.id,
-                kind: a.kind.expect("asked for"),
-                size: a.size.expect("asked for"),
-                place: a.place,
-            })),
-        }
-    }
-
-    /// Read object `id` into `out`: one lookup, then one read of the entry (its header read once), inflated
-    /// and with deltas applied. `out` is cleared first: on success it holds exactly the object's bytes
-    /// (`out.len()` is [`Info::size`]), and on `Ok(None)` (absent; an id of the other hash kind is absent too)
-    /// or an error its contents are unspecified. Its capacity is reused, so one buffer serves a whole batch.
-    ///
-    /// ```
-    /// # let repo = tempfile::tempdir()?;
-    /// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
-    /// # git(&["init", "-q"])?;
-    /// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
-    /// # git(&["add", "hello.txt"])?;
-    /// use odb_index_gix::{ObjectId, Objects, gix_object::Kind};
-    ///
-    /// let objects = Objects::open(repo.path())?;
-    /// let id: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?; // hello.txt
-    /// let mut buf = b"left over from before".to_vec();
-    /// let info = objects.read(&id, &mut buf)?.expect("present");
-    /// assert_eq!((info.kind, info.size, &buf[..]), (Kind::Blob, 6, &b"hello\n"[..]));
-    /// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
-    /// assert_eq!(objects.read(&absent, &mut buf)?, None);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn read(
-        &self,
-        id: &(impl AnyId + ?Sized),
-        out: &mut Vec<u8>,
-    ) -> Result<Option<Info>, Error> {
-        self.info_of(self.answer(id, Want::CONTENTS, out))
-    }
-
     /// Open the loose object at `path`; a file that is not one ([`Error::is_not_a_loose_object`]) is reported in
     /// [`Store::problems`] under [`IncompleteMode::Miss`].
     fn open_loose(&self, path: &Path, z: &mut gix_zlib::Decompress) -> Result<Loose, Error> {
