@@ -86,7 +86,7 @@ impl Objects {
     /// Where `id` is now, after reading it at `gone` (a place [`Objects::place`] answered for it) found the file
     /// missing: git moved the object and removed the file in between (`repack -d` packs loose objects and
     /// prunes them; `repack -a -d` replaces packs). The store lists the repository again
-    /// ([`Handle::locate_again`]) and answers from what is there, as git does when a read fails; `None` if the
+    /// ([`Handle::locate_again`](crate::Handle::locate_again)) and answers from what is there, as git does when a read fails; `None` if the
     /// object is gone. [`Objects::info`], [`Objects::read`] and the `gix_object` traits call it themselves;
     /// a caller reading a [`Place`] with [`Objects::header_at`] or [`Objects::read_at`] calls it when
     /// [`Error::is_gone`] says so, and reads what it answers ([`Objects::answer_at`] is that loop, bounded, with
@@ -114,9 +114,9 @@ impl Objects {
         }
     }
 
-    /// The [`Place`] of a [`Location`] the store gave for `id` (from [`Handle::locate`] or the iteration of
-    /// [`Handle::for_each_object`]): the `.pack` file's path ([`Handle::pack`]) or the loose file's
-    /// ([`Handle::loose_path`]). Nothing is opened; [`odb_index::Error::StalePack`] if the pack is gone.
+    /// The [`Place`] of a [`Location`] the store gave for `id` (from [`Handle::locate`](crate::Handle::locate) or the iteration of
+    /// [`Handle::for_each_object`](crate::Handle::for_each_object)): the `.pack` file's path ([`Handle::pack`](crate::Handle::pack)) or the loose file's
+    /// ([`Handle::loose_path`](crate::Handle::loose_path)). Nothing is opened; [`odb_index::Error::StalePack`] if the pack is gone.
     pub fn place_at(&self, id: &(impl AnyId + ?Sized), loc: Location) -> Result<Place, Error> {
         let id = &id.to_object_id();
         match loc {
