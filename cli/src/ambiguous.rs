@@ -5,6 +5,7 @@
 
 use odb_index::ObjectId;
 use odb_index_gix::Objects;
+use odb_index_gix::convert::oid_from_gix;
 use odb_index_gix::gix_object::Kind;
 
 /// git's `FALLBACK_DEFAULT_ABBREV`.
@@ -29,8 +30,9 @@ pub fn report(objects: &Objects, prefix: &str) -> String {
         auto.max(MIN_ABBREV)
     });
     let mut lines: Vec<(u8, ObjectId, String)> = candidates
-        .into_iter()
+        .iter()
         .map(|id| {
+            let id = oid_from_gix(id);
             let len = handle.shortest_unique_len(&id, min_len).unwrap_or(min_len);
             let abbrev = &id.to_string()[..len];
             let mut data = Vec::new();

@@ -344,7 +344,7 @@ fn expand(atom: Atom, hex: &str, answer: &Answer, rest: &[u8], out: &mut Vec<u8>
         Atom::DiskSize => write!(out, "{}", answer.disk_size.expect(asked)).expect("to a Vec"),
         Atom::DeltaBase => match answer.delta_base {
             Some(b) => write!(out, "{b}").expect("to a Vec"),
-            None => out.resize(out.len() + answer.id.kind().hex_len(), b'0'),
+            None => out.resize(out.len() + answer.id.kind().len_in_hex(), b'0'),
         },
         Atom::Rest => out.extend_from_slice(rest),
         // Quoted as git quotes a path: a name with a newline stays on its line.

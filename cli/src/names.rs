@@ -16,24 +16,36 @@ pub fn refs_for(store: &Store, path: &Path) -> Option<Refs> {
     (objects.canonicalize().ok()? == store.objects_dir()).then_some(refs)
 }
 
-/// What `name` names: hex names as before ([`Objects::resolve`]), except that, as git, a ref wins over an
+/// What `name` names: hex names as before ([`hex_name`]), except that, as git, a ref wins over an
 /// abbreviation spelled like it; any other name through `refs` (none: the path given is an objects directory
 /// outside a repository, where only hex names are resolved).
 pub fn resolve(objects: &Objects, refs: Option<&Refs>, name: &str) -> Result<PrefixLookup, Error> {
     let hex = !name.is_empty() && name.bytes().all(|b| b.is_ascii_hexdigit());
     let Some(refs) = refs.filter(|_| !hex || name.len() < objects.hash_kind().hex_len()) else {
-        return objects.resolve(name);
+        return hex_name(objects, name);
     };
     if hex {
         // git's `get_oid_basic`: refs before an abbreviation; the store's answer (with its `ambiguous`) after.
         return match refs.resolve_ref(objects, name)? {
             Some(id) => Ok(PrefixLookup::Unique(oid_from_gix(&id))),
-            None => objects.resolve(name),
+            None => hex_name(objects, name),
         };
     }
     match refs.resolve(objects, name) {
         Ok(Some(id)) => Ok(PrefixLookup::Unique(oid_from_gix(&id))),
         Ok(None) => Ok(PrefixLookup::NotFound),
+        Err(Error::AmbiguousName { .. }) => Ok(PrefixLookup::Ambiguous),
+        Err(e) => Err(e),
+    }
+}
+
+/// What a hex object name means, as `git cat-file` reads it: [`Objects::lookup_name`] in the shape of the store's
+/// [`PrefixLookup`], with a name that is not one ([`Error::BadName`]) answered [`PrefixLookup::NotFound`] (git's
+/// `missing`).
+pub fn hex_name(objects: &Objects, hex: &str) -> Result<PrefixLookup, Error> {
+    match objects.lookup_name(hex) {
+        Ok(Some(id)) => Ok(PrefixLookup::Unique(oid_from_gix(&id))),
+        Ok(None) | Err(Error::BadName { .. }) => Ok(PrefixLookup::NotFound),
         Err(Error::AmbiguousName { .. }) => Ok(PrefixLookup::Ambiguous),
         Err(e) => Err(e),
     }

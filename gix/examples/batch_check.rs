@@ -4,7 +4,7 @@
 //! `cargo run -p odb-index-gix --example batch_check -- <repository> < names`
 use std::io::{BufRead, Write};
 
-use odb_index_gix::{Objects, PrefixLookup};
+use odb_index_gix::{Error, Objects};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repo = std::env::args_os()
@@ -15,13 +15,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for line in std::io::stdin().lock().lines() {
         let line = line?;
         let name = line.trim_end_matches('\r');
-        match objects.resolve(name)? {
-            PrefixLookup::Unique(id) => match objects.info(&id)? {
+        match objects.lookup_name(name) {
+            Ok(Some(id)) => match objects.info(&id)? {
                 Some(info) => writeln!(out, "{id} {} {}", info.kind, info.size)?,
                 None => writeln!(out, "{name} missing")?,
             },
-            PrefixLookup::Ambiguous => writeln!(out, "{name} ambiguous")?,
-            PrefixLookup::NotFound => writeln!(out, "{name} missing")?,
+            Err(Error::AmbiguousName { .. }) => writeln!(out, "{name} ambiguous")?,
+            Ok(None) | Err(Error::BadName { .. }) => writeln!(out, "{name} missing")?,
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(out.flush()?)

@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gix_object::FindHeader;
-use odb_index_gix::{Objects, PrefixLookup};
+use odb_index_gix::{Error, Objects};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -129,13 +129,14 @@ fn miss(repo: &Path, cmd: &Path, n: usize) -> Res<()> {
             let objects = Objects::open(repo)?;
             let mut out = Vec::new();
             for name in &ids {
-                match objects.resolve(name)? {
-                    PrefixLookup::Unique(id) => match objects.info(&id)? {
+                match objects.lookup_name(name) {
+                    Ok(Some(id)) => match objects.info(&id)? {
                         Some(i) => writeln!(out, "{id} {} {}", i.kind, i.size)?,
                         None => writeln!(out, "{name} missing")?,
                     },
-                    PrefixLookup::Ambiguous => writeln!(out, "{name} ambiguous")?,
-                    PrefixLookup::NotFound => writeln!(out, "{name} missing")?,
+                    Err(Error::AmbiguousName { .. }) => writeln!(out, "{name} ambiguous")?,
+                    Ok(None) | Err(Error::BadName { .. }) => writeln!(out, "{name} missing")?,
+                    Err(e) => return Err(e.into()),
                 }
             }
             std::hint::black_box(out);

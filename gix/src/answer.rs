@@ -16,13 +16,18 @@
 //!   ([`Handle::locate_other`](odb_index::Handle::locate_other): the other packs, then the loose directories), as
 //!   git does after `mark_bad_packed_object` (git's t5303); with no other copy, the first error.
 //!
-//! Every part is read at the same place, so an answer never mixes two copies.
+//! Every part is read at the same place, so an answer never mixes two copies. The reads by id
+//! ([`Objects::info`], [`Objects::read`], [`Objects::place`]) are answers too, and are here.
 
+use gix_hash::ObjectId;
 use gix_object::Kind;
-use odb_index::{Location, ObjectId};
+use odb_index::Location;
 
-use crate::convert::AnyId;
-use crate::{Error, Objects, Place};
+use crate::Error;
+use crate::convert::{AnyId, oid_to_gix};
+use crate::objects::Objects;
+use crate::place::Place;
+use crate::read::Info;
 
 /// How many times one answer locates its object again after finding its file gone. Each relocation lists the
 /// repository again and waits for the file's successor (up to 8 listings); git moving the same object four times
@@ -146,10 +151,11 @@ impl Objects {
     /// # git(&["add", "hello.txt"])?;
     /// # git(&["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "one"])?;
     /// # git(&["repack", "-adq"])?;
-    /// use odb_index_gix::{Objects, ObjectId, Want};
+    /// use odb_index_gix::{Objects, Want, odb_index};
     ///
     /// let objects = Objects::open(repo.path())?;
-    /// let id: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+    /// // The store's id, as its `Handle` takes and gives them (`answer_at` takes it too, or gix's).
+    /// let id: odb_index::ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
     /// let loc = objects.handle().locate(&id)?.expect("packed");
     /// // git replaces the pack (with one more object) before the object is read:
     /// # std::fs::write(repo.path().join("more.txt"), "more\n")?;
@@ -159,15 +165,17 @@ impl Objects {
     /// let answer = objects.answer_at(&id, loc, Want::HEADER, &mut Vec::new())?.expect("still there");
     /// assert_eq!(answer.size, Some(6));
     /// assert_ne!(answer.place.location(), loc); // read from the new pack
+    /// assert_eq!(answer.id.to_string(), id.to_string()); // the answer's id is gix's
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn answer_at(
         &self,
-        id: &ObjectId,
+        id: &(impl AnyId + ?Sized),
         loc: Location,
         want: Want,
         out: &mut Vec<u8>,
     ) -> Result<Option<Answer>, Error> {
+        let id = &id.to_object_id();
         let mut loc = loc;
         let mut moves = 0;
         // Copies found corrupt, and the first such error (reported if no copy is left).
@@ -181,7 +189,7 @@ impl Objects {
             let next = if e.is_gone() {
                 if moves == MAX_MOVES {
                     return Err(Error::KeptMoving {
-                        id: *id,
+                        id: oid_to_gix(id),
                         objects_dir: self.store().objects_dir().to_owned(),
                         moves,
                     });
@@ -220,7 +228,7 @@ impl Objects {
     /// Every part `want` asks of `id` at `loc`, read at that one place.
     fn read_at_location(
         &self,
-        id: &ObjectId,
+        id: &odb_index::ObjectId,
         loc: Location,
         want: Want,
         out: &mut Vec<u8>,
@@ -244,12 +252,78 @@ impl Objects {
             false => None,
         };
         Ok(Answer {
-            id: *id,
+            id: oid_to_gix(id),
             place,
             kind: header.map(|h| h.0),
             size: header.map(|h| h.1),
             disk_size,
             delta_base,
         })
+    }
+}
+
+/// The reads by id, each one [`Objects::answer`].
+impl Objects {
+    /// Where `id` is, as a path and offset, or `None` if the repository does not have it (an id of the other
+    /// hash kind is not there either). The `.pack` file of a packed object is opened now: a pack that
+    /// disappeared between the lookup and its opening (a repack) is looked for again: [`Objects::answer`] asked
+    /// for nothing but the place.
+    pub fn place(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Place>, Error> {
+        Ok(self
+            .answer(id, Want::default(), &mut Vec::new())?
+            .map(|a| a.place))
+    }
+
+    /// Type and size of `id` from headers only (a deltified entry's type from the end of its chain, its size
+    /// from the delta's header), and where it is; `None` if absent. [`Objects::answer`] with [`Want::HEADER`].
+    pub fn info(&self, id: &(impl AnyId + ?Sized)) -> Result<Option<Info>, Error> {
+        self.info_of(self.answer(id, Want::HEADER, &mut Vec::new()))
+    }
+
+    /// Read object `id` into `out`: one lookup, then one read of the entry (its header read once), inflated
+    /// and with deltas applied. `out` is cleared first: on success it holds exactly the object's bytes
+    /// (`out.len()` is [`Info::size`]), and on `Ok(None)` (absent; an id of the other hash kind is absent too)
+    /// or an error its contents are unspecified. Its capacity is reused, so one buffer serves a whole batch.
+    ///
+    /// ```
+    /// # let repo = tempfile::tempdir()?;
+    /// # let git = |args: &[&str]| std::process::Command::new("git").arg("-C").arg(repo.path()).args(args).output();
+    /// # git(&["init", "-q"])?;
+    /// # std::fs::write(repo.path().join("hello.txt"), "hello\n")?;
+    /// # git(&["add", "hello.txt"])?;
+    /// use odb_index_gix::{ObjectId, Objects, gix_object::Kind};
+    ///
+    /// let objects = Objects::open(repo.path())?;
+    /// let id: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?; // hello.txt
+    /// let mut buf = b"left over from before".to_vec();
+    /// let info = objects.read(&id, &mut buf)?.expect("present");
+    /// assert_eq!((info.kind, info.size, &buf[..]), (Kind::Blob, 6, &b"hello\n"[..]));
+    /// let absent: ObjectId = "0123456789012345678901234567890123456789".parse()?;
+    /// assert_eq!(objects.read(&absent, &mut buf)?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read(
+        &self,
+        id: &(impl AnyId + ?Sized),
+        out: &mut Vec<u8>,
+    ) -> Result<Option<Info>, Error> {
+        self.info_of(self.answer(id, Want::CONTENTS, out))
+    }
+
+    /// The [`Info`] of an answer with a type and size; `None` for a file that is not a loose object under
+    /// [`IncompleteMode::Miss`] (git's `missing`).
+    pub(crate) fn info_of(
+        &self,
+        answer: Result<Option<Answer>, Error>,
+    ) -> Result<Option<Info>, Error> {
+        match answer {
+            Err(e) if e.is_not_a_loose_object() && self.answers_missing() => Ok(None),
+            found => Ok(found?.map(|a| Info {
+                id: a.id,
+                kind: a.kind.expect("asked for"),
+                size: a.size.expect("asked for"),
+                place: a.place,
+            })),
+        }
     }
 }

@@ -2,11 +2,11 @@
 //! connectivity checks): the ids located together by [`Handle::locate_many`](odb_index::Handle::locate_many)
 //! (their searches interleaved, one change check for the batch's misses), then each header read.
 
-use odb_index::{Location, ObjectId};
+use odb_index::Location;
 
-use super::{Info, Objects};
-use crate::Error;
-use crate::Want;
+use crate::convert::AnyId;
+
+use crate::{Error, Info, Objects, Want};
 
 /// How many ids [`Objects::info_many`] locates in one [`Handle::locate_many`](odb_index::Handle::locate_many) call:
 /// its locations buffer is bounded (6 KiB) whatever the caller's batch, and 256 ids keep the store's interleaved
@@ -21,6 +21,8 @@ impl Objects {
     /// makes one change check for each such group's misses (an object written before the call began is found);
     /// each header is then read from its place (a file found gone is looked for again, as [`Objects::info`]
     /// does). The memory the call holds besides `out` is bounded (the locations of 256 ids).
+    ///
+    /// The ids are any this crate takes ([`AnyId`]: gix's, or the store's from a [`crate::Handle`]).
     ///
     /// Errors: the first error stops the call; `out` then holds the answers of the ids before the one that
     /// failed (`out.len()` minus its length at the call is that id's position).
@@ -40,8 +42,11 @@ impl Objects {
     /// assert!(out[0].is_none());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn info_many(&self, ids: &[ObjectId], out: &mut Vec<Option<Info>>) -> Result<(), Error> {
-        if ids.iter().any(|id| id.kind() != self.hash_kind()) {
+    pub fn info_many<I: AnyId>(&self, ids: &[I], out: &mut Vec<Option<Info>>) -> Result<(), Error> {
+        if ids
+            .iter()
+            .any(|id| id.to_object_id().kind() != self.hash_kind())
+        {
             // `info` answers "absent" for an id of the other hash kind, where the store's lookup errs.
             for id in ids {
                 out.push(self.info(id)?);
@@ -50,10 +55,14 @@ impl Objects {
         }
         self.forget_dead_packs();
         let mut locs = Vec::with_capacity(ids.len().min(LOCATE_CHUNK));
-        for chunk in ids.chunks(LOCATE_CHUNK) {
+        let mut chunk = Vec::with_capacity(ids.len().min(LOCATE_CHUNK));
+        for group in ids.chunks(LOCATE_CHUNK) {
+            // The store's ids (a copy of each: both crates hold an id as its bytes).
+            chunk.clear();
+            chunk.extend(group.iter().map(AnyId::to_object_id));
             locs.clear();
             // The borrow ends here, before anything below can re-enter.
-            let located = self.handle.borrow_mut().locate_many(chunk, &mut locs);
+            let located = self.handle.borrow_mut().locate_many(&chunk, &mut locs);
             for (id, loc) in chunk.iter().zip(&locs) {
                 out.push(match *loc {
                     Some(loc) => self.info_located(id, loc)?,
@@ -66,7 +75,7 @@ impl Objects {
     }
 
     /// [`Objects::info`] for `id`, which the store located at `loc`.
-    fn info_located(&self, id: &ObjectId, loc: Location) -> Result<Option<Info>, Error> {
+    fn info_located(&self, id: &odb_index::ObjectId, loc: Location) -> Result<Option<Info>, Error> {
         self.info_of(self.answer_at(id, loc, Want::HEADER, &mut Vec::new()))
     }
 }

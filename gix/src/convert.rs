@@ -1,8 +1,9 @@
 //! Conversions between odb-index's ids and hash kinds and gix-hash's.
 //!
-//! Both crates store an id as its raw bytes, so a conversion is a copy; the orphan rule forbids `From` impls
-//! between two foreign types, hence these functions, and [`AnyId`], which lets [`Objects`](crate::Objects) take
-//! either crate's id.
+//! This crate's surface speaks gix-hash's id ([`crate::ObjectId`]); the store underneath speaks odb-index's,
+//! converted inside. Both crates store an id as its raw bytes, so a conversion is a copy; the orphan rule forbids
+//! `From` impls between two foreign types, hence these functions, and [`AnyId`], which lets
+//! [`Objects`](crate::Objects) take the store's id too (from a [`Handle`](crate::Handle)'s lookups or iteration).
 //!
 //! ```
 //! use odb_index_gix::convert::{kind_from_gix, kind_to_gix, oid_from_gix, oid_to_gix};
@@ -47,9 +48,9 @@ pub fn kind_from_gix(kind: Kind) -> Option<HashKind> {
     }
 }
 
-/// An object id of either crate: odb-index's [`ObjectId`] or gix-hash's [`gix_hash::ObjectId`](https://docs.rs/gix-hash/0.28/gix_hash/enum.ObjectId.html) /
-/// [`gix_hash::oid`](https://docs.rs/gix-hash/0.28/gix_hash/struct.oid.html). [`Objects`](crate::Objects)'s lookups take `&impl AnyId`, so a client passes whichever it
-/// has.
+/// An id [`Objects`](crate::Objects)'s lookups take (`&impl AnyId`): gix-hash's [`gix_hash::ObjectId`](https://docs.rs/gix-hash/0.28/gix_hash/enum.ObjectId.html) /
+/// [`gix_hash::oid`](https://docs.rs/gix-hash/0.28/gix_hash/struct.oid.html), the crate's own id type, or the store's [`ObjectId`] (what a [`Handle`](crate::Handle) answers).
+/// What [`Objects`](crate::Objects) answers is always gix's.
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use odb_index::idx::PackIndex;
 
-use odb_index::LooseMode;
+use odb_index::{LooseMode, ObjectId};
 
-use crate::{Error, HashKind, ObjectId, Options, Repository, Store};
+use crate::{Error, HashKind, Options, Repository, Store};
 
 /// What `git count-objects -v` prints, counted as git counts (`builtin/count-objects.c`); sizes in bytes (git
 /// prints them divided by 1024, rounded down).

@@ -1,26 +1,49 @@
 use std::path::PathBuf;
 
-/// Why an object could not be read or named: the one error type of this crate. It converts (`From`, so `?`
-/// works) from odb-index's [`odb_index::Error`] and [`odb_index::HexError`] (an id that does not parse) and from
-/// gix's [`gix_error::Error`](https://docs.rs/gix-error/0.5/gix_error/struct.Error.html) (what gix-object's traits on [`Objects`](crate::Objects) and gix-hash's parsing
-/// return). A variant about a file names it.
+/// Why an object could not be read or named: the one error type of this crate. Every inherent method returns it;
+/// it converts (`From`, so `?` works) from odb-index's [`odb_index::Error`] and [`odb_index::HexError`] and from
+/// gix's [`gix_error::Error`](https://docs.rs/gix-error/0.5/gix_error/struct.Error.html) (what gix-hash's parsing and gix-object's traits return). A variant about a file names it.
+///
+/// gix-object's traits on [`Objects`](crate::Objects) (`Find`, `FindHeader`, and so `FindExt`) must return
+/// gix's error: they box this one into it ([`gix_error::Error::from_error`](https://docs.rs/gix-error/0.5/gix_error/struct.Error.html#method.from_error)). A caller gets it back with
+/// gix's [`downcast_any_ref`](https://docs.rs/gix-error/0.5/gix_error/struct.Error.html#method.downcast_any_ref), or, once `?` made it an [`Error::Gix`], with
+/// [`Error::original`] (which [`Error::is_gone`] and the other predicates look through).
 ///
 /// ```
-/// use odb_index_gix::{Error, ObjectId, Objects, gix_hash};
+/// use odb_index_gix::gix_object::{Find, FindExt};
+/// use odb_index_gix::{Error, ObjectId, Objects};
 ///
-/// // One function, three sources of errors, one `?`.
-/// fn same_answer(objects: &Objects, hex: &str) -> Result<bool, Error> {
-///     let ours: ObjectId = hex.parse()?; // odb_index::HexError
-///     let theirs = gix_hash::ObjectId::from_hex(hex.as_bytes())?; // gix_error::Error
-///     Ok(objects.info(&ours)? == objects.info(&theirs)?) // odb_index_gix::Error
+/// // One function, errors from gix-hash, gix-object's traits and this crate, one `?`.
+/// fn blob_len(objects: &Objects, hex: &str) -> Result<usize, Error> {
+///     let id: ObjectId = hex.parse()?; // gix-hash's parse error
+///     let mut buf = Vec::new();
+///     let blob = objects.find_blob(&id, &mut buf)?; // gix-object's trait, this crate's error inside
+///     let header = objects.info(&id)?; // this crate's error
+///     assert_eq!(header.map(|h| h.size), Some(blob.data.len() as u64));
+///     Ok(blob.data.len())
 /// }
 ///
 /// fn main() -> Result<(), Box<dyn std::error::Error>> {
 ///     let repo = tempfile::tempdir()?;
 ///     std::process::Command::new("git").arg("init").arg("-q").arg(repo.path()).status()?;
+///     // A file named like a loose object that is not one.
+///     let hex = "0123456789012345678901234567890123456789";
+///     let fan = repo.path().join(".git/objects/01");
+///     std::fs::create_dir_all(&fan)?;
+///     std::fs::write(fan.join(&hex[2..]), b"not zlib")?;
 ///     let objects = Objects::open(repo.path())?;
-///     assert!(same_answer(&objects, "0123456789012345678901234567890123456789")?);
-///     assert!(matches!(same_answer(&objects, "not hex"), Err(Error::Lookup(_))));
+///
+///     // Through gix-object's trait: gix's error, with this crate's inside.
+///     let id: ObjectId = hex.parse()?;
+///     let theirs = objects.try_find(&id, &mut Vec::new()).unwrap_err();
+///     let ours = theirs.downcast_any_ref::<Error>().expect("the adapter's error, boxed");
+///     assert!(matches!(ours, Error::LooseCorrupt { .. }) && ours.is_not_a_loose_object());
+///
+///     // Through `?`: `Error::Gix`, whose `original` is that same error.
+///     let e = blob_len(&objects, hex).unwrap_err();
+///     assert!(matches!(e, Error::Gix(_)));
+///     assert!(matches!(e.original(), Error::LooseCorrupt { .. }) && e.is_not_a_loose_object());
+///     assert!(matches!(blob_len(&objects, "not hex"), Err(Error::Gix(_))));
 ///     assert!(matches!(objects.lookup_name("abc"), Err(Error::BadName { .. }))); // too short
 ///     Ok(())
 /// }
@@ -102,7 +125,7 @@ pub enum Error {
         /// The name as given.
         name: String,
         /// Every object whose id starts with it, in id order.
-        candidates: Vec<odb_index::ObjectId>,
+        candidates: Vec<gix_hash::ObjectId>,
     },
     /// An error from a gix API (gix-object's `Find`/`FindExt` on [`crate::Objects`], gix-hash's parsing, ...),
     /// so that one error type serves a client of both.
@@ -125,7 +148,7 @@ pub enum Error {
     )]
     KeptMoving {
         /// The object.
-        id: odb_index::ObjectId,
+        id: gix_hash::ObjectId,
         /// The repository's objects directory.
         objects_dir: PathBuf,
         /// How many times it was located again.
@@ -167,7 +190,7 @@ pub enum Error {
     },
 }
 
-fn list(ids: &[odb_index::ObjectId]) -> String {
+fn list(ids: &[gix_hash::ObjectId]) -> String {
     ids.iter()
         .map(|id| id.to_string())
         .collect::<Vec<_>>()
@@ -182,11 +205,20 @@ impl From<odb_index::HexError> for Error {
 }
 
 impl Error {
+    /// This crate's own error that this one is: for an [`Error::Gix`] that carries one (an error of gix-object's
+    /// traits on [`Objects`](crate::Objects), turned into this type by `?`), that error; otherwise `self`.
+    pub fn original(&self) -> &Error {
+        match self {
+            Error::Gix(e) => e.downcast_any_ref::<Error>().unwrap_or(self),
+            _ => self,
+        }
+    }
+
     /// Whether the file this error is about is gone (not found when it was opened, or a pack the store no longer
     /// lists): git moved the object and removed the file since the lookup. [`crate::Objects::place_again`]
     /// says where the object is now.
     pub fn is_gone(&self) -> bool {
-        match self {
+        match self.original() {
             // (A dangling symbolic link is "not found" too: looked up again, it is found where it was, and its
             // second read fails the same way: a file that is not an object, as git has it.)
             Error::Io { source, .. } | Error::LooseUnreadable { source, .. } => {
@@ -202,7 +234,10 @@ impl Error {
     /// then reads another copy if the repository has one (`mark_bad_packed_object`), and so does
     /// [`crate::Objects::answer_at`].
     pub fn is_corrupt(&self) -> bool {
-        matches!(self, Error::PackEntry { .. } | Error::PackOpen { .. })
+        matches!(
+            self.original(),
+            Error::PackEntry { .. } | Error::PackOpen { .. }
+        )
     }
 
     /// Whether this is a file named like a loose object that is not one ([`Error::LooseUnreadable`],
@@ -211,7 +246,7 @@ impl Error {
     /// [`odb_index::IncompleteMode::Miss`], and reports the file in [`odb_index::Store::problems`].
     pub fn is_not_a_loose_object(&self) -> bool {
         matches!(
-            self,
+            self.original(),
             Error::LooseUnreadable { .. } | Error::LooseCorrupt { .. }
         )
     }

@@ -7,7 +7,7 @@
 //! [`Exists`](https://docs.rs/gix-object/0.66/gix_object/trait.Exists.html), so gix's algorithms that take a `Find` run on odb-index.
 //!
 //! ```
-//! use odb_index_gix::{Objects, gix_hash, gix_object::Kind};
+//! use odb_index_gix::{ObjectId, Objects, gix_object::Kind};
 //! use std::process::Command;
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,9 +25,10 @@
 //!     assert_eq!(info.id.to_string(), "ce013625030ba8dba906f756967f9e9ca394464a");
 //!     assert_eq!((info.kind, info.size), (Kind::Blob, 6));
 //!     assert_eq!(data, b"hello\n");
-//!     // By id, odb-index's or gix's.
-//!     let gix_id = gix_hash::ObjectId::from_hex(b"ce013625030ba8dba906f756967f9e9ca394464a")?;
-//!     assert_eq!(objects.read(&gix_id, &mut data)?, Some(info));
+//!     // By id: gix's, as every id this crate takes and answers.
+//!     let id: ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
+//!     assert_eq!(info.id, id);
+//!     assert_eq!(objects.read(&id, &mut data)?, Some(info));
 //!     Ok(())
 //! }
 //! ```
@@ -40,16 +41,22 @@
 //!   [`Objects`] is one thread's; [`Clone`] it for another thread (the clones share the store and its opened
 //!   packs).
 //! - One object: [`Objects::read_by_name`] (hex, full or abbreviated, by git's rules: [`Objects::lookup_name`]),
-//!   [`Objects::read`] by id (odb-index's [`ObjectId`] or gix's: [`convert::AnyId`]), or, headers only,
-//!   [`Objects::info`]. The buffer is cleared first and holds exactly the object.
-//! - Errors are this crate's one [`Error`], with `From` for odb-index's and gix's, so `?` serves both.
+//!   [`Objects::read`] by id, or, headers only, [`Objects::info`]. The buffer is cleared first and holds exactly
+//!   the object.
+//! - One id type: gix's [`ObjectId`] (re-exported from gix-hash), taken as `&ObjectId` or `&gix_hash::oid` and
+//!   answered ([`Info::id`], [`Answer::id`], [`Objects::lookup_name`], ...), so gix code passes what it holds.
+//!   The lookups also take the store's id ([`convert::AnyId`]), for a caller holding ids from a [`Handle`].
+//! - One error type: this crate's [`Error`], returned by every inherent method, with `From` for odb-index's and
+//!   gix's, so `?` serves both; gix-object's traits box it into gix's error, and [`Error`] says how to get it
+//!   back.
 //! - From a lookup to bytes: [`Objects::place`] turns the store's [`Location`] into a [`Place`] (the `.pack`
 //!   path and offset, or the loose file's path); [`Objects::header_at`] and [`Objects::read_at`] read what is
 //!   there.
 //! - Iteration, counts and the rest of the store's API: [`Objects::handle`] (a new handle, the caller's own).
 //!
-//! The store's types a client needs are re-exported ([`ObjectId`], [`Store`], [`Options`], ...), and so are
-//! the gix crates whose traits [`Objects`] implements ([`gix_object`](https://docs.rs/gix-object/0.66/gix_object/), [`gix_hash`](https://docs.rs/gix-hash/0.28/gix_hash/)), so a client needs no
+//! The store's types a client needs are re-exported ([`Store`], [`Options`], [`Location`], ...; the store's
+//! own API, [`Handle`]'s, speaks odb-index's id: [`odb_index::ObjectId`], reached through the re-exported
+//! [`odb_index`]), and so are the gix crates whose traits [`Objects`] implements ([`gix_object`](https://docs.rs/gix-object/0.66/gix_object/), [`gix_hash`](https://docs.rs/gix-hash/0.28/gix_hash/)), so a client needs no
 //! second dependency.
 #![warn(missing_docs)]
 // The modelled facade is the library's (its protocol runs under loom): the adapter's caches use std's locks;
@@ -57,14 +64,21 @@
 #![allow(clippy::disallowed_types)]
 
 mod answer;
+mod batch;
 pub mod convert;
 mod count;
+mod discover;
 mod error;
+mod find;
 mod list;
 mod loose;
+mod name;
 pub mod names;
 mod objects;
+mod pack;
+mod place;
 mod prefix;
+mod read;
 mod repository;
 mod rev;
 
@@ -91,12 +105,19 @@ pub mod fuzzing {
 pub use answer::{Answer, MAX_MOVES, Want};
 pub use count::Counts;
 pub use error::Error;
+/// The object id of this crate's surface: gix-hash's, what gix code holds (its borrowed form is
+/// [`gix_hash::oid`](https://docs.rs/gix-hash/0.28/gix_hash/struct.oid.html)).
+pub use gix_hash::ObjectId;
 pub use names::Refs;
-pub use objects::{Info, Objects, Place};
+pub use objects::Objects;
+/// The store this crate reads through, for its own API ([`Handle`]'s lookups take [`odb_index::ObjectId`]).
+pub use odb_index;
 /// The store's types a client of [`Objects`] needs (no second dependency on `odb-index` for them).
 pub use odb_index::{
-    Handle, HashKind, IncompleteMode, Location, ObjectId, Options, PackId, PrefixLookup, Store,
+    Handle, HashKind, IncompleteMode, Location, Options, PackId, PrefixLookup, Store,
 };
+pub use place::Place;
+pub use read::Info;
 pub use repository::Repository;
 /// The gix crates whose traits and types [`Objects`] implements and returns, at the versions it was built with
 /// (a client naming `gix_object::Find` through another version of gix-object would find it not implemented).

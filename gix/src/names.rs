@@ -15,20 +15,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use gix_error::ErrorExt;
-use gix_hash::ObjectId as GixId;
+use gix_hash::ObjectId;
 use gix_object::Kind;
 use gix_object::bstr::{BStr, ByteSlice};
 use gix_ref::file::ReferenceExt;
 use gix_revision::spec::parse::delegate::{self, PeelTo, Traversal};
 
-use crate::convert::{kind_to_gix, oid_to_gix};
+use crate::convert::kind_to_gix;
 use crate::{Error, Objects};
 
 /// A commit's tree and parents.
 #[derive(Clone)]
 struct Commit {
-    tree: GixId,
-    parents: Vec<GixId>,
+    tree: ObjectId,
+    parents: Vec<ObjectId>,
 }
 
 /// The most commits whose tree and parents [`Refs`] keeps (then it starts again): `rev~N` walks N commits, and names
@@ -47,7 +47,7 @@ pub struct Refs {
     /// The `reftable` directory, if the refs are in that format (not read here).
     reftable: Option<PathBuf>,
     /// The trees and parents of the commits walked so far (shared by clones and threads).
-    commits: Arc<Mutex<gix_hashtable::HashMap<GixId, Commit>>>,
+    commits: Arc<Mutex<gix_hashtable::HashMap<ObjectId, Commit>>>,
 }
 
 // One `Refs` serves several threads (gix-parallel's `parallel` feature, see Cargo.toml).
@@ -91,13 +91,13 @@ impl Refs {
     /// finds it, with object ids of `kind` (a front end that has opened the objects already, as the
     /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path`.
     pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
-        let dirs = crate::repository::Dirs::discover(path)?;
+        let dirs = crate::discover::Dirs::discover(path)?;
         Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
     }
 
     /// The object the ref `name` names by git's rules (`<name>`, `refs/<name>`, `refs/tags/<name>`, ...;
     /// symbolic refs followed, tags not peeled), or `None`; nothing else of [`Refs::resolve`]'s syntax.
-    pub fn resolve_ref(&self, objects: &Objects, name: &str) -> Result<Option<GixId>, Error> {
+    pub fn resolve_ref(&self, objects: &Objects, name: &str) -> Result<Option<ObjectId>, Error> {
         if let Some(path) = &self.reftable {
             return Err(Error::Reftable { path: path.clone() });
         }
@@ -143,7 +143,7 @@ impl Refs {
     ///     Ok(())
     /// }
     /// ```
-    pub fn resolve(&self, objects: &Objects, name: &str) -> Result<Option<GixId>, Error> {
+    pub fn resolve(&self, objects: &Objects, name: &str) -> Result<Option<ObjectId>, Error> {
         if let Some(path) = &self.reftable {
             return Err(Error::Reftable { path: path.clone() });
         }
@@ -172,7 +172,7 @@ struct Resolver<'a> {
     refs: &'a Refs,
     objects: &'a Objects,
     name: &'a str,
-    current: Option<GixId>,
+    current: Option<ObjectId>,
     outcome: Option<Result<(), Error>>,
     buf: Vec<u8>,
 }
@@ -201,7 +201,7 @@ impl Resolver<'_> {
     }
 
     /// Continue from `id`, or stop if there is none.
-    fn set(&mut self, id: Option<GixId>) -> Step {
+    fn set(&mut self, id: Option<ObjectId>) -> Step {
         match id {
             Some(id) => {
                 self.current = Some(id);
@@ -212,12 +212,12 @@ impl Resolver<'_> {
     }
 
     /// Read `id` into `self.buf`: its kind, or `None` if absent.
-    fn read(&mut self, id: &GixId) -> Result<Option<Kind>, Error> {
+    fn read(&mut self, id: &ObjectId) -> Result<Option<Kind>, Error> {
         Ok(self.objects.read(id, &mut self.buf)?.map(|info| info.kind))
     }
 
     /// The object the ref `name` (by git's rules) points to, symbolic refs followed; `None` if there is none.
-    fn find_ref(&self, name: &BStr) -> Result<Option<GixId>, Error> {
+    fn find_ref(&self, name: &BStr) -> Result<Option<ObjectId>, Error> {
         let store = &self.refs.store;
         let refs_error = |source| Error::Refs {
             path: store.git_dir().to_owned(),
@@ -242,7 +242,7 @@ impl Resolver<'_> {
     }
 
     /// Peel the current object until it is of `kind` (tags to their targets, a commit to its tree).
-    fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<GixId>, Error> {
+    fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<ObjectId>, Error> {
         let hash = self.objects.hash_kind();
         let Some(mut id) = self.current else {
             return Ok(None);
@@ -274,7 +274,7 @@ impl Resolver<'_> {
     }
 
     /// The entry at `path` in the tree the current object peels to.
-    fn path(&mut self, path: &BStr) -> Result<Option<GixId>, Error> {
+    fn path(&mut self, path: &BStr) -> Result<Option<ObjectId>, Error> {
         let hash = kind_to_gix(self.objects.hash_kind());
         let Some(mut id) = self.peel_to(Some(Kind::Tree))? else {
             return Ok(None);
@@ -295,7 +295,7 @@ impl Resolver<'_> {
     }
 
     /// The `n`th parent (1-based) of the current commit (peeled), or `None`.
-    fn parent(&mut self, n: usize) -> Result<Option<GixId>, Error> {
+    fn parent(&mut self, n: usize) -> Result<Option<ObjectId>, Error> {
         let nth = |c: &Commit| c.parents.get(n.wrapping_sub(1)).copied();
         if let Some(id) = self.current
             && let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id)
@@ -338,7 +338,7 @@ impl Resolver<'_> {
 
 impl Resolver<'_> {
     /// The `n`th first-parent ancestor of the current commit (peeled; `0`: the commit itself), or `None`.
-    fn ancestor(&mut self, n: usize) -> Result<Option<GixId>, Error> {
+    fn ancestor(&mut self, n: usize) -> Result<Option<ObjectId>, Error> {
         let mut id = self.peel_to(Some(Kind::Commit))?;
         for _ in 0..n {
             if id.is_none() {
@@ -374,7 +374,7 @@ impl delegate::Revision for Resolver<'_> {
             }
         }
         match self.objects.lookup_name(&hex) {
-            Ok(Some(id)) => self.set(Some(oid_to_gix(&id))),
+            Ok(Some(id)) => self.set(Some(id)),
             Err(e @ Error::AmbiguousName { .. }) => self.fail(e),
             // No such object, or not a name of ours (another hash's length): gix-revision tries the name as a
             // ref next (`git describe` output, a ref spelled in hex).

@@ -3,11 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::discover::Dirs;
 use crate::names::Refs;
 use crate::{Error, HashKind, Info, Objects, Options, Store};
-
-/// The most bytes read from a `commondir` file (git's limit for such path files is `4 * PATH_MAX`).
-const MAX_PATH_FILE_LEN: u64 = 4 * 4096;
 
 /// A git repository found by git's discovery (gix-discover): its directories, its objects and its refs.
 ///
@@ -115,7 +113,7 @@ impl Repository {
 
     /// The object `name` names, as git reads it ([`Refs::resolve`]: `HEAD~2`, `main:src/lib.rs`, `v1.0^{}`,
     /// an abbreviated id, ...); `Ok(None)` where git finds nothing.
-    pub fn resolve(&self, name: &str) -> Result<Option<gix_hash::ObjectId>, Error> {
+    pub fn resolve(&self, name: &str) -> Result<Option<crate::ObjectId>, Error> {
         self.refs.resolve(&self.objects, name)
     }
 
@@ -127,58 +125,4 @@ impl Repository {
             None => Ok(None),
         }
     }
-}
-
-/// A repository's directories, as gix-discover finds them (canonical).
-pub(crate) struct Dirs {
-    pub(crate) git_dir: PathBuf,
-    pub(crate) common_dir: PathBuf,
-    pub(crate) work_tree: Option<PathBuf>,
-}
-
-impl Dirs {
-    /// The directories of the repository at or above `path`.
-    pub(crate) fn discover(path: &Path) -> Result<Dirs, Error> {
-        let not_a_repo = |source| Error::NotARepository {
-            path: path.to_owned(),
-            source,
-        };
-        let (found, _trust) = gix_discover::upwards(path).map_err(not_a_repo)?;
-        let (git_dir, work_tree) = found.into_repository_and_work_tree_directories();
-        let canonical = |p: &Path| {
-            p.canonicalize().map_err(|source| Error::Io {
-                path: p.to_owned(),
-                source,
-            })
-        };
-        let git_dir = canonical(&git_dir)?;
-        let work_tree = work_tree.as_deref().map(canonical).transpose()?;
-        let common_dir = match common_dir_of(&git_dir)? {
-            Some(dir) => canonical(&dir)?,
-            None => git_dir.clone(),
-        };
-        Ok(Dirs {
-            git_dir,
-            common_dir,
-            work_tree,
-        })
-    }
-}
-
-/// The common directory a linked worktree's git directory names in its `commondir` file (relative to it), or
-/// `None` when it has none.
-fn common_dir_of(git_dir: &Path) -> Result<Option<PathBuf>, Error> {
-    let file = git_dir.join("commondir");
-    let data = match odb_index::data::read_bounded(&file, MAX_PATH_FILE_LEN) {
-        Ok(data) => data,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(Error::Io { path: file, source }),
-    };
-    let text = String::from_utf8_lossy(&data);
-    let text = text.trim_end_matches(['\n', '\r']);
-    if text.is_empty() {
-        let source = std::io::Error::new(std::io::ErrorKind::InvalidData, "empty commondir file");
-        return Err(Error::Io { path: file, source });
-    }
-    Ok(Some(git_dir.join(text)))
 }

@@ -91,7 +91,7 @@ fn locations_of_an_iteration_answer_as_git_after_the_packs_are_replaced() {
     objects
         .handle()
         .for_each_object(|id, loc| {
-            listed.push((*id, loc));
+            listed.push((odb_index_gix::convert::oid_to_gix(id), loc));
             ControlFlow::Continue(())
         })
         .unwrap();

@@ -240,6 +240,25 @@ pub fn pack_files(objects: &Path, ext: &str) -> Vec<PathBuf> {
     v
 }
 
+/// Rename the `.idx` and `.pack` (and drop the `.rev`) of the pack whose index is `idx` to `<prefix><stem>.*`
+/// (`prefix` any bytes: git reads a pack whose name is not UTF-8); returns the new `.idx` path.
+pub fn rename_pack(idx: &Path, prefix: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = idx.parent().expect("a pack directory");
+    let stem = idx.file_stem().expect("a file name").as_bytes();
+    let name = |ext: &str| {
+        let mut n = prefix.to_vec();
+        n.extend_from_slice(stem);
+        n.extend_from_slice(ext.as_bytes());
+        dir.join(std::ffi::OsStr::from_bytes(&n))
+    };
+    for ext in [".idx", ".pack"] {
+        std::fs::rename(idx.with_extension(&ext[1..]), name(ext)).expect("rename the pack's files");
+    }
+    let _ = std::fs::remove_file(idx.with_extension("rev"));
+    name(".idx")
+}
+
 /// Deterministic pseudo-random ids that are (with overwhelming probability) absent from any repository.
 pub fn absent_ids(n: usize, hex_len: usize, seed: u64) -> Vec<String> {
     let mut x = seed ^ 0x9E37_79B9_7F4A_7C15;

@@ -3,11 +3,13 @@
 //! (`pack-\xff<hash>.idx`) and the `.tmp-<pid>-pack-<hash>.idx` that `repack` leaves while writing. Lookups,
 //! `--batch-all-objects` and `verify` answer from them as git does, each compared with `git cat-file` itself.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use odb_index_testkit::{all_objects, fast_import_blobs, idx_files, init_repo, show_index};
+use odb_index_testkit::{
+    all_objects, fast_import_blobs, idx_files, init_repo, rename_pack, show_index,
+};
 
 use super::as_git::git_run;
 use super::odb;
@@ -19,24 +21,6 @@ fn two_packs(n: usize) -> tempfile::TempDir {
     fast_import_blobs(repo.path(), n, 2, "b");
     assert_eq!(idx_files(&repo.path().join("objects")).len(), 2);
     repo
-}
-
-/// Rename the `.idx` and `.pack` (and drop the `.rev`) of the pack whose index is `idx` to `<prefix><stem>.*`;
-/// returns the new `.idx` path.
-fn rename_pack(idx: &Path, prefix: &[u8]) -> PathBuf {
-    let dir = idx.parent().unwrap();
-    let stem = idx.file_stem().unwrap().as_bytes();
-    let name = |ext: &str| {
-        let mut n = prefix.to_vec();
-        n.extend_from_slice(stem);
-        n.extend_from_slice(ext.as_bytes());
-        dir.join(OsString::from(OsStr::from_bytes(&n)))
-    };
-    for ext in [".idx", ".pack"] {
-        std::fs::rename(idx.with_extension(&ext[1..]), name(ext)).unwrap();
-    }
-    let _ = std::fs::remove_file(idx.with_extension("rev"));
-    name(".idx")
 }
 
 /// `odb-index <args...>` on `input`: (stdout, stderr, exit code).
