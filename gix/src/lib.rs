@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod answer;
+mod base_kinds;
 pub mod convert;
 mod count;
 mod error;
