@@ -273,6 +273,21 @@ fn read_all(file: &File, len: u64, limit: u64) -> io::Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Read the `len` bytes `file` held when its metadata was read: one `read` call for a regular file, without
+/// the probe past the end that `read_to_end` makes (a layer of a 1 000-layer chain costs one system call less).
+/// What is read is the file as its metadata (its stamp) described it: a file that grew since is read up to
+/// `len`, one that shrank is read short; either way the format's own checks (its trailing checksum, its
+/// lengths) judge the bytes, as they would if the change had come a moment earlier.
+fn read_len(file: &File, len: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let cap = usize::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file length overflows usize"))?;
+    let mut v = Vec::with_capacity(cap);
+    // `Take` answers the probe after the last byte itself (no system call).
+    file.take(len).read_to_end(&mut v)?;
+    Ok(v)
+}
+
 /// Read the regular file `path` whole, if it holds at most `limit` bytes (for `config`, `info/alternates`,
 /// `commondir` and `.git` files). Opened with [`open_regular`]; a longer file is an error carrying
 /// [`FileProblem::TooLarge`] (a file that grows while it is read is cut at `limit + 1` bytes, never read on).
@@ -433,7 +448,7 @@ impl Data {
             }
             LoadMode::Read => {
                 check_not_sparse(md)?;
-                Ok(Data::Vec(read_all(file, len, u64::MAX)?))
+                Ok(Data::Vec(read_len(file, len)?))
             }
         }
     }

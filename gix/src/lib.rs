@@ -64,6 +64,7 @@
 #![allow(clippy::disallowed_types)]
 
 mod answer;
+mod base_kinds;
 mod batch;
 pub mod convert;
 mod count;

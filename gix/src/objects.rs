@@ -186,9 +186,20 @@ pub(crate) struct Pack {
     pub(crate) kind: HashKind,
     pub(crate) data: OnceLock<gix_pack::data::File<odb_index::data::Data>>,
     pub(crate) rev: OnceLock<Arc<RevIndex>>,
+    /// The kinds of delta chains' bases met in this pack (`Objects::delta_header`, `read.rs`).
+    pub(crate) base_kinds: OnceLock<crate::base_kinds::BaseKinds>,
 }
 
 impl Pack {
+    /// The remembered chain base kinds of this pack (made the first time a delta's header is read).
+    pub(crate) fn base_kinds(
+        &self,
+        data: &gix_pack::data::File<odb_index::data::Data>,
+    ) -> &crate::base_kinds::BaseKinds {
+        self.base_kinds
+            .get_or_init(|| crate::base_kinds::BaseKinds::for_objects(data.num_objects()))
+    }
+
     /// gix-pack's view of the `.pack` file, mapped on first use through [`odb_index::data::Data::open`] (a
     /// regular file only, opened without blocking).
     pub(crate) fn data(&self) -> Result<&gix_pack::data::File<odb_index::data::Data>, Error> {

@@ -24,6 +24,7 @@ impl Objects {
             kind: self.kind,
             data: OnceLock::new(),
             rev: OnceLock::new(),
+            base_kinds: OnceLock::new(),
         });
         self.packs.borrow_mut().insert(id, Arc::clone(&pack));
         Ok(pack)

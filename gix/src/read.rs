@@ -112,14 +112,30 @@ impl Objects {
         let bytes = prefix::first_bytes(input)?;
         let (_base_size, used) = delta_size(&bytes)?;
         let (size, _) = delta_size(&bytes[used..])?;
+        // The chain's base kind, from the entries this walk goes through: the first one a walk before has
+        // recorded ends it; the kind found is recorded for the first `WALKED` of them.
+        let kinds = p.base_kinds(data);
+        let mut walked = [0u64; WALKED];
+        let mut n = 0;
         let mut e = entry.clone();
         for _ in 0..MAX_CHAIN {
+            if let Some(kind) = kinds.get(e.pack_offset()) {
+                return Some((remember(kinds, &walked[..n], kind), size));
+            }
+            if n < WALKED {
+                walked[n] = e.pack_offset();
+                n += 1;
+            }
             e = match e.header {
-                EntryHeader::OfsDelta { base_distance } => data
-                    .entry(e.checked_base_pack_offset(base_distance)?)
-                    .ok()?,
+                EntryHeader::OfsDelta { base_distance } => {
+                    let base = e.checked_base_pack_offset(base_distance)?;
+                    if let Some(kind) = kinds.get(base) {
+                        return Some((remember(kinds, &walked[..n], kind), size));
+                    }
+                    data.entry(base).ok()?
+                }
                 EntryHeader::RefDelta { base_id } => self.base_in(p, &base_id).ok()??,
-                whole => return Some((whole.as_kind()?, size)),
+                whole => return Some((remember(kinds, &walked[..n], whole.as_kind()?), size)),
             };
         }
         None
@@ -220,6 +236,18 @@ impl Objects {
 /// How many delta links [`Objects::delta_header`] follows before it leaves the chain to gix-pack (git writes
 /// chains of at most 4 095).
 const MAX_CHAIN: usize = 10_000;
+
+/// The entries of a chain walk whose base kind [`Objects::delta_header`] records (the nearest to the object
+/// read: those the next reads of the same history meet first).
+const WALKED: usize = 32;
+
+/// Record `kind` as the chain base kind of the entries at `offsets`; returns it.
+fn remember(kinds: &crate::base_kinds::BaseKinds, offsets: &[u64], kind: Kind) -> Kind {
+    for &o in offsets {
+        kinds.put(o, kind);
+    }
+    kind
+}
 
 /// A size varint of a delta's header and how many bytes it took, as gix-pack's `delta::decode_header_size`
 /// reads it (`None` where that errs: more than 64 bits, or cut short).
