@@ -13,19 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 report=${1:-}
 
-# Known, to be cut by their owners (issue 41): each line leaves, with its file, once that file is cut.
-known='loom-tests/main.rs
-loom-tests/gix_odb_087.rs
-gix/src/objects.rs'
-
 status=0
 while IFS= read -r f; do
     n=$(wc -l <"$f")
     [ "$n" -gt 600 ] || continue
     if head -5 "$f" | grep -qE '^\s*//[!/]?\s*Over 600 lines:'; then
         [[ $report == --report ]] && echo "ok $f $n lines (reason given)"
-    elif grep -qxF "$f" <<<"$known"; then
-        echo "known $f $n lines (no reason yet; listed in .ci/layout.sh)"
     else
         echo "file $f $n lines, no reason at its top" >&2
         status=1
@@ -33,7 +26,7 @@ while IFS= read -r f; do
 done < <(find . \( -name target -o -name .git \) -prune -o -name '*.rs' -print | sed 's|^\./||' | sort)
 [[ $report == --report ]] && exit 0
 if [[ $status == 0 ]]; then
-    echo "layout: no file of the workspace over 600 lines without a reason at its top (but the known ones above)"
+    echo "layout: no file of the workspace over 600 lines without a reason at its top"
 else
     echo "layout: the files above are over 600 lines: split them (by topic), or give a one-line reason at the top" >&2
 fi

@@ -144,17 +144,6 @@ PERL
 
 [[ $verbose == --verbose ]] && sed 's/^top /module: /; s/^store /src\/store\/: /' "$edges_file"
 
-# Known, to be cut by the adapter's own work (issues 38, 41): each pair leaves this list once it is cut. Their
-# edges are left out of the checks below (and printed).
-known_pairs='gix/src/answer gix/src/objects
-gix/src/names gix/src/repository'
-while read -r a b; do
-    if grep -q "^top $a $b$" "$edges_file" || grep -q "^top $b $a$" "$edges_file"; then
-        echo "module-deps: known pair (listed in .ci/module-deps.sh): $a <-> $b"
-    fi
-    grep -v -e "^top $a $b$" -e "^top $b $a$" "$edges_file" >"$edges_file.k" || true
-    mv "$edges_file.k" "$edges_file"
-done <<<"$known_pairs"
 
 status=0
 for level in top store; do

@@ -1,3 +1,4 @@
+// Over 600 lines: one upstream function (gix-odb 0.87 load_index) modelled with its four patched variants side by side, line for line.
 //! gix-odb 0.87.0's lazy index loading, as it is and as patched by the pull requests in `docs/upstream/[123]-*/`
 //! (each prefix of the three patches is a [`Variant`]), modelled for loom from a reading of its source (no code
 //! copied). Line numbers are those of `gix-odb-0.87.0/src/store_impls/dynamic/load_index.rs` unless another file

@@ -225,8 +225,7 @@ impl MultiPackIndex {
         }
     }
 
-    /// The names of the packs' `.idx` files (as git stores them, `pack-<hash>.idx`), indexed by pack int id: file
-    /// names, not necessarily UTF-8 (on Unix, the bytes of `PNAM` as they are).
+    /// The packs' `.idx` file names by pack int id (git's `pack-<hash>.idx`; `PNAM`'s bytes, maybe not UTF-8).
     pub fn pack_names(&self) -> &[OsString] {
         &self.chunks.pack_names
     }
