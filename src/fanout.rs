@@ -71,8 +71,8 @@ pub fn check_bucket(ids: Ids<'_>, first: u8, start: usize, end: usize) -> Result
 
 /// [`check_bucket`]'s answer without the position, on the path of a file in order: the ids' 8-byte heads strictly
 /// increasing and the first and last of the bucket's byte put every id in the bucket. The heads are compared
-/// branch-free ([`heads`]); only a file with two equal heads in the bucket (or one out of order) compares whole
-/// ids ([`increasing_exact`]).
+/// branch-free (`heads`); only a file with two equal heads in the bucket (or one out of order) compares whole
+/// ids (`increasing_exact`).
 pub fn in_order(ids: Ids<'_>, first: u8, start: usize, end: usize) -> bool {
     let (stride, len) = (ids.stride, ids.len);
     if start < end {
