@@ -4,7 +4,7 @@
 # sanitized std (`-Zbuild-std`, nightly, rust-src) into target/tsan, then
 #   - the concurrent integration tests: store::{cold_start_races_find_everything_and_load_each_index_once,
 #     racing_misses_load_everything_once_and_report_none, refresh_under_load_never_loses_objects_present_throughout,
-#     repack_and_gc_underneath_lookups_give_no_false_miss}, repo::loose_cache_from_many_threads, and the
+#     repack_and_gc_underneath_lookups_give_no_false_miss}, repo::loose::loose_cache_from_many_threads, and the
 #     maintenance stress tests (stress::lookups_survive_repack_gc_midx_push_and_prune,
 #     stress::prefixes::prefixes_and_iteration_survive_repack_gc_midx_push_and_prune,
 #     stress::handles_come_and_go_without_accumulating_resources) for ODB_STRESS_SECS (default 3) seconds each;
@@ -46,7 +46,7 @@ integration=(store::cold_start_races_find_everything_and_load_each_index_once
     store::racing_misses_load_everything_once_and_report_none
     store::refresh_under_load_never_loses_objects_present_throughout
     store::repack_and_gc_underneath_lookups_give_no_false_miss
-    repo::loose_cache_from_many_threads
+    repo::loose::loose_cache_from_many_threads
     stress::lookups_survive_repack_gc_midx_push_and_prune
     stress::prefixes::prefixes_and_iteration_survive_repack_gc_midx_push_and_prune
     stress::handles_come_and_go_without_accumulating_resources)
@@ -56,7 +56,10 @@ if [ "${1:-}" != "--mutant" ]; then
     (cd "$root" && "$lib_bin" protocol::tests:: loose::tests::threads_race_first_listings_and_see_refreshes store:: \
         --skip protocol::tests::the_spin_before_parking_makes_no_sched_yield)
     for t in "${integration[@]}"; do
-        (cd "$root" && "$int_bin" --exact "$t")
+        # A name that matches no test would pass silently (a test renamed or moved): each must run one test.
+        out=$(cd "$root" && "$int_bin" --exact "$t" 2>&1) || { echo "$out" >&2; exit 1; }
+        echo "$out"
+        grep -qx 'running 1 test' <<<"$out" || { echo "tsan: $t ran no test (renamed or moved? update the list)" >&2; exit 1; }
     done
     echo "tsan: no data race reported"
     exit 0

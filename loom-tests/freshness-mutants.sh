@@ -44,7 +44,7 @@ slow-check-before-loose-step ~~ src/store/handle.rs ~~ lib:store::relist_tests::
 covered-pack-unbounded ~~ src/store/load.rs ~~ int:chain::a_covered_packs_length_is_read_when_a_location_needs_it ~~ AtomicU64::new(if unread.is_some() { 0 } else { b }) ~~ AtomicU64::new(if unread.is_some() { u64::MAX } else { b })
 covered-fifo-not-stated ~~ src/store/scan.rs ~~ lib:store::scan::tests::packs_a_multi_pack_index_lists_are_not_stated ~~ by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) ~~ by.filter(|_| regular_packs.contains(&pack_name))
 covered-id-by-path ~~ src/dir.rs ~~ lib:store::listing::tests::a_covered_pack_keeps_its_id_until_a_file_is_renamed_over_it ~~             ino,\n            dev: u64::MAX, ~~             ino: 0 * ino,\n            dev: u64::MAX,
-covered-id-without-its-midx ~~ src/dir.rs ~~ int:covered::a_covered_pack_recreated_under_its_name_with_its_inode_gets_a_new_id ~~             size: covered_by, ~~             size: 0 * covered_by,
+covered-id-without-its-midx ~~ src/dir.rs ~~ int:covered::changed::a_covered_pack_recreated_under_its_name_with_its_inode_gets_a_new_id ~~             size: covered_by, ~~             size: 0 * covered_by,
 LIST
 )
 
