@@ -74,16 +74,7 @@ fn a_pack_renamed_away_after_it_was_read_is_still_read_as_git_reads_it() {
     let x = show_index(&idx, "sha1")[0].0.clone();
     let y = show_index(&idx, "sha1")[1].0.clone();
     let absent = absent_ids(1, 40, 7).remove(0);
-    let mut git = {
-        let mut c = git_cmd(r);
-        c.args(["cat-file", "--batch-check"]);
-        Batch::new(c)
-    };
-    let mut odb = {
-        let mut c = Command::new(super::BIN);
-        c.arg("batch-check").arg(r);
-        Batch::new(c)
-    };
+    let (mut git, mut odb) = both_batches(r);
     let first = git.ask(&x);
     assert!(
         first.starts_with(&x) && !first.contains("missing"),
@@ -116,16 +107,7 @@ fn a_pack_away_for_many_listings_is_still_read_as_git_reads_it() {
     fast_import_blobs(r, 10, 2, "b");
     let x = show_index(&idx, "sha1")[0].0.clone();
     let absent = absent_ids(20, 40, 9);
-    let mut git = {
-        let mut c = git_cmd(r);
-        c.args(["cat-file", "--batch-check"]);
-        Batch::new(c)
-    };
-    let mut odb = {
-        let mut c = Command::new(super::BIN);
-        c.arg("batch-check").arg(r);
-        Batch::new(c)
-    };
+    let (mut git, mut odb) = both_batches(r);
     let first = git.ask(&x);
     assert!(!first.contains("missing"), "{first}");
     assert_eq!(odb.ask(&x), first);
@@ -138,4 +120,14 @@ fn a_pack_away_for_many_listings_is_still_read_as_git_reads_it() {
     let want = git.ask(&x);
     assert!(!want.contains("missing"), "{want}");
     assert_eq!(odb.ask(&x), want, "{x}, after 20 listings without its pack");
+}
+
+/// `git cat-file --batch-check` and the command's `batch-check` on `r`, each a running process answering line by
+/// line.
+fn both_batches(r: &Path) -> (Batch, Batch) {
+    let mut git = git_cmd(r);
+    git.args(["cat-file", "--batch-check"]);
+    let mut odb = Command::new(super::BIN);
+    odb.arg("batch-check").arg(r);
+    (Batch::new(git), Batch::new(odb))
 }
