@@ -4,6 +4,8 @@
 # reason at its top (a comment line starting `Over 600 lines:` among its first 5 lines). A test file is usually
 # better split by topic than given a reason.
 #
+# And no `#[path]` attribute anywhere in the workspace.
+#
 # The rest of the layout rules are clippy's (.clippy.toml, `cargo clippy` in .ci/run): no function over 80 lines
 # outside tests (`too_many_lines`, enabled in the workspace's [lints]), no `too_many_arguments` allowance in the
 # library (`#![forbid(clippy::too_many_arguments)]` in src/lib.rs).
@@ -29,5 +31,15 @@ if [[ $status == 0 ]]; then
     echo "layout: no file of the workspace over 600 lines without a reason at its top"
 else
     echo "layout: the files above are over 600 lines: split them (by topic), or give a one-line reason at the top" >&2
+fi
+
+# No `#[path]` (issue 41): a module is the file its name says, and tests and models are targets of their own
+# that reach internals through `odb_index::testing` (clippy has no lint for it).
+if paths=$(find . \( -name target -o -name .git \) -prune -o -name '*.rs' -print0 | xargs -0 grep -nE '^\s*#\[path\s*=' ); then
+    echo "$paths" >&2
+    echo "layout: a #[path] attribute above: declare the module where its file is" >&2
+    status=1
+else
+    echo "layout: no #[path] attribute in the workspace"
 fi
 exit $status

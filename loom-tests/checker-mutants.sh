@@ -4,9 +4,9 @@
 # filter (src/store/filter.rs) and the CI checks themselves (clippy's rules of .clippy.toml, the layout's file
 # sizes, the public-API lists): each `sh:` row plants one violation. Each row is one literal edit (`anchor ~~
 # replacement`, `\n` for a newline, as in mutants.sh) with the check that must catch it:
-#   loom:NAME   a loom model (the library's unit tests built with `--cfg loom`, target/loom-weaken)
-#   lib:NAME    a std unit test of the library (release, target/fresh-mutants-std; the property tests are
-#               compiled into it)
+#   loom:NAME   a loom model (the test target `loom` built with `--cfg loom`, target/loom-weaken)
+#   lib:NAME    a std unit test of the library (release, target/fresh-mutants-std)
+#   prop:NAME   a property test (the test target `proptests`)
 #   sh:COMMAND  a command run in the mutated copy that must fail (the CI checks of .ci/run: clippy with the
 #               project's .clippy.toml and lints, `$CLIPPY` below; .ci/layout.sh; .ci/public-api.sh)
 # The script applies one mutant at a time to a scratch copy of the crate, runs its check, and fails if the check
@@ -20,9 +20,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 # name ~~ file ~~ check ~~ anchor ~~ replacement [~~ anchor ~~ replacement]...
 MUTANTS=$(cat <<'LIST'
-bucket-mark-counts-repeats ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_counts_a_bucket_marked_twice_once ~~ new += (m & !prev).count_ones(); ~~ new += m.count_ones();
-bucket-all-in-order-one-short ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_counts_a_bucket_marked_twice_once ~~ .fetch_add(new, Ordering::Relaxed) + new == 256 ~~ .fetch_add(new, Ordering::Relaxed) + new == 255
-bucket-all-in-order-never-set ~~ src/fanout.rs ~~ loom:loom_models::fanout::bucket_state_all_in_order_once_every_bucket_is ~~             self.all_in_order.store(true, Ordering::Relaxed);\n ~~ 
+bucket-mark-counts-repeats ~~ src/fanout.rs ~~ loom:fanout::bucket_state_counts_a_bucket_marked_twice_once ~~ new += (m & !prev).count_ones(); ~~ new += m.count_ones();
+bucket-all-in-order-one-short ~~ src/fanout.rs ~~ loom:fanout::bucket_state_counts_a_bucket_marked_twice_once ~~ .fetch_add(new, Ordering::Relaxed) + new == 256 ~~ .fetch_add(new, Ordering::Relaxed) + new == 255
+bucket-all-in-order-never-set ~~ src/fanout.rs ~~ loom:fanout::bucket_state_all_in_order_once_every_bucket_is ~~             self.all_in_order.store(true, Ordering::Relaxed);\n ~~ 
 spin-yields ~~ src/sync/hint.rs ~~ lib:protocol::tests::the_spin_before_parking_makes_no_sched_yield ~~ std::hint::spin_loop(); ~~ std::thread::yield_now();
 spin-yields-clippy ~~ src/protocol.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~             spin_loop();\n ~~             spin_loop();\n            std::thread::yield_now();\n
 dropped-handle-stops-reporting ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_dropped_handle_reports_its_uncounted_misses ~~ self.view.map().meta().fresh.report(&self.tally); ~~ let _ = &self.tally;
@@ -38,6 +38,7 @@ LIST
 )
 # Two rows whose replacements are long: a function of 81 statements, a file of 601 lines.
 MUTANTS+=$'\n'"function-over-80-lines ~~ src/repo/mod.rs ~~ sh:\$CLIPPY -p odb-index --lib -- -D warnings ~~ pub fn discover(path: &Path) -> Result<Repository, Error> {\n ~~ pub fn discover(path: &Path) -> Result<Repository, Error> {\n$(printf '    let _ = %d;\\n' $(seq 81))"
+MUTANTS+=$'\n'"path-attribute ~~ src/store/watch.rs ~~ sh:bash .ci/layout.sh ~~ mod inotify; ~~ #[path = \"watch/inotify.rs\"]\nmod inotify;"
 MUTANTS+=$'\n'"file-over-600-lines ~~ testkit/src/alloc.rs ~~ sh:bash .ci/layout.sh ~~ use std::cell::Cell;\n ~~ use std::cell::Cell;\n$(printf '//\\n%.0s' $(seq 600))"
 
 scratch_name=odb-checker-mutants

@@ -18,7 +18,8 @@ fn watch_lookup_after_a_write_sees_it() {
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     std::fs::create_dir_all(tmp.path().join("ab")).unwrap();
     let objects = tmp.path().to_path_buf();
-    builder().check(move || crate::store::watch_model::lookup_after_a_write_sees_it(&objects));
+    builder()
+        .check(move || odb_index::testing::model::watch::lookup_after_a_write_sees_it(&objects));
 }
 
 /// The same invariant for a pack: a new `.idx` renamed into `pack/` while another handle drains its event. The
@@ -31,7 +32,9 @@ fn watch_lookup_after_a_pack_write_sees_it() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     let objects = tmp.path().to_path_buf();
-    builder().check(move || crate::store::watch_model::lookup_after_a_pack_write_sees_it(&objects));
+    builder().check(move || {
+        odb_index::testing::model::watch::lookup_after_a_pack_write_sees_it(&objects)
+    });
 }
 
 /// F1 (docs/PROTOCOL.md, section 8c), `stat` detector: a pack renamed into place while another thread refreshes
@@ -44,7 +47,7 @@ fn freshness_stat_pack_written_during_a_refresh_is_found() {
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     let objects = tmp.path().to_path_buf();
     builder().check(move || {
-        crate::store::freshness_model::stat_pack_written_during_a_refresh_is_found(&objects)
+        odb_index::testing::model::freshness::stat_pack_written_during_a_refresh_is_found(&objects)
     });
 }
 
@@ -57,7 +60,9 @@ fn freshness_events_pack_written_during_a_refresh_is_found() {
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     let objects = tmp.path().to_path_buf();
     builder().check(move || {
-        crate::store::freshness_model::events_pack_written_during_a_refresh_is_found(&objects)
+        odb_index::testing::model::freshness::events_pack_written_during_a_refresh_is_found(
+            &objects,
+        )
     });
 }
 
@@ -69,7 +74,9 @@ fn freshness_switch_pack_written_during_a_refresh_is_found() {
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     let objects = tmp.path().to_path_buf();
     builder().check(move || {
-        crate::store::freshness_model::switch_pack_written_during_a_refresh_is_found(&objects)
+        odb_index::testing::model::freshness::switch_pack_written_during_a_refresh_is_found(
+            &objects,
+        )
     });
 }
 
@@ -81,8 +88,9 @@ fn freshness_vanished_pack_back_is_loaded_again() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     let objects = tmp.path().to_path_buf();
-    builder()
-        .check(move || crate::store::freshness_model::vanished_pack_back_is_loaded_again(&objects));
+    builder().check(move || {
+        odb_index::testing::model::freshness::vanished_pack_back_is_loaded_again(&objects)
+    });
 }
 
 /// B1 (docs/PROTOCOL.md, section 8c), events: a pack renamed into place while another thread refreshes is found
@@ -94,7 +102,7 @@ fn batch_events_finds_a_pack_written_before_it() {
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     let objects = tmp.path().to_path_buf();
     builder().check(move || {
-        crate::store::batch_model::events_batch_finds_a_pack_written_before_it(&objects)
+        odb_index::testing::model::batch::events_batch_finds_a_pack_written_before_it(&objects)
     });
 }
 
@@ -106,7 +114,7 @@ fn batch_stat_finds_a_pack_written_before_it() {
     std::fs::create_dir_all(tmp.path().join("pack")).unwrap();
     let objects = tmp.path().to_path_buf();
     builder().check(move || {
-        crate::store::batch_model::stat_batch_finds_a_pack_written_before_it(&objects)
+        odb_index::testing::model::batch::stat_batch_finds_a_pack_written_before_it(&objects)
     });
 }
 
@@ -120,7 +128,7 @@ fn witness_batch_check_before_the_batch() {
     let objects = tmp.path().to_path_buf();
     let result = catch_unwind(|| {
         builder().check(move || {
-            crate::store::batch_model::events_batch_with_an_earlier_check_misses(&objects)
+            odb_index::testing::model::batch::events_batch_with_an_earlier_check_misses(&objects)
         });
     });
     assert!(

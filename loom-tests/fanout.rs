@@ -4,9 +4,9 @@
 //! makes every miss in the file certain without looking at its bucket, so it must be set exactly when all 256
 //! buckets were found in order.
 
-use crate::fanout::{BucketState, Confirmed};
 use loom::sync::Arc;
 use loom::thread;
+use odb_index::testing::model::{BucketState, Confirmed};
 
 /// Every bucket but `except` (bit `b & 63` of word `b >> 6` for bucket `b`).
 fn all_but(except: &[u8]) -> [u64; 4] {

@@ -2,7 +2,7 @@
 # Mutation score of the freshness code (issue 28; docs/PROTOCOL.md section 8c): each mutant is one small edit of
 # src/store/freshness.rs, handle.rs, steady.rs, mod.rs, successor.rs, scan.rs, load.rs, loose_sources.rs or src/dir.rs, given as a literal `anchor ~~
 # replacement` pair (`\n` stands for a newline), with the check that must catch it: a loom model (`loom:NAME`,
-# the library's unit tests built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where
+# the test target `loom` built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where
 # the deterministic relisting tests of src/store/relist_tests.rs live) or an integration test (`int:NAME`,
 # tests/integration). The script applies one mutant at a time to
 # a scratch copy of the crate, builds that suite into a shared target directory (only the crate recompiles), runs
@@ -22,8 +22,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 # name ~~ file ~~ check ~~ anchor ~~ replacement
 MUTANTS=$(cat <<'LIST'
-listing-scans-before-its-detector ~~ src/store/freshness.rs ~~ loom:loom_models::detectors::freshness_events_pack_written_during_a_refresh_is_found ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
-switch-detector-after-scan ~~ src/store/freshness.rs ~~ loom:loom_models::detectors::freshness_switch_pack_written_during_a_refresh_is_found ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
+listing-scans-before-its-detector ~~ src/store/freshness.rs ~~ loom:detectors::freshness_events_pack_written_during_a_refresh_is_found ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
+switch-detector-after-scan ~~ src/store/freshness.rs ~~ loom:detectors::freshness_switch_pack_written_during_a_refresh_is_found ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
 listing-drains-after-scan-std ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::a_pack_written_during_the_scan_is_not_vouched_for ~~         let started = SystemTime::now();\n        let watch = match prev { ~~         let started = SystemTime::now();\n        let s = scan();\n        let watch = match prev { ~~         let s = scan();\n        let untrusted ~~         let untrusted
 confirm-ignores-stamps ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::a_relisting_with_other_stamps_replaces_the_listing ~~ || (new.stamps == self.stamps && !self.untrusted && !new.untrusted)); ~~ || (!self.untrusted && !new.untrusted));
 unchanged-refresh-keeps-token ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::an_unchanged_relisting_raises_the_token ~~             self.token\n                .store(new.token.load(Ordering::Relaxed), Ordering::Relaxed); ~~ 
@@ -35,7 +35,7 @@ relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relis
 locate-relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists <= MAX_RELISTS {
 locate-relists-once ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists < 1 {
 vanished-makes-incomplete ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~         self.shape.refresh_on_miss() && f.1.is_vanished() ~~         self.shape.refresh_on_miss() && f.1.is_vanished() && false
-vanished-relisting-confirms ~~ src/store/freshness.rs ~~ loom:loom_models::detectors::freshness_vanished_pack_back_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
+vanished-relisting-confirms ~~ src/store/freshness.rs ~~ loom:detectors::freshness_vanished_pack_back_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
 vanished-relisting-confirms-std ~~ src/store/freshness.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
 vanished-failure-carried ~~ src/store/successor.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~             (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}\n ~~ 
 cached-name-unconfirmed ~~ src/store/loose_sources.rs ~~ int:freshness::a_loose_object_moved_into_a_pack_is_found_in_the_pack_in_every_loose_mode ~~ LooseSource::Cached(c) => Ok(c.contains(id)? && c.db().contains(id)?), ~~ LooseSource::Cached(c) => c.contains(id),

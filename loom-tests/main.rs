@@ -1,11 +1,13 @@
 //! Exhaustive (bounded) model checks of the lazy-loading protocol in `src/protocol.rs`, on the crate's real code.
 //!
-//! Compiled into the crate's unit tests under `cfg(all(test, loom))` (`src/lib.rs`), so the models reach the
-//! crate-private protocol: run with `RUSTFLAGS="--cfg loom" cargo test --release` (`--lib` for the models alone,
-//! `-- loom_models::FILE::NAME` for one). One file per property family, each with a top comment saying what
+//! A test target of its own (`loom`), empty unless built with `--cfg loom`; the models reach the crate-private
+//! protocol through `odb_index::testing::model` (the feature `model-checking`, which the crate's dev-dependency on
+//! itself turns on under `--cfg loom`). Run with `RUSTFLAGS="--cfg loom" cargo test --release` (`--test loom` for
+//! the models alone, `--test loom -- FILE::NAME` for one). One file per property family, each with a top comment
+//! saying what
 //! could go wrong: `p1.rs` to `p5.rs` (the invariants P1-P5 of `docs/PROTOCOL.md`, on fake indices),
 //! `whole_store.rs` (the real store and the scenarios shared with shuttle), `detectors.rs` (the watch, freshness
-//! and batches), `fanout.rs` (the bucket-order record) and `gix_odb_087.rs` (gix-odb's protocol); this file is
+//! and batches, whose model bodies live beside their code in `src/store/`), `fanout.rs` (the bucket-order record) and `gix_odb_087.rs` (gix-odb's protocol); this file is
 //! the harness they share (the checker, the fake index, `settle`, `fail`). Each model checks one property and
 //! says what would go wrong without it. Set `LOOM_MAX_PREEMPTIONS=N` to
 //! change the preemption bound (default 3, 2 for the three-thread models), or `ODB_LOOM_EXHAUSTIVE=1` to run
@@ -15,17 +17,18 @@
 //! of its test, so everything a model records (trace, operation counts, witness, execution count) lives in std
 //! `thread_local!`s, and nothing installs a panic hook (loaders that must panic use `resume_unwind`, which runs
 //! no hook).
+#![cfg(loom)]
 
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 // The facade's `Arc` (loom's, with each clone and drop counted as a read-modify-write: P4 counts them).
-use crate::protocol::model::{
-    Arc, OpCounts, reset_model_state, set_spin_limit, take_op_counts, take_trace,
-};
-use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
+use odb_index::testing::model::{
+    Arc, OpCounts, checked, reset_model_state, set_spin_limit, take_op_counts, take_trace,
+};
+use odb_index::testing::model::{Current, Settled, SlotMap, SlotRef, View};
 
 /// Changes noticed: the watch, freshness (F1, F2) and batches (B1).
 mod detectors;
@@ -80,10 +83,13 @@ impl Checker {
     fn check<F: Fn() + Sync + Send + 'static>(&self, model: F) {
         EXECUTIONS.set(0);
         let started = std::time::Instant::now();
-        self.builder.check(move || {
-            EXECUTIONS.set(EXECUTIONS.get() + 1);
-            reset_model_state();
-            model()
+        // `checked`: the crate's primitives built in the model are loom's (outside it, the same build's are std's).
+        checked(|| {
+            self.builder.check(move || {
+                EXECUTIONS.set(EXECUTIONS.get() + 1);
+                reset_model_state();
+                model()
+            })
         });
         println!(
             "loom: {} executions in {:.2?} (preemption bound {:?})",
@@ -154,7 +160,7 @@ fn fail(msg: &str) -> ! {
 fn claim_up_to(
     map: &SlotMap<Fake, Plan>,
     n: usize,
-) -> Vec<crate::protocol::Ticket<'_, Fake, Plan>> {
+) -> Vec<odb_index::testing::model::Ticket<'_, Fake, Plan>> {
     let mut tickets = Vec::new();
     while tickets.len() < n {
         let w = map.load();

@@ -83,7 +83,7 @@ spin-never-parks ~~ src/protocol.rs ~~ if !self.load().same_state(seen) { ~~ if 
 settled-clones-arc ~~ src/protocol.rs ~~ let w = self.map.load();\n        w.same_state(self.seen) ~~ let w = Arc::clone(&self.map).load();\n        w.same_state(self.seen)
 covered-pack-peeks ~~ src/store/load.rs ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.wait_slot(*m) { ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.get(*m) {
 locate-clones-arc-on-miss ~~ src/store/handle.rs ~~             // 2. Loose objects (git's order ~~             let _map = sync::Arc::clone(self.view.map());\n            // 2. Loose objects (git's order
-arc-clone-uncounted ~~ src/sync/arc.rs ~~             count(|c| c.rmws += 1);\n            Arc(loom::sync::Arc::clone(&self.0)) ~~             Arc(loom::sync::Arc::clone(&self.0))
+arc-clone-uncounted ~~ src/sync/arc.rs ~~             count(|c| c.rmws += 1);\n            match self { ~~             match self {
 arc-drop-uncounted ~~ src/sync/arc.rs ~~         fn drop(&mut self) {\n            count(|c| c.rmws += 1);\n        } ~~         fn drop(&mut self) {}
 acquire-counted-as-other ~~ src/sync/atomic.rs ~~ Ordering::Acquire => c.acquire_loads += 1, ~~ Ordering::Acquire => c.other_loads += 1,
 failed-cas-uncounted ~~ src/sync/atomic.rs ~~ Err(_) => c.cas_failures += 1, ~~ Err(_) => {}
@@ -92,10 +92,10 @@ covered-pack-loads-anyway ~~ src/store/load.rs ~~                     return Loa
 steady-hit-ignores-retired ~~ src/store/steady.rs ~~             if self.view.map().load().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
 steady-miss-unsettled ~~ src/store/steady.rs ~~ self.snap.bad_entry.is_some() || !self.view.is_settled()\n ~~ self.snap.bad_entry.is_some()\n
 filter-built-on-hit ~~ src/store/handle.rs ~~             Settled::Found(loc) => Some(Ok(loc)), ~~             Settled::Found(loc) => {\n                self.filter_tick();\n                Some(Ok(loc))\n            }
-lock-uncounted ~~ src/sync/mutex.rs ~~     super::trace::count(|c| c.locks += 1);\n ~~ 
-store-uncounted ~~ src/sync/atomic.rs ~~                     count(|c| c.stores += 1);\n ~~ 
+lock-uncounted ~~ src/sync/mutex.rs ~~         count(|c| c.locks += 1);\n ~~ 
+store-uncounted ~~ src/sync/atomic.rs ~~                 count(|c| c.stores += 1);\n ~~ 
 other-load-uncounted ~~ src/sync/atomic.rs ~~             _ => c.other_loads += 1, ~~             _ => {}
-fetch-or-uncounted ~~ src/sync/atomic.rs ~~                     let r = self.0.fetch_or(v, o);\n                    count(|c| c.rmws += 1); ~~                     let r = self.0.fetch_or(v, o);
+fetch-or-uncounted ~~ src/sync/atomic.rs ~~                 };\n                count(|c| c.rmws += 1);\n                r\n            }\n        )*}; ~~                 };\n                if stringify!($op) != "fetch_or" {\n                    count(|c| c.rmws += 1);\n                }\n                r\n            }\n        )*};
 free-values-on-retire ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release\n        for s in self.slots.iter() {\n            s.value.with_mut(|p| unsafe { *p = None });\n        }
 fanout-name-upper-case ~~ src/loose.rs ~~ const DIGITS: &[u8; 16] = b"0123456789abcdef"; ~~ const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
 fanout-name-shifted ~~ src/loose.rs ~~ hex[2..2 + name_len].copy_from_slice(name); ~~ hex[..name_len].copy_from_slice(name);

@@ -24,8 +24,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 // thread, so they need no synchronization of their own, and std atomics add no branch points to loom's search.
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-use crate::protocol::model::{Arc, spawn};
-use crate::protocol::{Current, Settled, SlotMap, SlotRef, View};
+use odb_index::testing::model::{Arc, spawn};
+use odb_index::testing::model::{Current, Settled, SlotMap, SlotRef, View};
 
 /// Pack `p` holds the id `ID_BASE + p`.
 pub const ID_BASE: u32 = 1000;

@@ -8,8 +8,8 @@
 # (removed on exit), `apply` (the mutants' literal edits), `apply_row` (one mutant's, checked), `build_suite`,
 # `run_models`, `build_check` and `run_table`.
 
-# Models in the order they are tried: the three-thread ones (tens of seconds each) last (paths under the
-# checker's models module).
+# Models in the order they are tried: the three-thread ones (tens of seconds each) last (paths in the checker's
+# test target).
 slow_models="p3::p3_three_lookups_with_a_covered_pack p5::p5_refresh_racing_loader_and_miss"
 
 # The copy: a fresh temporary directory, or the fixed path `scratch_dir` if set (cargo-miri records the directory a
@@ -25,13 +25,13 @@ fi
 trap 'rm -rf "$scratch"' EXIT
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=./fuzz -cf - . | tar -C "$scratch" -xf -
 
-# build_suite CHECKER NAME: build the crate's unit tests (`--lib`, where the models are compiled in under
-# `cfg(all(test, CHECKER))`: src/lib.rs) with `--cfg CHECKER` in the scratch copy; sets `bin` and `models_prefix`
-# (the module the checker's models live in), or exits with the build's tail.
+# build_suite CHECKER NAME: build the checker's models (the test target named after it: `--test loom` or
+# `--test shuttle`, loom-tests/; every test of it is a model) with `--cfg CHECKER` in the scratch copy; sets `bin`,
+# or exits with the build's tail.
 build_suite() {
   local checker=$1 name=$2 log="$scratch/$2.log"
-  if ! (cd "$scratch" && RUSTFLAGS="--cfg $checker" CARGO_TARGET_DIR="$target" cargo test --release --lib \
-    --no-run >"$log" 2>&1); then
+  if ! (cd "$scratch" && RUSTFLAGS="--cfg $checker" CARGO_TARGET_DIR="$target" cargo test --release \
+    --test "$checker" --no-run >"$log" 2>&1); then
     echo "$name: the $checker suite did not build:" >&2
     tail -20 "$log" >&2
     exit 1
@@ -39,19 +39,17 @@ build_suite() {
   bin=$(sed -nE 's/^ *Executable .*\((.*)\)$/\1/p' "$log" | tail -1)
   case $bin in /*) ;; *) bin="$scratch/$bin" ;; esac
   [ -x "$bin" ] || { echo "$name: no test binary in the build log" >&2; exit 1; }
-  models_prefix="${checker}_models::"
 }
 
-# run_models NAME STOP_AT_FIRST: run every model of `bin` (the tests under `models_prefix`, not the crate's other
-# unit tests) but the witnesses, quick ones first, one process each (a deadlock that loom finds while other loom threads are blocked aborts the process, which must count as caught
+# run_models NAME STOP_AT_FIRST: run every model of `bin` but the witnesses, quick ones first, one process each (a
+# deadlock that loom finds while other loom threads are blocked aborts the process, which must count as caught
 # without hiding the other models); sets `caught` to the models that failed.
 run_models() {
   local name=$1 first=$2 m
   local -a models ordered=()
-  mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE "s/^(${models_prefix}.*): test\$/\1/p" |
-    grep -vE "^${models_prefix}(.*::)?witness_")
-  for m in "${models[@]}"; do [[ " $slow_models " == *" ${m#"$models_prefix"} "* ]] || ordered+=("$m"); done
-  for m in $slow_models; do [[ " ${models[*]} " == *" $models_prefix$m "* ]] && ordered+=("$models_prefix$m"); done
+  mapfile -t models < <("$bin" --list 2>/dev/null | sed -nE "s/^(.*): test\$/\1/p" | grep -vE "^(.*::)?witness_")
+  for m in "${models[@]}"; do [[ " $slow_models " == *" $m "* ]] || ordered+=("$m"); done
+  for m in $slow_models; do [[ " ${models[*]} " == *" $m "* ]] && ordered+=("$m"); done
   caught=""
   for m in "${ordered[@]}"; do
     if ! (cd "$scratch" && "$bin" --exact "$m" --test-threads=1 >"$scratch/$name.$m.log" 2>&1) 2>/dev/null; then
@@ -110,11 +108,12 @@ split_fields() {
 }
 
 # build_check KIND LOG: build, in the scratch copy, the library's unit tests (`lib`: std, release, into
-# `$target_base/fresh-mutants-std`; `loom`: under --cfg loom, into `$target_base/loom-weaken`) or its integration
-# tests (`int`) or property tests (`prop`); prints the test binary, or the build's tail to stderr and fails.
+# `$target_base/fresh-mutants-std`), the loom models (`loom`: test target `loom` under --cfg loom, into
+# `$target_base/loom-weaken`), its integration tests (`int`) or property tests (`prop`); prints the test binary, or
+# the build's tail to stderr and fails.
 build_check() {
   local kind=$1 log=$2 flags="" dir="$target_base/fresh-mutants-std" what="--lib"
-  if [ "$kind" = loom ]; then flags="--cfg loom"; dir="$target_base/loom-weaken"; fi
+  if [ "$kind" = loom ]; then flags="--cfg loom"; dir="$target_base/loom-weaken"; what="--test loom"; fi
   if [ "$kind" = int ]; then what="--test integration"; fi
   if [ "$kind" = prop ]; then what="--test proptests"; fi
   # shellcheck disable=SC2086

@@ -1,18 +1,19 @@
 //! The protocol beyond loom's bounds: the scenarios of `loom-tests/scenarios.rs` at 8 threads and 64 slots, with
 //! refreshes and panicking loaders and builds, under shuttle's randomized PCT scheduler.
 //!
-//! Compiled into the crate's unit tests under `cfg(all(test, shuttle))` (`src/lib.rs`). Run outside CI (figures in
-//! docs/PROTOCOL.md §7):
+//! A test target of its own (`shuttle`), empty unless built with `--cfg shuttle` (the models reach the protocol
+//! through `odb_index::testing::model`, as the loom models do). Run outside CI (figures in docs/PROTOCOL.md §7):
 //!
 //! ```text
 //! RUSTFLAGS="--cfg shuttle" ODB_SHUTTLE_ITERATIONS=100000 \
-//!     cargo test --release --lib --target-dir target/shuttle -- shuttle_models --nocapture --test-threads=2
+//!     cargo test --release --test shuttle --target-dir target/shuttle -- --nocapture --test-threads=2
 //! ```
 //!
 //! `ODB_SHUTTLE_ITERATIONS` (default 1000) is the number of schedules per model, `ODB_SHUTTLE_DEPTH` (default 3)
 //! PCT's bug depth. Shuttle treats every atomic as SeqCst and checks no causality through cells: these models
 //! test the protocol's logic at scale (claims, holes, waits, refreshes, failures); memory orderings are loom's.
 //! A failing schedule is printed by shuttle and can be replayed with `shuttle::replay`.
+#![cfg(shuttle)]
 
 #[allow(
     clippy::disallowed_types,
@@ -22,7 +23,7 @@ mod scenarios;
 
 use std::panic::catch_unwind;
 
-use crate::protocol::model::check_pct;
+use odb_index::testing::model::check_pct;
 use scenarios::Scenario;
 
 fn iterations() -> usize {

@@ -11,10 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::idx::write::{Entry, write_idx};
-use crate::midx::write::{PackEntries, write_midx};
-use crate::protocol::model::{OpCounts, spawn, take_op_counts};
-use crate::{HashKind, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store};
+use odb_index::idx::write::{Entry, write_idx};
+use odb_index::midx::write::{PackEntries, write_midx};
+use odb_index::testing::model::{OpCounts, spawn, take_op_counts};
+use odb_index::{HashKind, LooseMode, MissFilterMode, ObjectId, Options, RefreshMode, Store};
 
 const KIND: HashKind = HashKind::Sha1;
 
@@ -246,9 +246,9 @@ fn same_fanout(not: &ObjectId) -> ObjectId {
 /// taken for an object,
 /// a watched listing used although its fan-out's version moved, a cache refresh that keeps its listings.
 ///
-/// [`LooseCache`]: crate::loose::LooseCache
+/// [`LooseCache`]: odb_index::testing::LooseCache
 pub fn loose_objects_in_every_mode() {
-    use crate::loose::{LooseCache, LooseDb};
+    use odb_index::testing::{LooseCache, LooseDb};
     let a = id(100);
     let b = same_fanout(&a);
     let upper = (2000..)
@@ -274,7 +274,10 @@ pub fn loose_objects_in_every_mode() {
         }
         let mut h = store.handle();
         assert!(
-            matches!(h.locate(&a).unwrap(), Some(crate::Location::Loose { .. })),
+            matches!(
+                h.locate(&a).unwrap(),
+                Some(odb_index::Location::Loose { .. })
+            ),
             "{mode:?}: loose object not found"
         );
         assert!(

@@ -5,8 +5,8 @@
 # catches must be listed in ARGUED below (with the section of docs/PROTOCOL.md that argues it by the C11 rules,
 # because loom cannot witness it); otherwise the script fails.
 #
-# Each variant builds the suite with `RUSTFLAGS="--cfg loom" cargo test --release --lib` (the models are compiled
-# into the unit tests, src/lib.rs) and runs every model in its own process (quick models first).
+# Each variant builds the models with `RUSTFLAGS="--cfg loom" cargo test --release --test loom` (loom-tests/main.rs)
+# and runs every model in its own process (quick models first).
 #
 # Usage: loom-tests/weaken-orderings.sh [--ci]      (--ci: stop at the first model that catches each weakening)
 set -euo pipefail

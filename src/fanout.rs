@@ -237,7 +237,7 @@ pub(crate) fn position_linear(ids: Ids<'_>, id: &[u8]) -> Option<u32> {
 /// through these bits). Only the count needs care: each bucket is counted by the one call whose read-modify-write
 /// set its bit, so the count reaches 256 only when every bucket is in order (`loom-tests/fanout.rs`).
 #[derive(Debug)]
-pub(crate) struct BucketState {
+pub struct BucketState {
     in_order: [AtomicU64; 4],
     out_of_order: [AtomicU64; 4],
     /// How many buckets `in_order` holds; at 256, `all_in_order` is set.
@@ -247,7 +247,7 @@ pub(crate) struct BucketState {
 }
 
 /// What [`BucketState::confirm`] says about a miss in a bucket.
-pub(crate) enum Confirmed<P> {
+pub enum Confirmed<P> {
     /// The bucket is in order: the miss is certain.
     Certain,
     /// The bucket is out of order: search otherwise. `Some` for the one call that found it so (to report).
@@ -268,32 +268,32 @@ impl Default for BucketState {
 impl BucketState {
     /// Whether every bucket was checked and found in order.
     #[inline(always)]
-    pub(crate) fn all_in_order(&self) -> bool {
+    pub fn all_in_order(&self) -> bool {
         // Relaxed: see the type.
         self.all_in_order.load(Ordering::Relaxed)
     }
 
     /// Whether bucket `first` was checked and found in order.
     #[inline(always)]
-    pub(crate) fn in_order(&self, first: u8) -> bool {
+    pub fn in_order(&self, first: u8) -> bool {
         // Relaxed: see the type.
         self.in_order[usize::from(first >> 6)].load(Ordering::Relaxed) & (1 << (first & 63)) != 0
     }
 
     /// Whether bucket `first` was found out of order.
-    pub(crate) fn out_of_order(&self, first: u8) -> bool {
+    pub fn out_of_order(&self, first: u8) -> bool {
         // Relaxed: see the type.
         self.out_of_order[usize::from(first >> 6)].load(Ordering::Relaxed) & (1 << (first & 63))
             != 0
     }
 
     /// The buckets found out of order.
-    pub(crate) fn out_of_order_buckets(&self) -> impl Iterator<Item = u8> + '_ {
+    pub fn out_of_order_buckets(&self) -> impl Iterator<Item = u8> + '_ {
         (0..=255u8).filter(|&b| self.out_of_order(b))
     }
 
     /// Record what checking bucket `first` found; true for the call that recorded it first.
-    pub(crate) fn mark(&self, first: u8, in_order: bool) -> bool {
+    pub fn mark(&self, first: u8, in_order: bool) -> bool {
         let mut mask = [0u64; 4];
         mask[usize::from(first >> 6)] = 1 << (first & 63);
         if in_order {
@@ -308,7 +308,7 @@ impl BucketState {
     /// Record the buckets of `mask` (bit `b & 63` of word `b >> 6` for bucket `b`) as in order: one
     /// read-modify-write per word, and the count raised by the buckets this call set first (a bucket another
     /// thread set first is that thread's to count). Returns that number.
-    pub(crate) fn mark_in_order(&self, mask: [u64; 4]) -> u32 {
+    pub fn mark_in_order(&self, mask: [u64; 4]) -> u32 {
         let mut new = 0;
         for (word, m) in self.in_order.iter().zip(mask) {
             if m != 0 {
@@ -327,11 +327,7 @@ impl BucketState {
     /// A search missed in bucket `first`: certain if the bucket is in order, which `check` finds out the first
     /// time (then recorded).
     #[inline]
-    pub(crate) fn confirm<P>(
-        &self,
-        first: u8,
-        check: impl FnOnce() -> Result<(), P>,
-    ) -> Confirmed<P> {
+    pub fn confirm<P>(&self, first: u8, check: impl FnOnce() -> Result<(), P>) -> Confirmed<P> {
         if self.in_order(first) {
             return Confirmed::Certain;
         }
@@ -348,7 +344,7 @@ impl BucketState {
     }
 
     /// A copy (the same file seen by another listing).
-    pub(crate) fn copy(&self) -> BucketState {
+    pub fn copy(&self) -> BucketState {
         let s = BucketState::default();
         for (to, from) in [
             (&s.in_order, &self.in_order),

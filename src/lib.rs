@@ -74,19 +74,6 @@ pub(crate) mod sync;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
-/// The loom models of the protocol (`loom-tests/`), compiled into this crate's unit tests only when they are built
-/// with `RUSTFLAGS="--cfg loom"`: `RUSTFLAGS="--cfg loom" cargo test --release` runs them. The primitives swap
-/// under the same `cfg(all(test, loom))` (`src/sync/`), so a dependent built with `--cfg loom` gets `std`'s.
-#[cfg(all(test, loom))]
-#[path = "../loom-tests/main.rs"]
-mod loom_models;
-
-/// The shuttle models (`loom-tests/shuttle.rs`), likewise compiled into the unit tests under
-/// `RUSTFLAGS="--cfg shuttle"` only.
-#[cfg(all(test, shuttle))]
-#[path = "../loom-tests/shuttle.rs"]
-mod shuttle_models;
-
 pub use error::Error;
 pub use ids::PackId;
 pub use oid::{HashKind, HexError, ObjectId, UnknownHashKind};

@@ -40,18 +40,6 @@ use crate::sync::{
     Arc, AtomicU8, AtomicU64, Condvar, Mutex, Ordering, lock, spin_limit, spin_loop, trace, wait,
 };
 
-/// Model-checked builds only: what the models in `loom-tests/` use besides the protocol itself: the checker's
-/// threads and runner (loom or shuttle), and under loom the per-test event trace and per-thread operation counts
-/// (see `src/sync/`).
-#[cfg(all(test, any(loom, shuttle)))]
-pub(crate) mod model {
-    pub(crate) use crate::sync::model::*;
-    #[cfg(all(test, loom))]
-    pub(crate) use crate::sync::{
-        OpCounts, reset_model_state, set_spin_limit, take_op_counts, take_trace,
-    };
-}
-
 const CURSOR_MASK: u64 = (1 << 32) - 1;
 const IN_FLIGHT_SHIFT: u32 = 32;
 const IN_FLIGHT_ONE: u64 = 1 << IN_FLIGHT_SHIFT;
@@ -159,7 +147,7 @@ pub struct SlotMap<T, M = ()> {
     meta: M,
     /// Model-checked builds only: claim in the pre-0.87 gix-odb order (advance the cursor, then announce the load in a
     /// second step). Exists so that the negative witness runs this very code with that one change.
-    #[cfg(all(test, any(loom, shuttle)))]
+    #[cfg(all(any(loom, shuttle), feature = "model-checking"))]
     pre_087_claim_order: bool,
 }
 
@@ -207,14 +195,14 @@ impl<T, M> SlotMap<T, M> {
             lock: Mutex::new(()),
             cv: Condvar::new(),
             meta,
-            #[cfg(all(test, any(loom, shuttle)))]
+            #[cfg(all(any(loom, shuttle), feature = "model-checking"))]
             pre_087_claim_order: false,
         }
     }
 
     /// Model-checked builds only: the same map, claiming in the pre-0.87 gix-odb order (cursor first, in-flight
     /// count second) for the negative witnesses.
-    #[cfg(all(test, any(loom, shuttle)))]
+    #[cfg(all(any(loom, shuttle), feature = "model-checking"))]
     pub fn with_pre_087_claim_order(mut self) -> Self {
         self.pre_087_claim_order = true;
         self
@@ -222,6 +210,10 @@ impl<T, M> SlotMap<T, M> {
 
     /// Number of slots.
     #[inline]
+    #[allow(
+        clippy::len_without_is_empty,
+        reason = "public only to the models (testing::model); a map's length is fixed when it is built"
+    )]
     pub fn len(&self) -> usize {
         self.slots.len()
     }
@@ -278,7 +270,7 @@ impl<T, M> SlotMap<T, M> {
         {
             return None;
         }
-        #[cfg(all(test, any(loom, shuttle)))]
+        #[cfg(all(any(loom, shuttle), feature = "model-checking"))]
         if self.pre_087_claim_order {
             // The old order: take the slot, then announce the load. Between the two, another thread can read
             // "cursor exhausted, nothing in flight" while this slot is not published: the false miss.
@@ -549,7 +541,7 @@ impl<T, M> View<T, M> {
 
     /// True if every slot has been visited with its final state, as of the last word this view saw (so a
     /// lookup that found nothing in the visited slots has nothing else to search in this map). The models' check.
-    #[cfg(all(test, loom))]
+    #[cfg(all(loom, feature = "model-checking"))]
     pub fn is_complete(&self) -> bool {
         self.next == self.map.len() && self.holes.is_empty()
     }

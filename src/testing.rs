@@ -164,3 +164,31 @@ pub fn offset_in_pack(offset: u64, pack_len: u64, hash_len: usize) -> bool {
 pub fn read_pack_names(path: &Path, kind: HashKind) -> Result<Vec<std::ffi::OsString>, Error> {
     crate::midx::read_pack_names(path, kind)
 }
+
+/// The model checkers' way in: what the models of `loom-tests/` (test targets `loom` and `shuttle`) need of the
+/// crate's internals. Only in a model-checked build (`--cfg loom` or `--cfg shuttle` with the feature
+/// `model-checking`, which the crate's dev-dependency on itself turns on under those cfgs: `src/sync/`).
+///
+/// A model runs its checker inside [`checked`](model::checked), so that every primitive the crate builds there
+/// is the checker's.
+#[cfg(all(any(loom, shuttle), feature = "model-checking"))]
+pub mod model {
+    /// The bucket-order record of a file (`src/fanout.rs`).
+    pub use crate::fanout::{BucketState, Confirmed};
+    /// The lazy-loading protocol (`src/protocol.rs`).
+    pub use crate::protocol::{Current, Settled, SlotMap, SlotRef, Ticket, View, Word};
+    /// The models that live beside the code they check (they reach its private fields): freshness (F1, F2),
+    /// batches (B1) and the change detector.
+    #[cfg(all(loom, any(target_os = "linux", target_os = "android")))]
+    pub use crate::store::{
+        batch_model as batch, freshness_model as freshness, watch_model as watch,
+    };
+    pub use crate::sync::OpCounts;
+    #[cfg(all(shuttle, not(loom)))]
+    pub use crate::sync::model::check_pct;
+    /// In or out of a model, the checker's spawn and `Arc` (`src/sync/model.rs`).
+    pub use crate::sync::model::{Arc, checked, spawn};
+    /// The per-test event trace and operation counts, and the spin budget (`src/sync/`).
+    #[cfg(loom)]
+    pub use crate::sync::{reset_model_state, set_spin_limit, take_op_counts, take_trace};
+}

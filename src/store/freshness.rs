@@ -4,7 +4,7 @@
 //! ([`Freshness::steady`]), the refresh check ([`Freshness::changed`]), the deferred count of misses before
 //! events are set up ([`Tally`]) and "is the new listing the same as the old" ([`Freshness::confirm`]).
 //! `docs/PROTOCOL.md`, section 8c, states its invariants (F1-F4) and names the model of each
-//! (`loom-tests/freshness.rs`, on this code with the file system behind [`Fs`]).
+//! (`freshness/model.rs`, on this code with the file system behind [`Fs`]).
 //!
 //! The detectors themselves (`stat` and inotify) are `watch.rs`'s; this module decides when to ask them and what
 //! their answers mean for a listing.
@@ -30,7 +30,7 @@ impl Stamp {
 }
 
 /// What freshness needs of the file system: `stat` a pack directory, and set a change detector up. The store
-/// uses [`RealFs`]; the models (`loom-tests/freshness.rs`) a file system of their own, whose writes queue
+/// uses [`RealFs`]; the models (`freshness/model.rs`) a file system of their own, whose writes queue
 /// events for the detectors it made, so that loom interleaves renames and unlinks with lookups and refreshes.
 pub(super) trait Fs {
     /// The stamp of `dir` now (`None`: missing or unreadable).
@@ -286,7 +286,11 @@ impl Tally {
     }
 }
 
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+#[cfg(all(
+    loom,
+    feature = "model-checking",
+    any(target_os = "linux", target_os = "android")
+))]
 impl Freshness {
     /// The token (the models compare it with the detector's state).
     pub(crate) fn token(&self) -> u64 {
@@ -294,10 +298,14 @@ impl Freshness {
     }
 }
 
-/// Freshness's loom models (compiled into the loom build only; run from `loom-tests/main.rs`).
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
-#[path = "../../loom-tests/freshness.rs"]
-pub(crate) mod model;
+/// Freshness's loom models (loom builds with `model-checking` only), beside the code they check; run from
+/// `loom-tests/detectors.rs` through `odb_index::testing::model`.
+#[cfg(all(
+    loom,
+    feature = "model-checking",
+    any(target_os = "linux", target_os = "android")
+))]
+pub mod model;
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {

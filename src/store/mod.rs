@@ -68,12 +68,24 @@ mod steady;
 mod successor;
 mod verify;
 mod watch;
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
-pub(crate) use freshness::model as freshness_model;
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
-pub(crate) use freshness::model::batch as batch_model;
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
-pub(crate) use watch::model as watch_model;
+#[cfg(all(
+    loom,
+    feature = "model-checking",
+    any(target_os = "linux", target_os = "android")
+))]
+pub use freshness::model as freshness_model;
+#[cfg(all(
+    loom,
+    feature = "model-checking",
+    any(target_os = "linux", target_os = "android")
+))]
+pub use freshness::model::batch as batch_model;
+#[cfg(all(
+    loom,
+    feature = "model-checking",
+    any(target_os = "linux", target_os = "android")
+))]
+pub use watch::model as watch_model;
 
 pub use filter::MissFilterStats;
 pub use handle::Handle;

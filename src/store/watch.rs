@@ -28,9 +28,13 @@ use crate::sync::{AtomicU64, Ordering};
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod inotify;
-/// The change detector's loom model (compiled into the loom build only; run from `loom-tests/main.rs`).
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
-pub(crate) use inotify::model;
+/// The change detector's loom model (loom builds with `model-checking` only; run from `loom-tests/detectors.rs`).
+#[cfg(all(
+    loom,
+    feature = "model-checking",
+    any(target_os = "linux", target_os = "android")
+))]
+pub use inotify::model;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use inotify::{Inotify, add_watch};
 
@@ -207,8 +211,12 @@ impl Watch {
     }
 }
 
-/// The loom models' detectors (`loom-tests/freshness.rs`): events from the models' own queue.
-#[cfg(all(test, loom, any(target_os = "linux", target_os = "android")))]
+/// The loom models' detectors (`src/store/freshness/model.rs`): events from the models' own queue.
+#[cfg(all(
+    loom,
+    feature = "model-checking",
+    any(target_os = "linux", target_os = "android")
+))]
 impl Watch {
     /// A detector with events on objects directory `objects` (whose `pack/` must exist), fed by the model.
     pub(crate) fn model(objects: &Path) -> Watch {

@@ -1,43 +1,58 @@
-//! `Arc`: std's; shuttle's under `cfg(all(test, shuttle))`; under `cfg(all(test, loom))`, loom's behind a
-//! counting wrapper: every clone and every drop is a reference-count read-modify-write on a shared line, so each
-//! counts as one [`OpCounts::rmws`](super::OpCounts::rmws), and P4's budget (one Acquire load per steady-state
-//! miss) also rules out a reference count touched on the miss path.
+//! `Arc`: std's; in a loom build with `model-checking` (`sync/mod.rs`), an enum holding loom's inside a model and
+//! std's outside, which counts each clone and drop of loom's: each is a reference-count read-modify-write on a
+//! shared line, so each counts as one [`OpCounts::rmws`](super::OpCounts::rmws), and P4's budget (one Acquire
+//! load per steady-state miss) also rules out a reference count touched on the miss path. (Shuttle's `Arc` is
+//! std's, so a shuttle build uses std's.)
 
-#[cfg(not(all(test, any(loom, shuttle))))]
-pub(crate) use std::sync::Arc;
+#[cfg(not(all(loom, feature = "model-checking")))]
+pub use std::sync::Arc;
 
-#[cfg(all(test, shuttle))]
-pub(crate) use shuttle::sync::Arc;
+#[cfg(all(loom, feature = "model-checking"))]
+pub use switched::Arc;
 
-#[cfg(all(test, loom))]
-pub(crate) use counted::Arc;
-
-#[cfg(all(test, loom))]
-mod counted {
+#[cfg(all(loom, feature = "model-checking"))]
+mod switched {
+    use super::super::model::in_model;
     use super::super::trace::count;
 
-    /// loom's `Arc`, counting each clone and drop as a read-modify-write.
+    /// loom's `Arc` inside a model (counting each clone and drop as a read-modify-write), std's outside.
     #[derive(Debug)]
-    pub(crate) struct Arc<T: ?Sized>(loom::sync::Arc<T>);
+    pub enum Arc<T: ?Sized> {
+        /// Built outside a model.
+        Std(std::sync::Arc<T>),
+        /// Built inside a model.
+        Model(loom::sync::Arc<T>),
+    }
 
     impl<T> Arc<T> {
         /// A new `Arc` (no count: nothing is shared yet).
-        pub(crate) fn new(value: T) -> Self {
-            Arc(loom::sync::Arc::new(value))
+        pub fn new(value: T) -> Self {
+            if in_model() {
+                Arc::Model(loom::sync::Arc::new(value))
+            } else {
+                Arc::Std(std::sync::Arc::new(value))
+            }
         }
     }
 
     impl<T: ?Sized> Arc<T> {
         /// Same allocation (reads no count).
-        pub(crate) fn ptr_eq(a: &Self, b: &Self) -> bool {
-            loom::sync::Arc::ptr_eq(&a.0, &b.0)
+        pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+            match (a, b) {
+                (Arc::Std(a), Arc::Std(b)) => std::sync::Arc::ptr_eq(a, b),
+                (Arc::Model(a), Arc::Model(b)) => loom::sync::Arc::ptr_eq(a, b),
+                _ => false,
+            }
         }
     }
 
     impl<T: ?Sized> Clone for Arc<T> {
         fn clone(&self) -> Self {
             count(|c| c.rmws += 1);
-            Arc(loom::sync::Arc::clone(&self.0))
+            match self {
+                Arc::Std(a) => Arc::Std(std::sync::Arc::clone(a)),
+                Arc::Model(a) => Arc::Model(loom::sync::Arc::clone(a)),
+            }
         }
     }
 
@@ -50,7 +65,10 @@ mod counted {
     impl<T: ?Sized> std::ops::Deref for Arc<T> {
         type Target = T;
         fn deref(&self) -> &T {
-            &self.0
+            match self {
+                Arc::Std(a) => a,
+                Arc::Model(a) => a,
+            }
         }
     }
 }

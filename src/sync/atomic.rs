@@ -1,31 +1,28 @@
-//! The atomics and `Ordering`: std's; shuttle's under `cfg(all(test, shuttle))`; under `cfg(all(test, loom))`,
-//! loom's behind wrappers that count every operation into this loom thread's [`OpCounts`](super::OpCounts), so a
-//! model can assert what a code path does to shared state, including operations that leave no trace line (a
-//! failed compare-exchange, a `fetch_or`, an untraced load).
+//! The atomics and `Ordering`: std's; in a model-checked build (`sync/mod.rs`), an enum per atomic holding the
+//! checker's inside a model and std's outside, which under loom counts every operation into this loom thread's
+//! [`OpCounts`](super::OpCounts), so a model can assert what a code path does to shared state, including operations
+//! that leave no trace line (a failed compare-exchange, a `fetch_or`, an untraced load).
 
 // Aliases, not `use`: clippy's `disallowed_types` (.clippy.toml) resolves a re-export to std's type and would flag
 // every use of the facade; an alias is a name of its own, so only std's types named elsewhere are flagged.
-#[cfg(not(all(test, any(loom, shuttle))))]
+#[cfg(not(all(any(loom, shuttle), feature = "model-checking")))]
 pub(crate) type AtomicBool = std::sync::atomic::AtomicBool;
-#[cfg(not(all(test, any(loom, shuttle))))]
+#[cfg(not(all(any(loom, shuttle), feature = "model-checking")))]
 pub(crate) type AtomicU8 = std::sync::atomic::AtomicU8;
-#[cfg(not(all(test, any(loom, shuttle))))]
+#[cfg(not(all(any(loom, shuttle), feature = "model-checking")))]
 pub(crate) type AtomicU32 = std::sync::atomic::AtomicU32;
-#[cfg(not(all(test, any(loom, shuttle))))]
+#[cfg(not(all(any(loom, shuttle), feature = "model-checking")))]
 pub(crate) type AtomicU64 = std::sync::atomic::AtomicU64;
-#[cfg(not(all(test, any(loom, shuttle))))]
+
 pub(crate) use std::sync::atomic::Ordering;
 
-#[cfg(all(test, shuttle))]
-pub(crate) use shuttle::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+#[cfg(all(any(loom, shuttle), feature = "model-checking"))]
+pub(crate) use switched::{AtomicBool, AtomicU8, AtomicU32, AtomicU64};
 
-#[cfg(all(test, loom))]
-pub(crate) use counted::{AtomicBool, AtomicU8, AtomicU32, AtomicU64};
-#[cfg(all(test, loom))]
-pub(crate) use std::sync::atomic::Ordering;
-
-#[cfg(all(test, loom))]
-mod counted {
+#[cfg(all(any(loom, shuttle), feature = "model-checking"))]
+mod switched {
+    use super::super::checker;
+    use super::super::model::in_model;
     use super::super::trace::count;
     use std::sync::atomic::Ordering;
 
@@ -36,98 +33,100 @@ mod counted {
         });
     }
 
-    /// A loom atomic that counts every operation on it ([`OpCounts`](super::super::OpCounts)); otherwise
-    /// exactly loom's.
-    macro_rules! counted_atomic {
-        ($name:ident, $int:ty) => {
-            #[derive(Debug)]
-            pub(crate) struct $name(loom::sync::atomic::$name);
-
-            #[allow(dead_code, reason = "the full std surface; each build uses part of it")]
-            impl $name {
-                pub(crate) fn new(v: $int) -> Self {
-                    Self(loom::sync::atomic::$name::new(v))
+    /// The operations every atomic has (`$t` its value type), counted.
+    macro_rules! common_ops {
+        ($name:ident, $t:ty) => {
+            pub(crate) fn new(v: $t) -> Self {
+                if in_model() {
+                    Self::Model(checker::sync::atomic::$name::new(v))
+                } else {
+                    Self::Std(std::sync::atomic::$name::new(v))
                 }
-                pub(crate) fn load(&self, o: Ordering) -> $int {
-                    let v = self.0.load(o);
-                    count_load(o);
-                    v
+            }
+            pub(crate) fn load(&self, o: Ordering) -> $t {
+                let v = match self {
+                    Self::Std(a) => a.load(o),
+                    Self::Model(a) => a.load(o),
+                };
+                count_load(o);
+                v
+            }
+            pub(crate) fn store(&self, v: $t, o: Ordering) {
+                match self {
+                    Self::Std(a) => a.store(v, o),
+                    Self::Model(a) => a.store(v, o),
                 }
-                pub(crate) fn store(&self, v: $int, o: Ordering) {
-                    self.0.store(v, o);
-                    count(|c| c.stores += 1);
-                }
-                pub(crate) fn swap(&self, v: $int, o: Ordering) -> $int {
-                    let r = self.0.swap(v, o);
-                    count(|c| c.rmws += 1);
-                    r
-                }
-                pub(crate) fn fetch_add(&self, v: $int, o: Ordering) -> $int {
-                    let r = self.0.fetch_add(v, o);
-                    count(|c| c.rmws += 1);
-                    r
-                }
-                pub(crate) fn fetch_sub(&self, v: $int, o: Ordering) -> $int {
-                    let r = self.0.fetch_sub(v, o);
-                    count(|c| c.rmws += 1);
-                    r
-                }
-                pub(crate) fn fetch_or(&self, v: $int, o: Ordering) -> $int {
-                    let r = self.0.fetch_or(v, o);
-                    count(|c| c.rmws += 1);
-                    r
-                }
-                pub(crate) fn fetch_and(&self, v: $int, o: Ordering) -> $int {
-                    let r = self.0.fetch_and(v, o);
-                    count(|c| c.rmws += 1);
-                    r
-                }
-                pub(crate) fn compare_exchange(
-                    &self,
-                    current: $int,
-                    new: $int,
-                    success: Ordering,
-                    failure: Ordering,
-                ) -> Result<$int, $int> {
-                    let r = self.0.compare_exchange(current, new, success, failure);
-                    count(|c| match r {
-                        Ok(_) => c.cas_successes += 1,
-                        Err(_) => c.cas_failures += 1,
-                    });
-                    r
-                }
+                count(|c| c.stores += 1);
+            }
+            pub(crate) fn swap(&self, v: $t, o: Ordering) -> $t {
+                let r = match self {
+                    Self::Std(a) => a.swap(v, o),
+                    Self::Model(a) => a.swap(v, o),
+                };
+                count(|c| c.rmws += 1);
+                r
+            }
+            pub(crate) fn compare_exchange(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                let r = match self {
+                    Self::Std(a) => a.compare_exchange(current, new, success, failure),
+                    Self::Model(a) => a.compare_exchange(current, new, success, failure),
+                };
+                count(|c| match r {
+                    Ok(_) => c.cas_successes += 1,
+                    Err(_) => c.cas_failures += 1,
+                });
+                r
             }
         };
     }
-    counted_atomic!(AtomicU8, u8);
-    counted_atomic!(AtomicU32, u32);
-    counted_atomic!(AtomicU64, u64);
 
-    /// loom's `AtomicBool`, counting like [`counted_atomic`]'s.
-    #[derive(Debug)]
-    pub(crate) struct AtomicBool(loom::sync::atomic::AtomicBool);
-
-    #[allow(
-        dead_code,
-        reason = "the std surface the crate uses; each build uses part of it"
-    )]
-    impl AtomicBool {
-        pub(crate) fn new(v: bool) -> Self {
-            Self(loom::sync::atomic::AtomicBool::new(v))
-        }
-        pub(crate) fn load(&self, o: Ordering) -> bool {
-            let v = self.0.load(o);
-            count_load(o);
-            v
-        }
-        pub(crate) fn store(&self, v: bool, o: Ordering) {
-            self.0.store(v, o);
-            count(|c| c.stores += 1);
-        }
-        pub(crate) fn swap(&self, v: bool, o: Ordering) -> bool {
-            let r = self.0.swap(v, o);
-            count(|c| c.rmws += 1);
-            r
-        }
+    /// One read-modify-write of an integer atomic, counted.
+    macro_rules! rmw {
+        ($t:ty; $($op:ident),*) => {$(
+            pub(crate) fn $op(&self, v: $t, o: Ordering) -> $t {
+                let r = match self {
+                    Self::Std(a) => a.$op(v, o),
+                    Self::Model(a) => a.$op(v, o),
+                };
+                count(|c| c.rmws += 1);
+                r
+            }
+        )*};
     }
+
+    /// A switched atomic: the checker's inside a model, std's outside; counting under loom. `integer` adds the
+    /// read-modify-writes of the integer atomics.
+    macro_rules! switched_atomic {
+        ($name:ident, $t:ty) => {
+            #[derive(Debug)]
+            pub(crate) enum $name {
+                Std(std::sync::atomic::$name),
+                Model(checker::sync::atomic::$name),
+            }
+
+            #[allow(dead_code, reason = "the std surface the crate uses; each build uses part of it")]
+            impl $name {
+                common_ops!($name, $t);
+            }
+        };
+        ($name:ident, $t:ty, integer) => {
+            switched_atomic!($name, $t);
+
+            #[allow(dead_code, reason = "the std surface the crate uses; each build uses part of it")]
+            impl $name {
+                rmw!($t; fetch_add, fetch_sub, fetch_or, fetch_and);
+            }
+        };
+    }
+
+    switched_atomic!(AtomicBool, bool);
+    switched_atomic!(AtomicU8, u8, integer);
+    switched_atomic!(AtomicU32, u32, integer);
+    switched_atomic!(AtomicU64, u64, integer);
 }

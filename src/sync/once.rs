@@ -3,13 +3,13 @@
 //! `init`, then `ready` is set with Release; a reader that sees `ready` (Acquire) sees the value. Only the part
 //! of std's surface the crate uses.
 
-#[cfg(not(all(test, any(loom, shuttle))))]
+#[cfg(not(all(any(loom, shuttle), feature = "model-checking")))]
 pub(crate) use std::sync::OnceLock;
 
-#[cfg(all(test, any(loom, shuttle)))]
+#[cfg(all(any(loom, shuttle), feature = "model-checking"))]
 pub(crate) use model::OnceLock;
 
-#[cfg(all(test, any(loom, shuttle)))]
+#[cfg(all(any(loom, shuttle), feature = "model-checking"))]
 mod model {
     use super::super::cell::UnsafeCell;
     use super::super::{AtomicU8, Mutex, Ordering};

@@ -104,15 +104,16 @@ pub(super) struct Inotify {
         reason = "sync::plain: only locked under `shared.drain` (the facade's), which orders it"
     )]
     targets: crate::sync::plain::Mutex<HashMap<i32, Target>>,
-    /// The loom models' stand-in for the kernel's event queue (`loom-tests/watch.rs`): events pushed by a
-    /// model's writer, under a loom mutex standing for `notification_lock`. Checked and drained after the real
-    /// descriptor (which loom cannot see into); a plain loom mutex, so the facade's counts do not include it.
-    #[cfg(all(test, loom))]
-    model_queue: loom::sync::Mutex<std::collections::VecDeque<ModelEvent>>,
+    /// The loom models' stand-in for the kernel's event queue (`inotify/model.rs`): events pushed by a model's
+    /// writer, under a loom mutex standing for `notification_lock`. Checked and drained after the real descriptor
+    /// (which loom cannot see into); a plain loom mutex, so the facade's counts do not include it. `None` for a
+    /// detector built outside a model (the same build's integration tests).
+    #[cfg(all(loom, feature = "model-checking"))]
+    model_queue: Option<loom::sync::Mutex<std::collections::VecDeque<ModelEvent>>>,
 }
 
 /// An event of the loom models' queue: watch descriptor, flags, name.
-#[cfg(all(test, loom))]
+#[cfg(all(loom, feature = "model-checking"))]
 pub(crate) type ModelEvent = (i32, ReadFlags, Option<Vec<u8>>);
 
 /// Events that change a pack directory's listing.
@@ -180,8 +181,8 @@ impl Inotify {
             shared: Shared::new(dirs.len()),
             #[expect(clippy::disallowed_types, reason = "sync::plain: see the field")]
             targets: crate::sync::plain::Mutex::new(targets),
-            #[cfg(all(test, loom))]
-            model_queue: Default::default(),
+            #[cfg(all(loom, feature = "model-checking"))]
+            model_queue: crate::sync::model::in_model().then(Default::default),
         })
     }
 
@@ -256,9 +257,9 @@ impl Inotify {
         }
         // The models' queue: one event dequeued under its lock (as `read` copies events out under
         // `notification_lock`), applied after the lock is released.
-        #[cfg(all(test, loom))]
-        loop {
-            let Some((wd, flags, name)) = self.model_queue.lock().unwrap().pop_front() else {
+        #[cfg(all(loom, feature = "model-checking"))]
+        while let Some(q) = &self.model_queue {
+            let Some((wd, flags, name)) = q.lock().unwrap().pop_front() else {
                 break;
             };
             self.apply(&mut targets, wd, flags, name.as_deref());
@@ -335,8 +336,10 @@ impl Inotify {
     /// No event is queued: the steady check's one system call (and, in the loom models, their queue).
     #[inline(always)]
     fn queue_empty(&self) -> bool {
-        #[cfg(all(test, loom))]
-        if !self.model_queue.lock().unwrap().is_empty() {
+        #[cfg(all(loom, feature = "model-checking"))]
+        if let Some(q) = &self.model_queue
+            && !q.lock().unwrap().is_empty()
+        {
             return false;
         }
         queue_empty(&self.fd)
@@ -344,16 +347,21 @@ impl Inotify {
 
     /// The loom models' writer: queue `event` (the kernel queues it inside the writer's system call, under
     /// `notification_lock`; the model's writer changes its file system state inside the same lock).
-    #[cfg(all(test, loom))]
+    #[cfg(all(loom, feature = "model-checking"))]
     pub(crate) fn model_event(&self, event: ModelEvent, write: impl FnOnce()) {
-        let mut q = self.model_queue.lock().unwrap();
+        let mut q = self
+            .model_queue
+            .as_ref()
+            .expect("a detector built in a model")
+            .lock()
+            .unwrap();
         write();
         q.push_back(event);
     }
 
     /// The watch descriptor of `pack/`. Read it before other threads use the detector: a drain holds the
     /// (std) targets lock across loom operations, and a loom thread blocking on a std lock hangs the model.
-    #[cfg(all(test, loom))]
+    #[cfg(all(loom, feature = "model-checking"))]
     pub(crate) fn model_pack_wd(&self) -> i32 {
         // plain: a model's read before its threads start.
         *crate::sync::plain::lock(&self.targets)
@@ -364,14 +372,14 @@ impl Inotify {
     }
 
     /// The models' `rename` of `name` into `pack/` (watched as `wd`), through [`model_event`](Self::model_event).
-    #[cfg(all(test, loom))]
+    #[cfg(all(loom, feature = "model-checking"))]
     pub(crate) fn model_pack_event(&self, wd: i32, name: &[u8], write: impl FnOnce()) {
         self.model_event((wd, ReadFlags::MOVED_TO, Some(name.to_vec())), write);
     }
 
     /// The loom models' detector: objects directory `objects` (one), whose `pack/` must exist; every fan-out
     /// directory starts unwatched.
-    #[cfg(all(test, loom))]
+    #[cfg(all(loom, feature = "model-checking"))]
     pub(crate) fn for_model(objects: &Path) -> Inotify {
         Inotify::open(&[objects.to_path_buf()], &mut add_watch).expect("inotify in the model")
     }
@@ -458,10 +466,10 @@ fn fanout_byte(name: &[u8]) -> Option<u8> {
     }
 }
 
-/// The change detector's loom model (compiled into the loom build only; run from `loom-tests/main.rs`).
-#[cfg(all(test, loom))]
-#[path = "../../../loom-tests/watch.rs"]
-pub(crate) mod model;
+/// The change detector's loom model (loom builds with `model-checking` only), beside the code it checks; run from
+/// `loom-tests/detectors.rs` through `odb_index::testing::model`.
+#[cfg(all(loom, feature = "model-checking"))]
+pub mod model;
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {

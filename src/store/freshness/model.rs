@@ -13,7 +13,7 @@
 //!
 //! Not modelled: the scan itself (the model's scan reads its directory under the lock; the real `scan_pack_dir`,
 //! `src/store/scan.rs`, stamps the directory from its descriptor before reading entries, argued in PROTOCOL.md),
-//! the kernel (as in `loom-tests/watch.rs`), and coarse timestamps (the model's stamps change with every write;
+//! the kernel (as in `src/store/watch/inotify/model.rs`), and coarse timestamps (the model's stamps change with every write;
 //! `untrusted` covers the real ones and has unit tests).
 
 use std::path::{Path, PathBuf};
@@ -26,8 +26,7 @@ use crate::store::watch::{Check, Watch};
 use crate::sync::plain::Arc;
 
 /// B1's models (one change check per batch), on this file's model file system and store.
-#[path = "batch.rs"]
-pub(crate) mod batch;
+pub mod batch;
 
 /// The model's pack directory: the packs it holds, its version (its `stat`), and the detectors with events
 /// made on it (each write queues an event for each).

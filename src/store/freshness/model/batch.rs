@@ -1,6 +1,6 @@
 //! B1 under loom (docs/PROTOCOL.md, section 8c): one change check per batch. The real `Freshness::listing`,
 //! `steady`, `changed` and `confirm` (`src/store/freshness.rs`) on loom's atomics, with the file system behind
-//! the module's `Fs` seam; the model file system and store are `loom-tests/freshness.rs`'s (one pack directory under
+//! the module's `Fs` seam; the model file system and store are `model.rs`'s (one pack directory under
 //! a loom mutex, whose writes queue an event for each detector with events made on it, inside the lock; the
 //! refresh as `Store::refresh_from` makes it): this file is a module inside that one, so the two share them.
 //! The batch is stood in for by the steps of `Handle::locate_many` (`src/store/batch.rs`): search every id in the

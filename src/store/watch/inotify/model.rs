@@ -1,7 +1,7 @@
 //! The change detector's protocol core under loom (docs/PROTOCOL.md section 8b, "Invariant (for a model)"): the
 //! real `Inotify::check`, `drain`, `fanout_version` and `watch_fanout` (`src/store/watch/inotify.rs`) on loom's atomics
 //! and mutex, with the kernel's event queue stood in for by a loom mutex around a queue (`model_queue`, compiled
-//! only under `cfg(all(test, loom))`; the real descriptor is still read, and stays empty here). The writer's
+//! only in loom builds with `model-checking`, and set only for a detector built in a model; the real descriptor is still read, and stays empty here). The writer's
 //! "system call" changes the model's directory and queues its event under that mutex, as the kernel queues
 //! the event inside `rename` under `notification_lock`; `FIONREAD` and `read` take the same lock.
 //!
