@@ -234,8 +234,7 @@ impl Inotify {
         // increment, and by that reader's `ioctl` before its load); the `read` is a system call the
         // compiler cannot move the increment across.
         s.state.fetch_add(DRAINING, Ordering::Relaxed);
-        // plain: `targets` is only locked under `shared.drain` (see the field).
-        let mut targets = crate::sync::plain::lock(&self.targets);
+        let mut targets = self.targets();
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
         let mut reader = sys::Reader::new(&self.fd, &mut buf);
         loop {
@@ -363,12 +362,24 @@ impl Inotify {
     /// (std) targets lock across loom operations, and a loom thread blocking on a std lock hangs the model.
     #[cfg(all(loom, feature = "model-checking"))]
     pub(crate) fn model_pack_wd(&self) -> i32 {
-        // plain: a model's read before its threads start.
-        *crate::sync::plain::lock(&self.targets)
+        self.model_wd(|t| matches!(t, Target::PackDir))
+    }
+
+    /// The watch descriptor of the first target `which` picks (a model's read before its threads start).
+    #[cfg(all(loom, feature = "model-checking"))]
+    fn model_wd(&self, which: impl Fn(&Target) -> bool) -> i32 {
+        *self
+            .targets()
             .iter()
-            .find(|(_, t)| matches!(t, Target::PackDir))
-            .expect("pack/ watched")
+            .find(|(_, t)| which(t))
+            .expect("a watched target")
             .0
+    }
+
+    /// The watch descriptors: locked only under `shared.drain`, or by a model before its threads start (see the
+    /// field).
+    fn targets(&self) -> crate::sync::plain::MutexGuard<'_, HashMap<i32, Target>> {
+        crate::sync::plain::lock(&self.targets)
     }
 
     /// The models' `rename` of `name` into `pack/` (watched as `wd`), through [`model_event`](Self::model_event).
@@ -401,8 +412,7 @@ impl Inotify {
         if cur & WATCHED != 0 {
             return Some(cur);
         }
-        // plain: `targets` is only locked under `shared.drain` (see the field).
-        let mut targets = crate::sync::plain::lock(&self.targets);
+        let mut targets = self.targets();
         if !targets
             .values()
             .any(|t| matches!(t, Target::Objects(d) if *d == dir))

@@ -34,12 +34,7 @@ pub fn lookup_after_a_write_sees_it(objects: &Path) {
         .watch_fanout(0, objects, 0xab, &mut add_watch)
         .expect("fan-out watched");
     assert_eq!(w.fanout_version(0, 0xab), Some(v0));
-    // plain: read by the model's only thread here.
-    let wd = *crate::sync::plain::lock(&w.targets)
-        .iter()
-        .find(|(_, t)| matches!(t, super::Target::Fanout(0, 0xab)))
-        .unwrap()
-        .0;
+    let wd = w.model_wd(|t| matches!(t, super::Target::Fanout(0, 0xab)));
     // The model's directory `ab/`: whether X is in it.
     let dir = Arc::new(Mutex::new(false));
     let (w1, d1) = (Arc::clone(&w), Arc::clone(&dir));
@@ -85,12 +80,7 @@ pub fn lookup_after_a_write_sees_it(objects: &Path) {
 pub fn lookup_after_a_pack_write_sees_it(objects: &Path) {
     let w = Arc::new(Inotify::for_model(objects));
     let token = w.drain();
-    // plain: read by the model's only thread here.
-    let wd = *crate::sync::plain::lock(&w.targets)
-        .iter()
-        .find(|(_, t)| matches!(t, super::Target::PackDir))
-        .unwrap()
-        .0;
+    let wd = w.model_pack_wd();
     // The model's `pack/`: whether the new `.idx` is in it.
     let dir = Arc::new(Mutex::new(false));
     let (w1, d1) = (Arc::clone(&w), Arc::clone(&dir));
