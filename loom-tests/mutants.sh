@@ -96,6 +96,7 @@ lock-uncounted ~~ src/sync/mutex.rs ~~         count(|c| c.locks += 1);\n ~~
 store-uncounted ~~ src/sync/atomic.rs ~~                 count(|c| c.stores += 1);\n ~~ 
 other-load-uncounted ~~ src/sync/atomic.rs ~~             _ => c.other_loads += 1, ~~             _ => {}
 fetch-or-uncounted ~~ src/sync/atomic.rs ~~                 };\n                count(|c| c.rmws += 1);\n                r\n            }\n        )*}; ~~                 };\n                if stringify!($op) != "fetch_or" {\n                    count(|c| c.rmws += 1);\n                }\n                r\n            }\n        )*};
+std-side-unchecked ~~ src/sync/model.rs ~~         !in_model(),\n ~~         true || !in_model(),\n
 free-values-on-retire ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release\n        for s in self.slots.iter() {\n            s.value.with_mut(|p| unsafe { *p = None });\n        }
 fanout-name-upper-case ~~ src/loose.rs ~~ const DIGITS: &[u8; 16] = b"0123456789abcdef"; ~~ const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
 fanout-name-shifted ~~ src/loose.rs ~~ hex[2..2 + name_len].copy_from_slice(name); ~~ hex[..name_len].copy_from_slice(name);

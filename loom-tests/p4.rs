@@ -134,3 +134,17 @@ fn p4_fast_paths_after_racing_loads_are_one_acquire_load() {
         }
     });
 }
+
+/// The facade's boundary: a model checks only primitives built inside it (`testing::model::checked`), so a
+/// primitive built outside and carried in must fail the model rather than run unchecked on std's side. What
+/// would go wrong without it: a map built before the checker ran would be std atomics inside the model, and
+/// every count and interleaving above would silently be about nothing.
+#[test]
+#[should_panic(expected = "built outside the model is used inside it")]
+fn facade_primitive_built_outside_the_model_fails_it() {
+    let map: std::sync::Arc<SlotMap<Fake, Plan>> =
+        std::sync::Arc::new(SlotMap::new(vec![vec![1]], 0, vec![]));
+    builder().check(move || {
+        let _ = map.load();
+    });
+}

@@ -12,7 +12,7 @@ pub use switched::Arc;
 
 #[cfg(all(loom, feature = "model-checking"))]
 mod switched {
-    use super::super::model::in_model;
+    use super::super::model::{in_model, std_side};
     use super::super::trace::count;
 
     /// loom's `Arc` inside a model (counting each clone and drop as a read-modify-write), std's outside.
@@ -50,7 +50,10 @@ mod switched {
         fn clone(&self) -> Self {
             count(|c| c.rmws += 1);
             match self {
-                Arc::Std(a) => Arc::Std(std::sync::Arc::clone(a)),
+                Arc::Std(a) => {
+                    std_side();
+                    Arc::Std(std::sync::Arc::clone(a))
+                }
                 Arc::Model(a) => Arc::Model(loom::sync::Arc::clone(a)),
             }
         }

@@ -22,9 +22,17 @@ pub(crate) use switched::{AtomicBool, AtomicU8, AtomicU32, AtomicU64};
 #[cfg(all(any(loom, shuttle), feature = "model-checking"))]
 mod switched {
     use super::super::checker;
-    use super::super::model::in_model;
+    use super::super::model::{in_model, std_side as assert_std_side};
     use super::super::trace::count;
     use std::sync::atomic::Ordering;
+
+    /// The std atomic `a`, after checking that no model uses it (`model::std_side`).
+    #[inline]
+    #[track_caller]
+    fn std_side<A>(a: &A) -> &A {
+        assert_std_side();
+        a
+    }
 
     fn count_load(o: Ordering) {
         count(|c| match o {
@@ -45,7 +53,7 @@ mod switched {
             }
             pub(crate) fn load(&self, o: Ordering) -> $t {
                 let v = match self {
-                    Self::Std(a) => a.load(o),
+                    Self::Std(a) => std_side(a).load(o),
                     Self::Model(a) => a.load(o),
                 };
                 count_load(o);
@@ -53,14 +61,14 @@ mod switched {
             }
             pub(crate) fn store(&self, v: $t, o: Ordering) {
                 match self {
-                    Self::Std(a) => a.store(v, o),
+                    Self::Std(a) => std_side(a).store(v, o),
                     Self::Model(a) => a.store(v, o),
                 }
                 count(|c| c.stores += 1);
             }
             pub(crate) fn swap(&self, v: $t, o: Ordering) -> $t {
                 let r = match self {
-                    Self::Std(a) => a.swap(v, o),
+                    Self::Std(a) => std_side(a).swap(v, o),
                     Self::Model(a) => a.swap(v, o),
                 };
                 count(|c| c.rmws += 1);
@@ -74,7 +82,7 @@ mod switched {
                 failure: Ordering,
             ) -> Result<$t, $t> {
                 let r = match self {
-                    Self::Std(a) => a.compare_exchange(current, new, success, failure),
+                    Self::Std(a) => std_side(a).compare_exchange(current, new, success, failure),
                     Self::Model(a) => a.compare_exchange(current, new, success, failure),
                 };
                 count(|c| match r {
@@ -91,7 +99,7 @@ mod switched {
         ($t:ty; $($op:ident),*) => {$(
             pub(crate) fn $op(&self, v: $t, o: Ordering) -> $t {
                 let r = match self {
-                    Self::Std(a) => a.$op(v, o),
+                    Self::Std(a) => std_side(a).$op(v, o),
                     Self::Model(a) => a.$op(v, o),
                 };
                 count(|c| c.rmws += 1);

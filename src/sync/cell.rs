@@ -45,14 +45,20 @@ impl<T> UnsafeCell<T> {
 
     pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         match self {
-            Self::Std(c) => f(c.get()),
+            Self::Std(c) => {
+                super::model::std_side();
+                f(c.get())
+            }
             Self::Model(c) => c.with(f),
         }
     }
 
     pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         match self {
-            Self::Std(c) => f(c.get()),
+            Self::Std(c) => {
+                super::model::std_side();
+                f(c.get())
+            }
             Self::Model(c) => c.with_mut(f),
         }
     }

@@ -11,7 +11,8 @@
 //! cfgs), so a crate that depends on this one and runs its own loom models with the same flag compiles this one as
 //! in any other build: `std` primitives, no loom. In a model-checked build each primitive is an enum that chooses
 //! at construction: the checker's inside a model (a thread running under [`model::checked`], which the models'
-//! runners wrap around the checker), `std`'s everywhere else. The same library build also serves the doctests,
+//! runners wrap around the checker), `std`'s everywhere else; a std one used inside a model panics (it would go
+//! unchecked), so a model checks every primitive it touches. The same library build also serves the doctests,
 //! integration tests and property tests of `cargo test` (one build per feature set), which run outside any model
 //! and so get `std`'s; the choice costs a branch per operation in that build only.
 //!

@@ -27,6 +27,18 @@ pub(crate) fn in_model() -> bool {
     IN_MODEL.get()
 }
 
+/// A std primitive of a model-checked build is being used: never inside a model, where it would go unchecked (it
+/// was built outside the model and carried in). Every operation on the std side of the facade's primitives asks,
+/// so a model checks every primitive it touches or fails.
+#[inline]
+#[track_caller]
+pub(crate) fn std_side() {
+    assert!(
+        !in_model(),
+        "a primitive built outside the model is used inside it, where the checker cannot see it"
+    );
+}
+
 /// Run `f` (the checker's runner: `loom::model::Builder::check`, shuttle's `Runner::run`) with the facade's
 /// primitives the checker's: every atomic, `Arc`, lock, cell and `OnceLock` the crate builds while `f` runs is the
 /// checker's, so the model checks them. Outside `f`, the same build's primitives are std's (doctests, integration

@@ -30,7 +30,7 @@ pub(crate) use switched::{Condvar, Mutex, lock, wait};
 #[cfg(all(any(loom, shuttle), feature = "model-checking"))]
 mod switched {
     use super::super::checker;
-    use super::super::model::in_model;
+    use super::super::model::{in_model, std_side};
     use super::super::trace::count;
     use std::sync::PoisonError;
 
@@ -94,7 +94,10 @@ mod switched {
 
         pub(crate) fn notify_all(&self) {
             match self {
-                Self::Std(c) => c.notify_all(),
+                Self::Std(c) => {
+                    std_side();
+                    c.notify_all();
+                }
                 Self::Model(c) => c.notify_all(),
             }
         }
@@ -103,7 +106,10 @@ mod switched {
     /// Lock a mutex, ignoring poisoning (see the std build's `lock`), counted under loom.
     pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         let g = match m {
-            Mutex::Std(m) => MutexGuard::Std(m.lock().unwrap_or_else(PoisonError::into_inner)),
+            Mutex::Std(m) => {
+                std_side();
+                MutexGuard::Std(m.lock().unwrap_or_else(PoisonError::into_inner))
+            }
             Mutex::Model(m) => MutexGuard::Model(m.lock().unwrap_or_else(PoisonError::into_inner)),
         };
         count(|c| c.locks += 1);
@@ -117,6 +123,7 @@ mod switched {
         count(|c| c.waits += 1);
         match (cv, g) {
             (Condvar::Std(cv), MutexGuard::Std(g)) => {
+                std_side();
                 MutexGuard::Std(cv.wait(g).unwrap_or_else(PoisonError::into_inner))
             }
             (Condvar::Model(cv), MutexGuard::Model(g)) => {
