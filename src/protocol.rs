@@ -173,7 +173,7 @@ impl<T, M> SlotMap<T, M> {
     /// it replaces) and whose next `unloaded` slots are empty. The cursor starts after the loaded ones.
     ///
     /// # Panics
-    /// If the total exceeds [`MAX_SLOTS`] (2^24 - 1: the in-flight field's width).
+    /// If the total exceeds `MAX_SLOTS` (2^24 - 1: the in-flight field's width).
     pub fn new(ready: Vec<T>, unloaded: usize, meta: M) -> Self {
         let n_ready = ready.len();
         let total = n_ready.checked_add(unloaded).expect("slot count overflows");

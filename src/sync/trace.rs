@@ -17,8 +17,8 @@ pub(crate) fn count(_f: impl FnOnce(&mut OpCounts)) {}
 /// How many shared-memory operations of each kind one loom thread performed (loom models only; a shuttle build
 /// counts none).
 ///
-/// Every atomic the crate uses under loom is a counting wrapper (`atomic.rs`), and [`lock`](super::lock)
-/// and [`wait`](super::wait) count too, so a model can assert what a code path does to shared state,
+/// Every atomic the crate uses under loom is a counting wrapper (`atomic.rs`), and `sync::lock`
+/// and `sync::wait` count too, so a model can assert what a code path does to shared state,
 /// including operations that leave no trace line (a failed compare-exchange, a `fetch_or`, an untraced load).
 #[cfg(all(any(loom, shuttle), feature = "model-checking"))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
