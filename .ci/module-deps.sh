@@ -2,7 +2,8 @@
 # Fails if two modules of a package import each other, naming the pair; also fails on a longer import cycle.
 #
 # Looks at two levels:
-#  - the top-level modules of every package of the workspace (the library, cli, gix, bench, testkit, downstream:
+#  - the top-level modules of every package of the workspace (the library, cli, gix, bench, testkit, downstream)
+#    and of every test target with modules (loom-tests, proptests, tests/integration, cli and gix tests:
 #    each `mod x;` of the crate root, `DIR/x.rs` or everything under `DIR/x/`, which counts as one module): a
 #    reference `crate::x::...`, `use crate::{x::..., ...}`, or `crate::Name` where the root imports `Name` from
 #    `x` (`super::` in the module's own file `x.rs` or `x/mod.rs` counts as `crate::`), in a file of module `m`
@@ -75,7 +76,12 @@ sub heads_after {
 # --- top-level modules of each package: (crate root, its source directory, a label)
 for my $pkg (['src/lib.rs', 'src', 'odb-index'], ['cli/src/main.rs', 'cli/src', 'cli'],
              ['gix/src/lib.rs', 'gix/src', 'gix'], ['bench/src/main.rs', 'bench/src', 'bench'],
-             ['testkit/src/lib.rs', 'testkit/src', 'testkit'], ['downstream/src/lib.rs', 'downstream/src', 'downstream']) {
+             ['testkit/src/lib.rs', 'testkit/src', 'testkit'], ['downstream/src/lib.rs', 'downstream/src', 'downstream'],
+             # The test targets with modules of their own (each a crate: the models, the property, integration,
+             # command and adapter tests).
+             ['loom-tests/main.rs', 'loom-tests', 'loom'], ['loom-tests/shuttle.rs', 'loom-tests', 'shuttle'],
+             ['proptests/main.rs', 'proptests', 'proptests'], ['tests/integration/main.rs', 'tests/integration', 'integration'],
+             ['cli/tests/cli/main.rs', 'cli/tests/cli', 'cli-tests'], ['gix/tests/interop/main.rs', 'gix/tests/interop', 'interop']) {
     my ($root, $src, $label) = @$pkg;
     next unless -f $root;
     my $lib = slurp($root);
@@ -169,6 +175,6 @@ for level in top store; do
     rm -f "$edges_file.tsort"
 done
 if [[ $status == 0 ]]; then
-    echo "module-deps: no two modules of a package import each other ($(grep -c '^top ' "$edges_file") module edges in 6 packages, $(grep -c '^store ' "$edges_file") store file edges)"
+    echo "module-deps: no two modules of a package import each other ($(grep -c '^top ' "$edges_file") module edges in 6 packages and 6 test targets, $(grep -c '^store ' "$edges_file") store file edges)"
 fi
 exit $status
