@@ -2,7 +2,7 @@
 # Mutants of the code loom's protocol models do not run, or run only in part (issue 30, What 4): the bucket-order
 # record (src/fanout.rs), the std spin (src/sync/hint.rs), a dropped handle's report (src/store/handle.rs), the miss
 # filter (src/store/filter.rs) and the CI checks themselves (clippy's rules of .clippy.toml, the layout's file
-# sizes, the public-API lists): each `sh:` row plants one violation. Each row is one literal edit (`anchor ~~
+# sizes and `#[path]`, the module check's import cycles, the public-API lists): each `sh:` row plants one violation. Each row is one literal edit (`anchor ~~
 # replacement`, `\n` for a newline, as in mutants.sh) with the check that must catch it:
 #   loom:NAME   a loom model (the test target `loom` built with `--cfg loom`, target/loom-weaken)
 #   lib:NAME    a std unit test of the library (release, target/fresh-mutants-std)
@@ -33,6 +33,7 @@ too-many-arguments-allowed ~~ src/repo/mod.rs ~~ sh:$CLIPPY -p odb-index --lib -
 public-api-unlisted ~~ src/repo/mod.rs ~~ sh:CARGO_TARGET_DIR=$CHECK_TARGET bash .ci/public-api.sh ~~ pub fn discover(path: &Path) ~~ pub fn unlisted() {}\n\n/// Planted.\npub fn discover(path: &Path)
 filter-restrict-keeps-uncovered ~~ src/store/filter.rs ~~ prop:filter::three_generations_of_small_packs_keep_the_filter_honest ~~ if self.covers(id) { ~~ if true || self.covers(id) {
 filter-rebuild-threshold-4x ~~ src/store/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ stale > f.live_ids / 4 ~~ stale > f.live_ids * 4
+import-cycle ~~ loom-tests/p1.rs ~~ sh:bash .ci/module-deps.sh ~~ use super::*;\n ~~ use super::*;\nuse super::p3::*;\n
 filter-rebuild-ignores-outside-packs ~~ src/store/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ outside_packs > 4 || outside_ids ~~ outside_ids
 LIST
 )
