@@ -212,11 +212,7 @@ fn pack_written_during_a_refresh_is_found(objects: &Path, detector: Detector, sw
         let first = store.current();
         assert!(first.fresh.changed(&Tally::default(), 64, &store.fs));
     }
-    let s1 = std::sync::Arc::clone(&store);
-    let writer = thread::spawn(move || s1.fs.write_pack(1));
-    let s2 = std::sync::Arc::clone(&store);
-    let refresher = thread::spawn(move || s2.refresh());
-    writer.join().unwrap();
+    let refresher = write_pack_during_a_refresh(&store);
     // The lookup begins after the write returned.
     let l = store.current();
     assert!(
@@ -268,4 +264,15 @@ pub fn vanished_pack_back_is_loaded_again(objects: &Path) {
         );
         assert!(now.packs.contains(&0) && store.fs.load(0));
     }
+}
+
+/// The race both F1 and B1 models start from: pack 1 renamed into place by one thread while another refreshes.
+/// Returns once the write returned (the lookup or batch begins after it), with the refresher still running.
+fn write_pack_during_a_refresh(store: &std::sync::Arc<Store>) -> thread::JoinHandle<()> {
+    let s1 = std::sync::Arc::clone(store);
+    let writer = thread::spawn(move || s1.fs.write_pack(1));
+    let s2 = std::sync::Arc::clone(store);
+    let refresher = thread::spawn(move || s2.refresh());
+    writer.join().unwrap();
+    refresher
 }

@@ -15,8 +15,6 @@
 
 use std::path::Path;
 
-use loom::thread;
-
 use super::super::{Detector, Tally};
 use super::{Listing, ModelFs, Store};
 use crate::store::watch::Check;
@@ -50,11 +48,7 @@ fn batch_after_a_write(objects: &Path, detector: Detector, early: bool) {
     let fs = ModelFs::new(objects, &[0]);
     let store = std::sync::Arc::new(Store::open(fs, detector));
     let before = early.then(|| store.current().fresh.steady());
-    let s1 = std::sync::Arc::clone(&store);
-    let writer = thread::spawn(move || s1.fs.write_pack(1));
-    let s2 = std::sync::Arc::clone(&store);
-    let refresher = thread::spawn(move || s2.refresh());
-    writer.join().unwrap();
+    let refresher = super::write_pack_during_a_refresh(&store);
     // The batch begins after the write returned.
     let l = store.current();
     let found = store.batch(&l, &[0, 1], before);
