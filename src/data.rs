@@ -28,6 +28,8 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+use crate::fault::{self, Call};
+
 // The load mode is the store's option (`Options::load`); its one public path is the crate root.
 pub(crate) use crate::load_mode::LoadMode;
 
@@ -227,6 +229,7 @@ pub(crate) fn check_regular(md: &std::fs::Metadata) -> io::Result<()> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
+    fault::check(Call::Stat)?;
     check_regular(&std::fs::metadata(path)?)?;
     open_seen_regular(path)
 }
@@ -239,6 +242,7 @@ pub(crate) fn open_seen_regular(path: &Path) -> io::Result<(File, std::fs::Metad
     #[cfg(unix)]
     let file = {
         use rustix::fs::{Mode, OFlags};
+        fault::check_rustix(Call::Open)?;
         let fd = rustix::fs::open(
             path,
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
@@ -247,7 +251,11 @@ pub(crate) fn open_seen_regular(path: &Path) -> io::Result<(File, std::fs::Metad
         File::from(fd)
     };
     #[cfg(not(unix))]
-    let file = File::open(path)?;
+    let file = {
+        fault::check(Call::Open)?;
+        File::open(path)?
+    };
+    fault::check(Call::Stat)?;
     let md = file.metadata()?;
     check_regular(&md)?;
     Ok((file, md))
@@ -262,6 +270,7 @@ fn read_all(file: &File, len: u64, limit: u64) -> io::Result<Vec<u8>> {
     }
     // `len <= limit`, and the limit is what the caller accepts to hold in memory.
     let mut v = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    fault::check(Call::Read)?;
     let read = file.take(limit.saturating_add(1)).read_to_end(&mut v)?;
     if read as u64 > limit {
         return Err(FileProblem::TooLarge {
@@ -284,6 +293,7 @@ fn read_len(file: &File, len: u64) -> io::Result<Vec<u8>> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file length overflows usize"))?;
     let mut v = Vec::with_capacity(cap);
     // `Take` answers the probe after the last byte itself (no system call).
+    fault::check(Call::Read)?;
     file.take(len).read_to_end(&mut v)?;
     Ok(v)
 }
@@ -339,11 +349,13 @@ pub(crate) fn read_ends(
 
 #[cfg(unix)]
 fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    fault::check(Call::Read)?;
     std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
 }
 
 #[cfg(not(unix))]
 fn read_exact_at(mut file: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    fault::check(Call::Read)?;
     use std::io::{Read as _, Seek as _};
     file.seek(io::SeekFrom::Start(at))?;
     file.read_exact(buf)
@@ -437,6 +449,7 @@ impl Data {
                         "memory map length overflows usize",
                     )
                 })?;
+                fault::check(Call::Map)?;
                 // SAFETY: the mapping is read-only and private to this process, of a regular file (checked on
                 // the descriptor above). Its contents can still change if another process truncates or rewrites
                 // the file in place; git never does that (it writes a temporary file and renames it over the old

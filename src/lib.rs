@@ -41,6 +41,9 @@
 //!   and chain types), for this workspace's tests, benchmark and fuzz targets; not covered by semver. A feature
 //!   rather than `#[doc(hidden)]`: without it the items do not exist, so no user reaches them by accident, and
 //!   `docs/public-api.txt` (made with default features) does not list them.
+//! - `fault-injection`: the module `fault`, which makes the `n`th system call of a kind fail with a chosen
+//!   `errno` (in process, per thread or from the environment variable `ODB_INDEX_FAULT`), for this workspace's
+//!   fault tests (docs/RELIABILITY.md); not covered by semver. Without it every check is an inlined `Ok(())`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 // No function with too many arguments, and no allowance for one (issue 31).
@@ -56,6 +59,11 @@ pub mod data;
 mod dir;
 mod error;
 mod fanout;
+// The seam at every system call (SQLite's fault injection): public with the feature `fault-injection` (tests).
+#[cfg(feature = "fault-injection")]
+pub mod fault;
+#[cfg(not(feature = "fault-injection"))]
+mod fault;
 mod ids;
 pub mod idx;
 mod load_mode;
