@@ -8,6 +8,8 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+use crate::fault::Call;
+
 /// An open directory: on Linux an `O_PATH` descriptor, to `stat` and open its files relative to it (one path
 /// component walked, not every one again); elsewhere never made.
 #[cfg(unix)]
@@ -27,6 +29,7 @@ pub(crate) struct Stamp {
 
 impl Stamp {
     pub(crate) fn of(path: &Path) -> Option<Stamp> {
+        crate::fault::check(Call::Stat).ok()?;
         let md = std::fs::metadata(path).ok()?;
         Some(Stamp::from_metadata(&md))
     }
@@ -72,6 +75,24 @@ impl Stamp {
         }
     }
 
+    /// The stamp of a pack's `.idx` whose `stat` failed at listing with an error that is no evidence of its
+    /// absence (EIO, EMFILE, ...): its inode number as the directory lists it. Never equal to a `stat`'s nor to a
+    /// [`listed`](Self::listed) one (no device is `u64::MAX - 1`), so the next listing, whose `stat` succeeds,
+    /// gives the pack a new id and loads it again.
+    pub(crate) fn unknown(ino: u64) -> Stamp {
+        Stamp {
+            mtime: None,
+            size: 0,
+            ino,
+            dev: u64::MAX - 1,
+        }
+    }
+
+    /// Whether this is an [`unknown`](Self::unknown) stamp.
+    pub(crate) fn is_unknown(&self) -> bool {
+        self.dev == u64::MAX - 1
+    }
+
     pub(crate) fn from_metadata(md: &std::fs::Metadata) -> Stamp {
         #[cfg(unix)]
         let (ino, dev) = {
@@ -108,6 +129,7 @@ pub(crate) struct EntryStat {
 /// `stat` of `rel` relative to the open directory `fd` (symbolic links followed).
 #[cfg(unix)]
 fn stat_fd(fd: impl rustix::fd::AsFd, rel: impl rustix::path::Arg) -> std::io::Result<EntryStat> {
+    crate::fault::check_rustix(Call::Stat)?;
     let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
     let kind = match rustix::fs::FileType::from_raw_mode(st.st_mode) {
         rustix::fs::FileType::Directory => Kind::Dir,
@@ -122,6 +144,7 @@ fn stat_fd(fd: impl rustix::fd::AsFd, rel: impl rustix::path::Arg) -> std::io::R
 
 /// `stat` of `path` (symbolic links followed).
 fn stat_path(path: &Path) -> std::io::Result<EntryStat> {
+    crate::fault::check(Call::Stat)?;
     let md = std::fs::metadata(path)?;
     let kind = if md.is_dir() {
         Kind::Dir
@@ -162,6 +185,7 @@ pub(crate) fn regular_entries(path: &Path) -> std::io::Result<std::collections::
     {
         use rustix::fs::{FileType, Mode, OFlags};
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        crate::fault::check_rustix(Call::List)?;
         let mut dir = rustix::fs::Dir::new(rustix::fs::open(path, flags, Mode::empty())?)?;
         while let Some(e) = dir.read() {
             let e = e?;
@@ -208,12 +232,15 @@ impl Entries {
         {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            // The open of a directory to read its entries is the listing's call (`Call::List`).
+            crate::fault::check_rustix(Call::List)?;
             let fd = match (parent, path.file_name()) {
                 (Some(at), Some(name)) => rustix::fs::openat(at, name, flags, Mode::empty())?,
                 _ => rustix::fs::open(path, flags, Mode::empty())?,
             };
             let file = std::fs::File::from(fd);
             // The same `stat` as `Stamp::of(path)` (the refresh check compares the two), on the descriptor.
+            crate::fault::check(Call::Stat)?;
             let stamp = Stamp::from_metadata(&file.metadata()?);
             let dir = rustix::fs::Dir::new(std::os::fd::OwnedFd::from(file))?;
             Ok(Entries { stamp, dir })
@@ -221,7 +248,9 @@ impl Entries {
         #[cfg(not(unix))]
         {
             let _ = parent;
+            crate::fault::check(Call::Stat)?;
             let stamp = Stamp::from_metadata(&std::fs::metadata(path)?);
+            crate::fault::check(Call::List)?;
             Ok(Entries {
                 stamp,
                 entries: std::fs::read_dir(path)?,

@@ -120,12 +120,15 @@ impl LooseDb {
             let access = OFlags::PATH;
             #[cfg(not(any(target_os = "linux", target_os = "android")))]
             let access = OFlags::RDONLY;
-            let dir = rustix::fs::open(
-                objects_dir,
-                access | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|e| Error::io(objects_dir, e.into()))?;
+            let dir = crate::fault::check_rustix(crate::fault::Call::Open)
+                .and_then(|()| {
+                    rustix::fs::open(
+                        objects_dir,
+                        access | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    )
+                })
+                .map_err(|e| Error::io(objects_dir, e.into()))?;
             Ok(LooseDb {
                 path: objects_dir.to_path_buf(),
                 kind,
@@ -134,7 +137,9 @@ impl LooseDb {
         }
         #[cfg(not(unix))]
         {
-            let md = std::fs::metadata(objects_dir).map_err(|e| Error::io(objects_dir, e))?;
+            let md = crate::fault::check(crate::fault::Call::Stat)
+                .and_then(|()| std::fs::metadata(objects_dir))
+                .map_err(|e| Error::io(objects_dir, e))?;
             if !md.is_dir() {
                 return Err(Error::io(
                     objects_dir,
@@ -202,7 +207,9 @@ impl LooseDb {
     fn probe(&self, buf: &[u8; MAX_REL_PATH], n: usize) -> Result<bool, Error> {
         use rustix::fs::AtFlags;
         let rel = rel_cstr(buf, n);
-        match rustix::fs::statat(&self.dir, rel, AtFlags::SYMLINK_NOFOLLOW) {
+        let stat = crate::fault::check_rustix(crate::fault::Call::Stat)
+            .and_then(|()| rustix::fs::statat(&self.dir, rel, AtFlags::SYMLINK_NOFOLLOW));
+        match stat {
             Ok(_) => Ok(true),
             Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => Ok(false),
             Err(e) => Err(Error::io(self.path.join(rel_str(buf, n)), e.into())),
@@ -212,7 +219,9 @@ impl LooseDb {
     #[cfg(not(unix))]
     fn probe(&self, buf: &[u8; MAX_REL_PATH], n: usize) -> Result<bool, Error> {
         let p = self.path.join(rel_str(buf, n));
-        match std::fs::symlink_metadata(&p) {
+        match crate::fault::check(crate::fault::Call::Stat)
+            .and_then(|()| std::fs::symlink_metadata(&p))
+        {
             Ok(_) => Ok(true),
             Err(e)
                 if e.kind() == std::io::ErrorKind::NotFound
@@ -271,12 +280,16 @@ impl LooseDb {
             let Ok(sub_c) = std::ffi::CStr::from_bytes_with_nul(&sub_c) else {
                 return Ok(ControlFlow::Continue(()));
             };
-            let fd = match rustix::fs::openat(
-                &self.dir,
-                sub_c,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
+            // The open of a fan-out directory to read its entries is the listing's call (`Call::List`).
+            let opened = crate::fault::check_rustix(crate::fault::Call::List).and_then(|()| {
+                rustix::fs::openat(
+                    &self.dir,
+                    sub_c,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+            });
+            let fd = match opened {
                 Ok(fd) => fd,
                 Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => {
                     return Ok(ControlFlow::Continue(()));
@@ -294,7 +307,9 @@ impl LooseDb {
         #[cfg(not(unix))]
         {
             let p = sub_path();
-            let rd = match std::fs::read_dir(&p) {
+            let rd = match crate::fault::check(crate::fault::Call::List)
+                .and_then(|()| std::fs::read_dir(&p))
+            {
                 Ok(rd) => rd,
                 Err(e)
                     if e.kind() == std::io::ErrorKind::NotFound

@@ -176,6 +176,15 @@ pub enum Error {
     InvalidId(#[from] HexError),
 }
 
+/// Whether an I/O error says its file is gone ("not found", or a path component that is not a directory): the
+/// one kind of failed system call that is evidence of absence.
+pub(crate) fn is_gone(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
 fn fmt_incomplete(failed: &[(PathBuf, Arc<Error>)], f: &mut fmt::Formatter<'_>) -> fmt::Result {
     write!(
         f,
@@ -204,6 +213,15 @@ impl Error {
     /// repository (git drops such a file without a word); a lookup that meets one lists the directories again.
     pub(crate) fn is_vanished(&self) -> bool {
         matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+
+    /// Whether this is a failed system call that is no evidence that its file is gone or broken: an I/O error
+    /// other than "not found" or "not a directory" (EINTR, EAGAIN, EMFILE, ENFILE, ENOMEM, EIO, EACCES, ...),
+    /// which may pass. The fault policy (docs/RELIABILITY.md, "Faults"): such a failure is never carried over to
+    /// the next listing, and a lookup that would answer "missing" after one lists again once; if it persists,
+    /// the answer is an error naming the file, never "missing".
+    pub(crate) fn may_be_transient(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if !crate::error::is_gone(source))
     }
 }
 

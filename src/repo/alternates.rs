@@ -228,7 +228,9 @@ fn alternates_of_canonical(own: &Path, env: Option<&OsStr>, file_absent: bool) -
     let mut chain = vec![own.clone()];
     if let Some(env) = env {
         let sep = if cfg!(windows) { b';' } else { b':' };
-        let cwd = std::env::current_dir().unwrap_or_default();
+        let cwd = crate::fault::check(crate::fault::Call::Resolve)
+            .and_then(|()| std::env::current_dir())
+            .unwrap_or_default();
         let listed_in = PathBuf::from(ENV_ALTERNATES);
         for entry in parse_entries(env.as_encoded_bytes(), sep) {
             let entry = cwd.join(bytes_to_path(&entry));
@@ -262,7 +264,9 @@ fn add_alternate(
     } else {
         listing_dir.join(entry)
     };
-    let dir = match std::fs::canonicalize(&joined) {
+    let resolved = crate::fault::check(crate::fault::Call::Resolve)
+        .and_then(|()| std::fs::canonicalize(&joined));
+    let dir = match resolved {
         Ok(d) => d,
         Err(e)
             if e.kind() == std::io::ErrorKind::NotFound
@@ -282,12 +286,24 @@ fn add_alternate(
             return;
         }
     };
-    if !dir.is_dir() {
-        out.problems.push(AlternateProblem::Missing {
-            listed_in,
-            path: joined,
-        });
-        return;
+    // Not a directory: missing. A `stat` that fails (but for "not found") is no evidence that the directory is
+    // gone: unreadable, so that a miss is not claimed.
+    match crate::fault::check(crate::fault::Call::Stat).and_then(|()| std::fs::metadata(&dir)) {
+        Ok(md) if md.is_dir() => {}
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            out.problems.push(AlternateProblem::Unreadable {
+                path: joined,
+                error: e,
+            });
+            return;
+        }
+        _ => {
+            out.problems.push(AlternateProblem::Missing {
+                listed_in,
+                path: joined,
+            });
+            return;
+        }
     }
     if chain.contains(&dir) {
         out.problems.push(AlternateProblem::Cycle {

@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 use crate::data::read_bounded;
 use crate::dir::{Kind, OpenDir};
 use crate::error::Error;
+use crate::fault::Call;
 use crate::oid::HashKind;
 
 /// The most bytes read from a `.git` file or a `commondir` file (git refuses `.git` files longer than
@@ -166,7 +167,9 @@ pub(super) fn canonical(path: &Path) -> Result<PathBuf, Error> {
     if already_canonical(path) {
         return Ok(path.to_path_buf());
     }
-    std::fs::canonicalize(path).map_err(|e| Error::io(path, e))
+    crate::fault::check(Call::Resolve)
+        .and_then(|()| std::fs::canonicalize(path))
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Whether `path` is its own `realpath`, decided with one `openat2` and one `close` whatever its depth
@@ -200,6 +203,7 @@ fn open_if_canonical(path: &Path, extra: rustix::fs::OFlags) -> Option<rustix::f
     if !spelled_canonically(path) {
         return None;
     }
+    crate::fault::check_rustix(Call::Open).ok()?;
     rustix::fs::openat2(
         rustix::fs::CWD,
         path,
@@ -211,11 +215,11 @@ fn open_if_canonical(path: &Path, extra: rustix::fs::OFlags) -> Option<rustix::f
 }
 
 fn is_dir(p: &Path) -> bool {
-    p.is_dir()
+    crate::fault::check(Call::Stat).is_ok() && p.is_dir()
 }
 
 fn is_file(p: &Path) -> bool {
-    p.is_file()
+    crate::fault::check(Call::Stat).is_ok() && p.is_file()
 }
 
 /// A directory discovery asks about: by path, or (`fd`) through a descriptor it opened, when the path it was
@@ -224,6 +228,9 @@ fn is_file(p: &Path) -> bool {
 struct Dir<'a> {
     path: &'a Path,
     fd: Option<OpenDir>,
+    /// The first `stat` of an entry that failed with anything but "not found" (EIO, EMFILE, EACCES, ...): no
+    /// evidence that the entry is missing, so no decision may rest on it ([`Dir::check`]).
+    failed: std::cell::RefCell<Option<Error>>,
 }
 
 /// What a `stat` of a directory entry found (symbolic links followed).
@@ -239,7 +246,21 @@ enum Entry {
 impl<'a> Dir<'a> {
     /// `path`, asked about by path.
     fn by_path(path: &'a Path) -> Dir<'a> {
-        Dir { path, fd: None }
+        Dir {
+            path,
+            fd: None,
+            failed: Default::default(),
+        }
+    }
+
+    /// The first `stat` of an entry that failed with anything but "not found" since the last check, as an
+    /// error naming the entry: discovery's answers rest on what each entry is, and a failed `stat` does not
+    /// say it (the fault policy, docs/RELIABILITY.md).
+    fn check(&self) -> Result<(), Error> {
+        match self.failed.borrow_mut().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// `path` opened, if it is a directory spelled as its canonical path (one `openat2`, which also answers
@@ -249,7 +270,11 @@ impl<'a> Dir<'a> {
         let fd = open_if_canonical(path, rustix::fs::OFlags::DIRECTORY);
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         let fd = None;
-        Dir { path, fd }
+        Dir {
+            path,
+            fd,
+            failed: Default::default(),
+        }
     }
 
     /// Entry `name` (a relative path: `..` names the parent, the same directory as the canonical path's
@@ -261,7 +286,13 @@ impl<'a> Dir<'a> {
                 Kind::File => Entry::File,
                 Kind::Other => Entry::Other,
             },
-            Err(_) => Entry::Missing,
+            Err(e) => {
+                if !crate::error::is_gone(&e) {
+                    let mut failed = self.failed.borrow_mut();
+                    failed.get_or_insert_with(|| Error::io(self.path.join(name), e));
+                }
+                Entry::Missing
+            }
         }
     }
 
@@ -286,12 +317,14 @@ fn looks_like_objects_dir(dir: &Dir<'_>) -> Result<bool, Error> {
         return Ok(true);
     }
     let dir = dir.path;
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let rd = crate::fault::check(Call::List)
+        .and_then(|()| std::fs::read_dir(dir))
+        .map_err(|e| Error::io(dir, e))?;
     for entry in rd {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let name = entry.file_name();
         let name = name.as_encoded_bytes();
-        if name.len() == 2 && name.iter().all(u8::is_ascii_hexdigit) && entry.path().is_dir() {
+        if name.len() == 2 && name.iter().all(u8::is_ascii_hexdigit) && is_dir(&entry.path()) {
             return Ok(true);
         }
     }
@@ -308,7 +341,7 @@ fn discover_impl(
     // its descriptor (the `openat2` stands for this `stat` and for `canonical`'s).
     let top = Dir::open(path);
     let a_dir = top.fd.is_some()
-        || match std::fs::metadata(path) {
+        || match crate::fault::check(Call::Stat).and_then(|()| std::fs::metadata(path)) {
             Ok(md) => md.is_dir(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(not_a_repo(path, "no such file or directory"));
@@ -321,9 +354,13 @@ fn discover_impl(
     } else {
         // One `stat` of `.git` answers both questions (a directory? anything at all?).
         let dot_git_entry = top.entry(".git");
+        top.check()?;
         if dot_git_entry == Entry::Dir {
             let dot_git = path.join(".git");
-            if !looks_like_git_dir(&Dir::by_path(&dot_git)) {
+            let dir = Dir::by_path(&dot_git);
+            let git_like = looks_like_git_dir(&dir);
+            dir.check()?;
+            if !git_like {
                 return Err(not_a_repo(
                     path,
                     format!("{} is not a git directory", dot_git.display()),
@@ -333,15 +370,23 @@ fn discover_impl(
         } else if dot_git_entry != Entry::Missing {
             // A `.git` file (or a FIFO, socket or device in its place: an error naming it, never a hang).
             read_gitfile(&path.join(".git"))?
-        } else if looks_like_git_dir(&top) {
-            path.to_path_buf()
-        } else if looks_like_objects_dir(&top)? {
-            return objects_dir_repo(path, top, hash_override, want_git_dir);
         } else {
-            return Err(not_a_repo(
-                path,
-                "no .git, no HEAD with objects/, and not an objects directory (no pack/, info/ or xx/ subdirectory)",
-            ));
+            // A `stat` that failed decides nothing (`Dir::check`): neither "a git directory" nor "an objects
+            // directory" nor "not a repository".
+            let git_like = looks_like_git_dir(&top);
+            top.check()?;
+            if !git_like {
+                let objects_like = looks_like_objects_dir(&top)?;
+                top.check()?;
+                if objects_like {
+                    return objects_dir_repo(path, top, hash_override, want_git_dir);
+                }
+                return Err(not_a_repo(
+                    path,
+                    "no .git, no HEAD with objects/, and not an objects directory (no pack/, info/ or xx/ subdirectory)",
+                ));
+            }
+            path.to_path_buf()
         }
     };
     let common = common_dir(&git_dir)?;
@@ -388,6 +433,8 @@ fn objects_dir_repo(
             Some(_) => top.is_file("../HEAD") || top.is_file("../config"),
             None => is_file(&p.join("HEAD")) || is_file(&p.join("config")),
         });
+    // (Whether the parent is the git directory decides the object format: not on a failed `stat`.)
+    top.check()?;
     let (hash_kind, git_dir) = match parent_git_dir {
         Some(gd) => {
             let kind = match hash_override {

@@ -162,53 +162,67 @@ impl Handle {
         let bytes = id.as_bytes();
         let mut relists = 0;
         let mut stage = stage;
+        let mut fault_retried = false;
+        // Failed probes of an earlier lookup say nothing of this one.
+        self.snap.loose_failed.clear();
         loop {
-            if stage == Stage::Packs {
-                match self.search_packs(bytes) {
-                    Some(Ok(loc)) => return Ok(Some(loc)),
-                    Some(Err(())) => continue,
-                    None => {}
-                }
-                if relists > 0 {
-                    // An index of the new listing vanished before it was loaded (git replaced it again: `repack`
-                    // renames its files into place, then removes the old ones): list again, a few times at most.
-                    if self.shape.refresh_on_miss() && self.snap.vanished && relists < MAX_RELISTS {
-                        self.refresh_after_miss()?;
-                        relists += 1;
-                        continue;
+            loop {
+                if stage == Stage::Packs {
+                    match self.search_packs(bytes) {
+                        Some(Ok(loc)) => return Ok(Some(loc)),
+                        Some(Err(())) => continue,
+                        None => {}
                     }
+                    if relists > 0 {
+                        // An index of the new listing vanished before it was loaded (git replaced it again: `repack`
+                        // renames its files into place, then removes the old ones): list again, a few times at most.
+                        if self.shape.refresh_on_miss()
+                            && self.snap.vanished
+                            && relists < MAX_RELISTS
+                        {
+                            self.refresh_after_miss()?;
+                            relists += 1;
+                            continue;
+                        }
+                        break;
+                    }
+                }
+                // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
+                if stage <= Stage::Loose {
+                    let drained = self.drain_for_loose();
+                    #[cfg(all(test, not(any(loom, shuttle))))]
+                    super::relist_tests::before_loose();
+                    let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
+                    self.snap.loose_failed.clear();
+                    if let Ok(Some(loc)) = self.probe_loose(id, LooseStep::slow(quiet)) {
+                        return Ok(Some(loc));
+                    }
+                }
+                // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
+                //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
+                //    The check is made after the loose step, never taken from the drain before it: a loose object
+                //    that `repack -d` packed (new pack written) and pruned between that drain and the loose step was
+                //    in the repository all along, and only a check after the loose step sees its new pack (F5,
+                //    docs/PROTOCOL.md section 8c; `relist_tests::an_object_packed_and_pruned_between_the_check_and_
+                //    the_loose_step_is_found`).
+                let refresh = self.shape.refresh_on_miss()
+                    && (stage == Stage::Refresh || self.snap.vanished || self.packs_changed());
+                if !refresh {
                     break;
                 }
+                self.refresh_after_miss()?;
+                relists += 1;
+                // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
+                stage = Stage::Packs;
             }
-            // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
-            if stage <= Stage::Loose {
-                let drained = self.drain_for_loose();
-                #[cfg(all(test, not(any(loom, shuttle))))]
-                super::relist_tests::before_loose();
-                let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
-                self.snap.loose_failed.clear();
-                if let Ok(Some(loc)) = self.probe_loose(id, LooseStep::slow(quiet)) {
-                    return Ok(Some(loc));
-                }
+            // 5. Found nowhere, but a failed system call on the way is no evidence of a miss: list again once and
+            //    search again (`relist.rs`).
+            if !fault_retried && self.relist_after_fault()? {
+                (fault_retried, relists, stage) = (true, 0, Stage::Packs);
+                continue;
             }
-            // 3. Refresh: only if a pack directory changed (or was listed too recently to trust), or an index
-            //    or pack vanished since the listing. (The steady path found that already when it asks for it.)
-            //    The check is made after the loose step, never taken from the drain before it: a loose object
-            //    that `repack -d` packed (new pack written) and pruned between that drain and the loose step was
-            //    in the repository all along, and only a check after the loose step sees its new pack (F5,
-            //    docs/PROTOCOL.md section 8c; `relist_tests::an_object_packed_and_pruned_between_the_check_and_
-            //    the_loose_step_is_found`).
-            let refresh = self.shape.refresh_on_miss()
-                && (stage == Stage::Refresh || self.snap.vanished || self.packs_changed());
-            if !refresh {
-                break;
-            }
-            self.refresh_after_miss()?;
-            relists += 1;
-            // 4. Search the packs again: a repack + prune-packed between steps 1 and 2 moved the object.
-            stage = Stage::Packs;
+            return self.not_found(bytes);
         }
-        self.not_found(bytes)
     }
 
     /// Step 1 of a lookup: what this handle has seen, then whatever became visible or is left to load. `None`:
@@ -363,7 +377,11 @@ impl Handle {
             Location::Loose { dir } => self.loose_path(dir, id),
             Location::Packed { pack, .. } => self.pack_path(pack).ok(),
         };
-        path.is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
+        path.is_some_and(|p| {
+            crate::fault::check(crate::fault::Call::Stat)
+                .and_then(|()| std::fs::symlink_metadata(p))
+                .is_ok()
+        })
     }
 
     /// Locate each of `ids` in turn, appending one answer per id to `out` (as [`locate`](Self::locate) would
@@ -505,7 +523,11 @@ impl Handle {
     pub(super) fn move_to_current(&mut self) {
         self.view = View::new(self.store.current.get());
         self.flush_counts();
+        // The loose probes that failed in this lookup's last loose step stay: a re-listing after it (the refresh
+        // check, a vanished index) must not turn them into a miss (the fault policy, `relist.rs`).
+        let loose_failed = std::mem::take(&mut self.snap.loose_failed);
         self.snap = Snapshot::default();
+        self.snap.loose_failed = loose_failed;
     }
 
     /// Whether a miss should re-list the pack directories: `RefreshMode::OnMiss`, and a pack directory changed
@@ -513,47 +535,6 @@ impl Handle {
     /// [`locate`](Self::locate), the prefix lookups and the iterations make after their loose step.
     pub(super) fn should_refresh(&self) -> bool {
         self.shape.refresh_on_miss() && (self.snap.vanished || self.packs_changed())
-    }
-
-    /// Re-list the pack directories after a miss ([`should_refresh`](Self::should_refresh) said so) and move
-    /// this handle to the new listing if it changed.
-    pub(super) fn refresh_after_miss(&mut self) -> Result<(), Error> {
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::before_relist();
-        let map = sync::Arc::clone(self.view.map());
-        // A file that vanished before it was loaded replaces the map whatever the listing says (its failure is
-        // not carried over), so this handle leaves the snapshot that recorded it.
-        self.store.refresh_from(&map, false, self.snap.vanished)?;
-        if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
-            self.move_to_current();
-        }
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_relist();
-        Ok(())
-    }
-
-    /// Load every index of a listing none of whose files vanished before it was loaded, for prefix lookups and
-    /// iteration (which need every index): while [`should_refresh`](Self::should_refresh) says an index vanished
-    /// since its listing (or a pack directory changed), list the pack directories again and load the new
-    /// listing. A second pass can be needed under maintenance: git may replace a pack of the new listing before
-    /// it is loaded (`repack` renames its `.tmp-<pid>-pack-*` files away). At most [`MAX_RELISTS`] passes, each
-    /// of which needs git to have replaced a pack meanwhile; what still failed to load is then reported by
-    /// [`check_complete`](Self::check_complete).
-    ///
-    /// Returns whether the handle is on another listing than at the call: one this call made, or one another
-    /// thread's refresh had already put in place (the first `load_all` moves to it from a retired map). The
-    /// callers list the packs they have not seen when it is: "not re-listed here" does not mean "no new pack",
-    /// because that other refresh drained the events of the pack git wrote, and its listing's token is current.
-    pub(super) fn load_all_relisted(&mut self) -> Result<bool, Error> {
-        let before = sync::Arc::clone(self.view.map());
-        self.load_all();
-        let mut relists = 0;
-        while relists < MAX_RELISTS && self.should_refresh() {
-            self.refresh_after_miss()?;
-            relists += 1;
-            self.load_all();
-        }
-        Ok(!sync::Arc::ptr_eq(&before, self.view.map()))
     }
 
     /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).

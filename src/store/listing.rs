@@ -46,8 +46,9 @@ pub(super) struct Listing {
     /// The miss filter of the map built from this listing (see `filter.rs`).
     pub(super) filter: super::filter::FilterCell,
     /// Directories and files that could not be read, so a miss cannot be claimed: unreadable alternates (and
-    /// `info/alternates` files), FIFOs, sockets or devices named like a pack's `.idx`, then unreadable pack
-    /// directories. A miss reports them in [`Error::Incomplete`].
+    /// `info/alternates` files), objects directories whose loose objects could not be opened, FIFOs, sockets or
+    /// devices named like a pack's `.idx`, then unreadable pack directories. A miss reports them in
+    /// [`Error::Incomplete`].
     pub(super) unreadable: Box<[(PathBuf, Arc<Error>)]>,
 }
 
@@ -101,12 +102,13 @@ impl RefreshState {
         }
     }
 
-    /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged, else a new one;
-    /// the file is marked seen by the current listing.
+    /// The id of the pack whose index is `idx_path`: the one it had if the file is unchanged (or if its `stat`
+    /// failed this time, [`Stamp::unknown`]: a failed call is no evidence of a change, and the locations already
+    /// answered keep naming it), else a new one; the file is marked seen by the current listing.
     fn assign_id(&mut self, idx_path: &Path, idx_stamp: Stamp) -> PackId {
         let number = self.listing_number;
         match self.ids.get_mut(idx_path) {
-            Some((id, s, seen)) if *s == idx_stamp => {
+            Some((id, s, seen)) if *s == idx_stamp || idx_stamp.is_unknown() => {
                 *seen = number;
                 *id
             }
@@ -260,8 +262,8 @@ fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<Searc
             (o.dirs, o.loose, o.problems)
         }
     };
-    // An alternate (or an `info/alternates` file) that exists but cannot be read: its objects cannot be
-    // searched, so a miss cannot be claimed.
+    // An alternate (or an `info/alternates` file) that exists but cannot be read, or an objects directory whose
+    // loose objects could not be opened: its objects cannot be searched, so a miss cannot be claimed.
     let unreadable: Vec<(PathBuf, Arc<Error>)> = problems
         .iter()
         .filter_map(|p| match p {
@@ -275,6 +277,7 @@ fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<Searc
                 )),
                 _ => None,
             },
+            Problem::LooseNotSearched { dir, error } => Some((dir.clone(), Arc::clone(error))),
             _ => None,
         })
         .collect();

@@ -79,7 +79,7 @@ struct UnreadLen {
 /// The length of the `.pack` at `path` for [`LoadedMidx::read_len_at`]: 0 if it is not a regular file,
 /// unbounded (`u64::MAX`) if it cannot be `stat`ed.
 fn pack_len(path: &Path) -> u64 {
-    match std::fs::metadata(path) {
+    match crate::fault::check(crate::fault::Call::Stat).and_then(|()| std::fs::metadata(path)) {
         Ok(md) if md.is_file() => md.len(),
         Ok(_) => 0,
         Err(_) => u64::MAX,

@@ -60,6 +60,7 @@ mod pack;
 mod plan;
 mod prefix;
 mod problem;
+mod relist;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod relist_tests;
 mod scan;
@@ -459,12 +460,15 @@ impl Store {
         // An explicit refresh of cached loose objects starts fresh caches in the new map. The old caches go
         // with the old map, once no handle uses it (a cache cannot free a listing a reader may be searching).
         let fresh_loose = force && self.options.loose == LooseMode::Cached;
+        // An alternate or loose directory that failed to open with an error that may pass is opened again by a
+        // re-listing that does not confirm the old one (`relist.rs`): not carried over with the loose sources.
+        let reopen = vanished && old.unreadable.iter().any(|(_, e)| e.may_be_transient());
         let req = ListRequest {
             objects_dir: &self.objects_dir,
             opened: None,
             kind: self.kind,
             options: &self.options,
-            reuse_loose: (!alternates_changed && !fresh_loose).then_some(old),
+            reuse_loose: (!alternates_changed && !fresh_loose && !reopen).then_some(old),
             trust_timestamps: trust,
             // New directories keep a deferred detector deferred (its count starts again).
             defer_events: old.fresh.keeps_deferring(),

@@ -75,9 +75,11 @@ fn info(p: &ListedPack) -> PackInfo {
     let (size, mtime) = if p.stated {
         (p.pack_size, p.mtime)
     } else {
-        std::fs::metadata(&pack_path).map_or((0, SystemTime::UNIX_EPOCH), |md| {
-            (md.len(), md.modified().unwrap_or(SystemTime::UNIX_EPOCH))
-        })
+        crate::fault::check(crate::fault::Call::Stat)
+            .and_then(|()| std::fs::metadata(&pack_path))
+            .map_or((0, SystemTime::UNIX_EPOCH), |md| {
+                (md.len(), md.modified().unwrap_or(SystemTime::UNIX_EPOCH))
+            })
     };
     PackInfo {
         id: p.id,

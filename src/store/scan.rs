@@ -214,7 +214,7 @@ impl ReadPackDir {
                 });
                 continue;
             }
-            match index_entry(&dir, pack_dir, &entry.name, &pack_name) {
+            match index_entry(&dir, pack_dir, entry, &pack_name) {
                 Some(Ok(pack)) => dir_packs.push(ListedPack { listed_at, ..pack }),
                 Some(Err(e)) => special.push(e),
                 None => {}
@@ -268,20 +268,39 @@ fn listed_only(pack_dir: &Path, entry: &ListedEntry, covered_by: u64) -> ListedP
     }
 }
 
-/// The pack of index `name` (its `.pack` named `pack_name`), with no id yet; `None` if it is not one (git ignores
-/// an index whose pack is missing, and so do we; directories named like packs are skipped); an error naming a
-/// FIFO, socket or device where the index should be (never opened: `stat` only).
+/// The pack of index `entry` (its `.pack` named `pack_name`), with no id yet; `None` if it is not one (git
+/// ignores an index whose pack is missing, and so do we; directories named like packs are skipped); an error
+/// naming a FIFO, socket or device where the index should be (never opened: `stat` only).
+///
+/// A `stat` of either file that fails with anything but "not found" (EIO, EMFILE, ENOMEM, EINTR, EACCES: the
+/// fault policy, docs/RELIABILITY.md) is no evidence that the pack is gone: it is listed all the same, not
+/// `stat`ed ([`ListedPack::stated`] false, [`Stamp::unknown`]), and its load says what it is.
 fn index_entry(
     dir: &Entries,
     pack_dir: &Path,
-    name: &OsStr,
+    entry: &ListedEntry,
     pack_name: &OsStr,
 ) -> Option<Result<ListedPack, (PathBuf, Error)>> {
-    let idx_md = dir.stat(name).ok()?;
+    let name = entry.name.as_os_str();
+    let unknown = || {
+        Some(Ok(ListedPack {
+            idx_stamp: Stamp::unknown(entry.ino),
+            ..listed_only(pack_dir, entry, 0)
+        }))
+    };
+    let idx_md = match dir.stat(name) {
+        Ok(md) => md,
+        Err(e) if crate::error::is_gone(&e) => return None,
+        Err(_) => return unknown(),
+    };
     if idx_md.kind == Kind::Dir {
         return None;
     }
-    let pack_md = dir.stat(pack_name).ok()?;
+    let pack_md = match dir.stat(pack_name) {
+        Ok(md) => md,
+        Err(e) if crate::error::is_gone(&e) => return None,
+        Err(_) => return unknown(),
+    };
     if pack_md.kind != Kind::File {
         return None;
     }

@@ -49,6 +49,8 @@ pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
             // A file that vanished since its listing is tried again if the new listing has it (git put it back,
             // or replaced it under the same name): its failure is not carried.
             (_, Loaded::Failed { error, .. }) if error.is_vanished() => {}
+            // A failed system call that may pass (EIO, EMFILE, ...: the fault policy) is tried again too.
+            (_, Loaded::Failed { error, .. }) if error.may_be_transient() => {}
             (SlotSpec::Pack { pack, .. }, v) => {
                 let p = &og.packs[*pack];
                 carried_packs.insert((p.idx_path.clone(), p.idx_stamp), v.clone());

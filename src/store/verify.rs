@@ -71,7 +71,9 @@ impl Store {
         let mut out = Vec::new();
         for dir in self.objects_dirs() {
             let pack_dir = dir.join("pack");
-            let mut files: Vec<PathBuf> = match std::fs::read_dir(&pack_dir) {
+            let listed = crate::fault::check(crate::fault::Call::List)
+                .and_then(|()| std::fs::read_dir(&pack_dir));
+            let mut files: Vec<PathBuf> = match listed {
                 Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {
@@ -86,7 +88,7 @@ impl Store {
             for f in files {
                 // Any name ending in `.idx` (its other bytes need not be UTF-8), as the listing and git read them.
                 let name = f.file_name().map_or(&b""[..], |n| n.as_encoded_bytes());
-                let result = if name.ends_with(b".idx") && f.is_file() {
+                let result = if name.ends_with(b".idx") && is_file(&f) {
                     verify_idx(&f, kind, load)
                 } else if name == b"multi-pack-index" {
                     verify_midx(&f, &pack_dir, kind, load, |p| {
@@ -105,10 +107,20 @@ impl Store {
     }
 }
 
+/// Whether `path` is a regular file (a `stat`, symbolic links followed).
+fn is_file(path: &Path) -> bool {
+    crate::fault::check(crate::fault::Call::Stat).is_ok() && path.is_file()
+}
+
+/// Whether `path` exists (a `stat`, symbolic links followed).
+fn exists(path: &Path) -> bool {
+    crate::fault::check(crate::fault::Call::Stat).is_ok() && path.exists()
+}
+
 /// A `.idx` checked in full, and against its `.pack` when that is there (an index without its pack is ignored
 /// by git and by the store: only its own checks).
 fn verify_idx(f: &Path, kind: HashKind, load: LoadMode) -> Result<u64, Error> {
-    let idx = if f.with_extension("pack").exists() {
+    let idx = if exists(&f.with_extension("pack")) {
         PackIndex::open_for_pack(f, kind, load)?
     } else {
         PackIndex::open_with(f, kind, load)?
@@ -143,7 +155,7 @@ fn verify_midx(
 /// The incremental chain of `pack_dir`, if any: the chain file (a failed result if it cannot be read), then each
 /// layer, base first, checked as a multi-pack-index that must end with the checksum it is named after.
 fn verify_chain(pack_dir: &Path, kind: HashKind, load: LoadMode, out: &mut Vec<Verified>) {
-    if !pack_dir.join(CHAIN_DIR).exists() {
+    if !exists(&pack_dir.join(CHAIN_DIR)) {
         return;
     }
     let layers = match read_chain(pack_dir, kind) {

@@ -13,6 +13,8 @@
 //!   `IncompleteMode` contract, incremental multi-pack-index chains; all against git.
 //! - `covered`: packs a multi-pack-index covers, listed without a `stat`, their files changed between a listing
 //!   and its use (docs/PROTOCOL.md, F6).
+//! - `faults`: the in-process fault matrix: a failed system call at every position of a run, never a silent
+//!   "missing" (docs/RELIABILITY.md, G11).
 //! - `freshness`: files that vanish between a listing and their use (a loose object packed and pruned, a pack
 //!   replaced), found where they are now.
 //! - `listing`: listing agrees with lookup (`for_each_object`, `objects_sorted`, `unlocatable_objects`).
@@ -36,6 +38,7 @@ static ALLOCATOR: odb_index_testkit::alloc::Counting = odb_index_testkit::alloc:
 mod api_common;
 mod chain;
 mod covered;
+mod faults;
 mod freshness;
 mod hostile;
 mod idx_git;

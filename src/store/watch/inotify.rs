@@ -155,7 +155,10 @@ const REMOTE_FS: &[i64] = &[
 
 /// Whether `path` is on a file system whose changes by other machines make no inotify events.
 pub(super) fn is_remote(path: &Path) -> bool {
-    match rustix::fs::statfs(path) {
+    // A `statfs` that fails says "remote": the stat checks, which need no events, answer instead.
+    match crate::fault::check_rustix(crate::fault::Call::Stat)
+        .and_then(|()| rustix::fs::statfs(path))
+    {
         // `f_type`'s width differs between targets.
         #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
         Ok(s) => REMOTE_FS.contains(&(s.f_type as i64)),
