@@ -89,7 +89,9 @@ impl Refs {
 
     /// The refs of the repository at or above `path`, found as [`Repository::discover`](crate::Repository::discover)
     /// finds it, with object ids of `kind` (a front end that has opened the objects already, as the
-    /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path`.
+    /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path` when there is no repository
+    /// there; [`Error::Discovery`] or [`Error::Io`] when a system call failed while looking (there may be one:
+    /// git dies there).
     pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
         let dirs = crate::discover::Dirs::discover(path)?;
         Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
