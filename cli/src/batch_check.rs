@@ -446,6 +446,7 @@ pub fn all_objects(
             if seen.insert(id) {
                 let mut data = Vec::new();
                 let answered = objects.answer_at(&id, loc, format.want, &mut data);
+                let answered = listed_again(objects, &id, answered, format, &mut data);
                 write_answer(&Asked::listed(&id), answered, &data, format, &mut buf)?;
                 emit(&mut buf)?;
             }
@@ -507,5 +508,29 @@ fn answer_listed(
     }
     let mut data = Vec::new();
     let answered = objects.answer(id, format.want, &mut data);
+    let answered = listed_again(objects, id, answered, format, &mut data);
     write_answer(&Asked::listed(id), answered, &data, format, out)
+}
+
+/// A listed object that its lookup did not find (`answered` is `Ok(None)`): the indices list it, so a file
+/// that could not be read on its way (or a pack dropped meanwhile) may hide it. Looked up once more (the
+/// store lists the repository again on a miss); not found again, it stays `missing`, with an `error:` line
+/// naming it on stderr, as git says why it cannot read a listed object: never a silent `missing`.
+fn listed_again(
+    objects: &Objects,
+    id: &ObjectId,
+    answered: Result<Option<Answer>, odb_index_gix::Error>,
+    format: &Format,
+    data: &mut Vec<u8>,
+) -> Result<Option<Answer>, odb_index_gix::Error> {
+    if !matches!(answered, Ok(None)) {
+        return answered;
+    }
+    let again = objects.answer(id, format.want, data);
+    if matches!(again, Ok(None)) {
+        eprintln!(
+            "error: {id}: listed by the repository's indices, but not found when read (twice)"
+        );
+    }
+    again
 }

@@ -9,11 +9,27 @@ use odb_index_gix::{Error, Objects, Refs, convert::oid_from_gix};
 
 /// The refs of the repository `store` reads, found from `path` as git finds a repository; `None` when there is
 /// none or when the repository found keeps its objects elsewhere (`path` is an objects directory of its own,
-/// inside another repository's work tree: that repository's `HEAD` does not name its objects).
-pub fn refs_for(store: &Store, path: &Path) -> Option<Refs> {
-    let refs = Refs::discover(path, store.hash_kind()).ok()?;
+/// inside another repository's work tree: that repository's `HEAD` does not name its objects). A system call
+/// that failed while looking (`getcwd`, a `readlink`, reading `commondir`) is an error: there may be a
+/// repository whose names would all answer `missing` (git dies there).
+pub fn refs_for(store: &Store, path: &Path) -> Result<Option<Refs>, Error> {
+    let refs = match Refs::discover(path, store.hash_kind()) {
+        Ok(refs) => refs,
+        Err(Error::NotARepository { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let objects = refs.store().common_dir_resolved().join("objects");
-    (objects.canonicalize().ok()? == store.objects_dir()).then_some(refs)
+    let canonical = odb_index::fault::check(odb_index::fault::Call::Resolve)
+        .and_then(|()| objects.canonicalize());
+    match canonical {
+        Ok(dir) => Ok((dir == store.objects_dir()).then_some(refs)),
+        // No `objects` there: this repository's objects are elsewhere.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::Io {
+            path: objects,
+            source,
+        }),
+    }
 }
 
 /// What `name` names: hex names as before ([`hex_name`]), except that, as git, a ref wins over an
