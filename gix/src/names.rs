@@ -237,7 +237,14 @@ impl Resolver<'_> {
                 None => return Ok(r.target.try_id().map(ToOwned::to_owned)),
                 Some(Ok(next)) => r = next,
                 // A symbolic ref to a ref that does not exist (an unborn branch).
-                Some(Err(_)) => return Ok(None),
+                Some(Err(e))
+                    if e.downcast_any_ref::<gix_ref::file::find::NotFound>()
+                        .is_some() =>
+                {
+                    return Ok(None);
+                }
+                // Its target could not be read (not "not found"): git's `error:`, never an unborn branch.
+                Some(Err(e)) => return Err(refs_error(e)),
             }
         }
         Ok(None)

@@ -155,3 +155,29 @@ fn a_listed_object_that_cannot_be_read_is_never_silently_missing() {
     }
     assert!(fired > 0);
 }
+
+/// Item 4 of issue 47, refs: a symbolic ref whose target cannot be read (anything but "not found": here a
+/// symbolic link loop, ELOOP, where a failed `open` would be EIO) answered `missing` silently, as an unborn
+/// branch, while the target itself asked for by name was an error. Now both are `<name> error ...` naming the
+/// ref file. (git answers both `missing` for a loop, and `error:`/fatal for a ref file it cannot read.)
+#[test]
+fn a_symbolic_refs_target_that_cannot_be_read_is_an_error_never_missing() {
+    let control = Control::new();
+    let r = control.repo.path();
+    let main = r.join(".git/refs/heads/main");
+    let _ = std::fs::remove_file(&main);
+    std::os::unix::fs::symlink("main", &main).unwrap();
+    let out = odb(
+        &[OsStr::new("batch-check"), r.as_os_str()],
+        b"HEAD\nsym\nHEAD~1\nmain\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for (line, name) in stdout.lines().zip(["HEAD", "sym", "HEAD~1", "main"]) {
+        assert!(
+            line.starts_with(&format!("{name} error ")) && line.contains("refs/heads/main"),
+            "{line}"
+        );
+    }
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
+}
