@@ -15,6 +15,15 @@ use odb_index_gix::{Error, Objects, Refs, convert::oid_from_gix};
 pub fn refs_for(store: &Store, path: &Path) -> Result<Option<Refs>, Error> {
     let refs = match Refs::discover(path, store.hash_kind()) {
         Ok(refs) => refs,
+        // gix-discover takes a git directory whose `HEAD` cannot be read for none: with a `HEAD` beside the
+        // objects the store opened, look once more, then it is an error (git dies: not a git repository).
+        Err(e @ Error::NotARepository { .. }) if head_beside(store) => {
+            match Refs::discover(path, store.hash_kind()) {
+                Ok(refs) => refs,
+                Err(Error::NotARepository { .. }) => return Err(e),
+                Err(again) => return Err(again),
+            }
+        }
         Err(Error::NotARepository { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
@@ -30,6 +39,17 @@ pub fn refs_for(store: &Store, path: &Path) -> Result<Option<Refs>, Error> {
             source,
         }),
     }
+}
+
+/// Whether the directory above the store's objects has a `HEAD` (or may have: it cannot be looked at): the
+/// objects are a repository's, which discovery from their path finds.
+fn head_beside(store: &Store) -> bool {
+    let Some(git_dir) = store.objects_dir().parent() else {
+        return false;
+    };
+    let stat = odb_index::fault::check(odb_index::fault::Call::Stat)
+        .and_then(|()| git_dir.join("HEAD").symlink_metadata());
+    !matches!(stat, Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// What `name` names: hex names as before ([`hex_name`]), except that, as git, a ref wins over an
