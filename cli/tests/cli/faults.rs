@@ -442,7 +442,13 @@ pub(crate) fn walk(
             (Verdict::Reported, _) => row.reported += 1,
             (Verdict::Failed, why) => {
                 row.failed += 1;
-                let err: String = r.stderr.lines().take(3).collect::<Vec<_>>().join(" | ");
+                let err: String = r
+                    .stderr
+                    .lines()
+                    .filter(|l| !l.starts_with(FIRED_PREFIX))
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" | ");
                 failures.push(format!("{} {fault}: {why} (stderr: {err})", mode.name));
             }
         }
