@@ -83,7 +83,7 @@ fn run() -> Result<ExitCode, Failure> {
     // git disables replace refs for --batch-all-objects.
     let format = match store.objects_dir().parent() {
         Some(git_dir) if !args.all => {
-            format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind()))
+            format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind())?)
         }
         _ => format,
     };

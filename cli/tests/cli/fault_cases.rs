@@ -181,3 +181,63 @@ fn a_symbolic_refs_target_that_cannot_be_read_is_an_error_never_missing() {
     }
     assert_eq!(stdout.lines().count(), 4, "{stdout}");
 }
+
+/// Replace refs that cannot be read (`packed-refs`, a loose replace ref, `config`: a failed `open`, `stat` or
+/// `read`, once, at every position) stop the run with git's fatal error naming the file; they were skipped, and
+/// the replaced object answered as itself, silently (a wrong answer: git answers the replacement).
+#[test]
+fn replace_refs_that_cannot_be_read_are_fatal_never_skipped() {
+    let repo = init_repo("sha1", false);
+    let r = repo.path();
+    // Of four sizes, so that an object answered unreplaced shows.
+    let ids: Vec<String> = (1..=4)
+        .map(|n| {
+            let data = "x".repeat(n * 10);
+            git_stdin(r, &["hash-object", "-w", "--stdin"], data.as_bytes())
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    git(r, &["replace", &ids[0], &ids[1]]);
+    git(r, &["pack-refs", "--all"]);
+    git(r, &["replace", &ids[2], &ids[3]]);
+    let input = format!("{}\n{}\n", ids[0], ids[2]);
+    let want = git_stdin(r, &["cat-file", "--batch-check"], input.as_bytes());
+    assert!(want.contains(&format!("{} blob", ids[0])));
+    let mut fatal = 0;
+    for call in ["open", "stat", "read"] {
+        for n in 1..MAX_POSITIONS {
+            let fault = format!("{call}:{n}:EIO");
+            let mut c = Command::new(BIN);
+            c.arg("batch-check").arg(r).env("ODB_INDEX_FAULT", &fault);
+            let out = run_with_stdin(c, input.as_bytes());
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            if !stderr.contains(FIRED_PREFIX) {
+                break;
+            }
+            match out.status.code() {
+                Some(0) => {
+                    for (got, (want, name)) in
+                        stdout.lines().zip(want.lines().zip([&ids[0], &ids[2]]))
+                    {
+                        let reported = got.starts_with(&format!("{name} error "));
+                        assert!(
+                            got == want || reported,
+                            "{fault}: {got} where git answers {want}"
+                        );
+                    }
+                    assert_eq!(stdout.lines().count(), 2, "{fault}: {stdout}");
+                }
+                Some(128 | 2) => {
+                    assert!(stdout.is_empty(), "{fault}: {stdout}");
+                    fatal += usize::from(stderr.contains("fatal: unable to read"));
+                }
+                other => panic!("{fault}: exit {other:?}: {stderr}"),
+            }
+        }
+    }
+    assert!(fatal > 0, "no fault hit a replace ref");
+}
