@@ -329,18 +329,18 @@ fn threaded<R: Read>(
             return Ok(());
         }
         let (results, started) = answer_threaded(store, format, &batch, &mut handles);
-        if let Err(e) = started {
-            // Fewer workers from now on: those that started (the calling thread alone if none did).
-            let started = results.iter().filter(|r| r.threaded).count().max(1);
-            handles.truncate(started);
+        // Fewer workers from now on: those that started (the calling thread alone if none did).
+        let shrink = started.err().map(|e| {
+            let workers = results.iter().filter(|r| r.threaded).count().max(1);
             if !spawn_failed {
                 spawn_failed = true;
                 eprintln!(
-                    "odb-index: warning: cannot start a thread ({e}): answering with {started} thread{}",
-                    if started == 1 { "" } else { "s" }
+                    "odb-index: warning: cannot start a thread ({e}): answering with {workers} thread{}",
+                    if workers == 1 { "" } else { "s" }
                 );
             }
-        }
+            workers
+        });
         for r in results {
             out.write_all(&r.out).map_err(Stop::Output)?;
             if let Some(e) = r.fatal {
@@ -353,6 +353,9 @@ fn threaded<R: Read>(
         warnings.report(store);
         for (o, _) in &handles {
             warnings.report_objects(o);
+        }
+        if let Some(workers) = shrink {
+            handles.truncate(workers);
         }
     }
 }

@@ -43,6 +43,32 @@ fn threads_that_cannot_start_mean_fewer_workers_and_gits_answers() {
     }
 }
 
+/// Item 5, over several batches (`--buffer` takes 4 096 lines at a time): the second spawn of the first batch
+/// fails, the next batches run on the threads that started, every answer git's, one warning.
+#[test]
+fn threads_that_cannot_start_leave_the_next_batches_to_those_that_did() {
+    let control = Control::new();
+    let r = control.repo.path();
+    let input = control.ids.repeat(60);
+    let want = git_stdin(r, &["cat-file", "--batch-check"], &input);
+    assert!(want.lines().count() > 2 * 4096);
+    for fault in ["spawn:2:EAGAIN", "spawn:1:ENOMEM:always"] {
+        let mut c = Command::new(BIN);
+        c.args(["batch-check", "--threads", "3", "--buffer"])
+            .arg(r)
+            .env("ODB_INDEX_FAULT", fault);
+        let out = run_with_stdin(c, &input);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{fault}: {stderr}");
+        assert!(String::from_utf8_lossy(&out.stdout) == want, "{fault}");
+        assert_eq!(
+            stderr.matches("cannot start a thread").count(),
+            1,
+            "{stderr}"
+        );
+    }
+}
+
 /// Item 3 of issue 47: a system call that fails while the refs are found (`getcwd`, a `readlink` of the
 /// canonicalisation, the `commondir` read) is git's fatal error, never every name answered `missing`.
 #[test]

@@ -177,7 +177,7 @@ pub(crate) fn records(out: &[u8], contents: bool) -> Vec<Record> {
 pub(crate) struct Control {
     pub(crate) repo: tempfile::TempDir,
     _alt: tempfile::TempDir,
-    ids: Vec<u8>,
+    pub(crate) ids: Vec<u8>,
     names: Vec<u8>,
 }
 
