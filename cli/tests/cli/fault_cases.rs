@@ -66,6 +66,12 @@ fn threads_that_cannot_start_leave_the_next_batches_to_those_that_did() {
             1,
             "{stderr}"
         );
+        // Spawns tried: those of the first batch (three chunks), none after it once none started.
+        let tried = stderr.matches(FIRED_PREFIX).count();
+        assert!(
+            (1..=3).contains(&tried),
+            "{fault}: {tried} spawns failed: {stderr}"
+        );
     }
 }
 
