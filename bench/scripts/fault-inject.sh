@@ -8,8 +8,8 @@
 #             the run stopped with exit status 128 (`fatal:`) or 2 (`odb-index: ...`) after answers so judged;
 #   failed    anything else: a `missing` for an object git finds with nothing (or only a warning) said about it,
 #             another answer, a panic (101, 134, a signal), a run killed after 60 s;
-#   git-died  the command died by a signal and git, run under the same fault, died by one too (an mmap of the
-#             dynamic loader or of the allocator failing: neither program's code).
+#   git-died  the command died by a signal (or exit status 127: the dynamic loader failed) and git, run under the
+#             same fault, did too (an mmap or read of the loader or of the allocator: neither program's code).
 # Prints one row per mode x system call x errno: runs (the fault was injected), held, reported, git-died, failed;
 # then the failed runs. Exit status 1 if any run failed.
 #
@@ -139,13 +139,14 @@ for mode in $MODES; do
         grep -q INJECTED "$tmp/trace" 2>/dev/null || break
         runs=$((runs + 1))
         read -r v why <<<"$(judge "$input" "$contents" "$tmp/want" "$tmp/got" "$tmp/err" "$status" "$tmp/names")"
-        if [[ $v == failed && $status -gt 128 ]]; then
-          # Killed by a signal: the same fault in git (an mmap of the loader or the allocator fails in both).
+        if [[ $v == failed && ($status -gt 128 || $status -eq 127) ]]; then
+          # Killed by a signal, or 127 (the dynamic loader could not load a library): the same fault in git (an
+          # mmap or read of the loader or the allocator fails in both).
           gstatus=0
           # shellcheck disable=SC2086
           (cd "$r" && timeout 60 strace -f -qq -o /dev/null -e trace="$call" -e inject="$call:error=$errno:when=$n" \
             git -c gc.auto=0 cat-file $gitopt <"$in" >/dev/null 2>&1) || gstatus=$?
-          [[ $gstatus -gt 128 ]] && v=both
+          [[ $gstatus -gt 128 || $gstatus -eq 127 ]] && v=both
         fi
         case $v in
           held) held=$((held + 1)) ;;
