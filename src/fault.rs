@@ -4,16 +4,17 @@
 //!
 //! Every call site of the library that asks the file system something (open, `stat`, read, map, list a
 //! directory, resolve a path) calls [`check`] with its [`Call`] kind just before the system call, and returns
-//! its error as the system call's own. Without the feature `fault-injection` the check is an inlined `Ok(())`:
-//! the shipped code is unchanged.
+//! its error as the system call's own; so do the front ends' own (the gix adapter's repository discovery, the
+//! command's threads: [`Call`] and [`check`] are public for them). Without the feature `fault-injection` the
+//! check is an inlined `Ok(())`: the shipped code is unchanged.
 //!
 //! With the feature (this workspace's tests only; not semver), a plan is armed in one of two ways:
-//! - [`on_this_thread`]: for the calls the current thread makes while a closure runs (in-process tests, which
+//! - `on_this_thread`: for the calls the current thread makes while a closure runs (in-process tests, which
 //!   cargo runs on many threads at once: each sees only its own plan);
 //! - the environment variable `ODB_INDEX_FAULT`, read once by the first check of the process (for a command
 //!   built with the feature: the cli's tests run the built binary with it), as `CALL:N:ERRNO` or
 //!   `CALL:N:ERRNO:always` (`stat:3:EIO`: the third `stat` fails; with `:always`, it and every later one).
-//!   When the fault fires, one line starting with [`FIRED_PREFIX`] goes to stderr, so that a test walking call
+//!   When the fault fires, one line starting with `FIRED_PREFIX` goes to stderr, so that a test walking call
 //!   positions knows when `N` is past the last call of the run.
 //!
 //! ```
@@ -58,7 +59,7 @@ pub enum Call {
 }
 
 impl Call {
-    /// Every kind, in the order [`Report::counts`] holds them.
+    /// Every kind, in the order `Report::counts` (with the feature) holds them.
     pub const ALL: [Call; 7] = [
         Call::Open,
         Call::Stat,
@@ -89,9 +90,10 @@ impl Call {
 }
 
 /// The check before a system call of kind `call`: `Err` with the planned `errno` when the plan says this call
-/// fails, else `Ok(())` (always, without the feature).
+/// fails, else `Ok(())` (always, without the feature). Public for the front ends' own system calls (the gix
+/// adapter's discovery, the command's threads), so that one plan counts theirs with the library's.
 #[inline(always)]
-pub(crate) fn check(call: Call) -> io::Result<()> {
+pub fn check(call: Call) -> io::Result<()> {
     #[cfg(feature = "fault-injection")]
     {
         imp::check(call)

@@ -231,7 +231,7 @@ pub fn answer_line(
     let (name, rest) = split(line, format);
     let resolved = match std::str::from_utf8(name) {
         Ok(hex) => match padded_sha1(objects, hex) {
-            Some(found) => Ok(found),
+            Some(found) => found,
             None => crate::names::resolve(objects, format.refs.as_deref(), hex),
         },
         Err(_) => Ok(PrefixLookup::NotFound),
@@ -262,9 +262,9 @@ pub fn answer_line(
 
 /// git's reading of 41 to 64 hex digits in a SHA-1 repository (its abbreviation code takes up to 64 digits,
 /// the SHA-256 length): the object named by the first 40 digits if it is packed (the digits after them are
-/// not compared), or loose and the digits after them are all `0`; otherwise missing. `None` for any other
-/// name.
-fn padded_sha1(objects: &Objects, hex: &str) -> Option<PrefixLookup> {
+/// not compared), or loose and the digits after them are all `0`; otherwise missing (a lookup that failed is
+/// its error, never missing). `None` for any other name.
+fn padded_sha1(objects: &Objects, hex: &str) -> Option<Result<PrefixLookup, odb_index_gix::Error>> {
     let full = HashKind::Sha1.hex_len();
     if objects.hash_kind() != HashKind::Sha1
         || !(full + 1..=HashKind::Sha256.hex_len()).contains(&hex.len())
@@ -275,9 +275,10 @@ fn padded_sha1(objects: &Objects, hex: &str) -> Option<PrefixLookup> {
     let id = ObjectId::from_hex_kind(&hex.as_bytes()[..full], HashKind::Sha1).ok()?;
     let zeros = hex[full..].bytes().all(|c| c == b'0');
     Some(match objects.handle().locate(&id) {
-        Ok(Some(Location::Packed { .. })) => PrefixLookup::Unique(id),
-        Ok(Some(Location::Loose { .. })) if zeros => PrefixLookup::Unique(id),
-        _ => PrefixLookup::NotFound,
+        Ok(Some(Location::Packed { .. })) => Ok(PrefixLookup::Unique(id)),
+        Ok(Some(Location::Loose { .. })) if zeros => Ok(PrefixLookup::Unique(id)),
+        Ok(_) => Ok(PrefixLookup::NotFound),
+        Err(e) => Err(e.into()),
     })
 }
 
@@ -446,6 +447,7 @@ pub fn all_objects(
             if seen.insert(id) {
                 let mut data = Vec::new();
                 let answered = objects.answer_at(&id, loc, format.want, &mut data);
+                let answered = listed_again(objects, &id, answered, format, &mut data);
                 write_answer(&Asked::listed(&id), answered, &data, format, &mut buf)?;
                 emit(&mut buf)?;
             }
@@ -507,5 +509,29 @@ fn answer_listed(
     }
     let mut data = Vec::new();
     let answered = objects.answer(id, format.want, &mut data);
+    let answered = listed_again(objects, id, answered, format, &mut data);
     write_answer(&Asked::listed(id), answered, &data, format, out)
+}
+
+/// A listed object that its lookup did not find (`answered` is `Ok(None)`): the indices list it, so a file
+/// that could not be read on its way (or a pack dropped meanwhile) may hide it. Looked up once more (the
+/// store lists the repository again on a miss); not found again, it stays `missing`, with an `error:` line
+/// naming it on stderr, as git says why it cannot read a listed object: never a silent `missing`.
+fn listed_again(
+    objects: &Objects,
+    id: &ObjectId,
+    answered: Result<Option<Answer>, odb_index_gix::Error>,
+    format: &Format,
+    data: &mut Vec<u8>,
+) -> Result<Option<Answer>, odb_index_gix::Error> {
+    if !matches!(answered, Ok(None)) {
+        return answered;
+    }
+    let again = objects.answer(id, format.want, data);
+    if matches!(again, Ok(None)) {
+        eprintln!(
+            "error: {id}: listed by the repository's indices, but not found when read (twice)"
+        );
+    }
+    again
 }

@@ -83,14 +83,16 @@ fn run() -> Result<ExitCode, Failure> {
     // git disables replace refs for --batch-all-objects.
     let format = match store.objects_dir().parent() {
         Some(git_dir) if !args.all => {
-            format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind()))
+            format.with_replacements(replace::Replacements::read(git_dir, store.hash_kind())?)
         }
         _ => format,
     };
     // Names other than hex (`HEAD`, refs, `rev:path`) in the repository at or above the path, as git finds it.
+    // A failure while looking for it is git's fatal error (its names would all answer `missing`).
     let format = match names::refs_for(&store, &args.path) {
-        Some(refs) => format.with_refs(refs),
-        None => format,
+        Ok(Some(refs)) => format.with_refs(refs),
+        Ok(None) => format,
+        Err(e) => return Err(Failure::Git(one_line_str(&e.to_string()))),
     };
     let mut warnings = Warnings::default();
     warnings.report(&store);
@@ -301,6 +303,9 @@ fn batch_check(
 
 /// Several threads: read a batch, split it into one contiguous chunk per thread (one handle each, kept from
 /// batch to batch), print the answers in input order; without `--buffer`, flushed before more input is awaited.
+/// A thread that cannot be spawned (no memory for its stack, a limit on threads) means fewer workers: its chunk
+/// is answered on the calling thread, the next batches use the threads that did start (down to the calling
+/// thread alone), and stderr says so once.
 fn threaded<R: Read>(
     store: &Arc<Store>,
     format: &Format,
@@ -317,33 +322,28 @@ fn threaded<R: Read>(
         })
         .collect();
     let mut batch = Vec::with_capacity(BATCH);
+    let mut spawn_failed = false;
     loop {
         next_batch(input, &mut batch, args.buffer).map_err(Stop::Input)?;
         if batch.is_empty() {
             return Ok(());
         }
-        let chunk = batch.len().div_ceil(args.threads);
-        let results: Vec<(Vec<u8>, Option<Fatal>)> = std::thread::scope(|s| {
-            let workers: Vec<_> = batch
-                .chunks(chunk)
-                .zip(handles.iter_mut())
-                .map(|(lines, (o, h))| {
-                    s.spawn(move || {
-                        let mut buf = Vec::new();
-                        let answered = batch_check::answer_lines(o, h, lines, format, &mut buf);
-                        // On an error the lines after the one that failed are not answered: git dies there.
-                        (buf, answered.err())
-                    })
-                })
-                .collect();
+        let (results, started) = answer_threaded(store, format, &batch, &mut handles);
+        // Fewer workers from now on: those that started (the calling thread alone if none did).
+        let shrink = started.err().map(|e| {
+            let workers = results.iter().filter(|r| r.threaded).count().max(1);
+            if !spawn_failed {
+                spawn_failed = true;
+                eprintln!(
+                    "odb-index: warning: cannot start a thread ({e}): answering with {workers} thread{}",
+                    if workers == 1 { "" } else { "s" }
+                );
+            }
             workers
-                .into_iter()
-                .map(|w| w.join().expect("lookup thread panicked"))
-                .collect()
         });
-        for (r, fatal) in results {
-            out.write_all(&r).map_err(Stop::Output)?;
-            if let Some(e) = fatal {
+        for r in results {
+            out.write_all(&r.out).map_err(Stop::Output)?;
+            if let Some(e) = r.fatal {
                 return Err(Stop::Fatal(e));
             }
         }
@@ -354,7 +354,73 @@ fn threaded<R: Read>(
         for (o, _) in &handles {
             warnings.report_objects(o);
         }
+        if let Some(workers) = shrink {
+            handles.truncate(workers);
+        }
     }
+}
+
+/// The answers to one chunk of a batch: the lines written, the fatal error they stopped at, and whether a
+/// worker thread answered them (not the calling thread).
+struct Chunk {
+    out: Vec<u8>,
+    fatal: Option<Fatal>,
+    threaded: bool,
+}
+
+/// Answer `batch` in one chunk per handle, each on a thread of its own: with one handle, on the calling thread.
+/// A chunk whose thread cannot be spawned is answered on the calling thread with a new handle; the first spawn
+/// error is returned beside the answers (in input order).
+fn answer_threaded(
+    store: &Arc<Store>,
+    format: &Format,
+    batch: &[Vec<u8>],
+    handles: &mut [(Objects, Handle)],
+) -> (Vec<Chunk>, std::io::Result<()>) {
+    let answer = |o: &Objects, h: &mut Handle, lines: &[Vec<u8>], threaded: bool| {
+        let mut out = Vec::new();
+        let answered = batch_check::answer_lines(o, h, lines, format, &mut out);
+        // On an error the lines after the one that failed are not answered: git dies there.
+        Chunk {
+            out,
+            fatal: answered.err(),
+            threaded,
+        }
+    };
+    if let [(o, h)] = handles {
+        return (vec![answer(o, h, batch, false)], Ok(()));
+    }
+    let chunk = batch.len().div_ceil(handles.len());
+    let mut first_error = Ok(());
+    let results = std::thread::scope(|s| {
+        let mut workers = Vec::with_capacity(handles.len());
+        for (lines, (o, h)) in batch.chunks(chunk).zip(handles.iter_mut()) {
+            let spawned = odb_index::fault::check(odb_index::fault::Call::Spawn).and_then(|()| {
+                std::thread::Builder::new().spawn_scoped(s, move || answer(o, h, lines, true))
+            });
+            match spawned {
+                Ok(w) => workers.push(Ok(w)),
+                Err(e) => {
+                    if first_error.is_ok() {
+                        first_error = Err(e);
+                    }
+                    workers.push(Err(lines));
+                }
+            }
+        }
+        workers
+            .into_iter()
+            .map(|w| match w {
+                Ok(w) => w.join().expect("lookup thread panicked"),
+                Err(lines) => {
+                    let o = Objects::new(store.handle());
+                    let mut h = o.handle();
+                    answer(&o, &mut h, lines, false)
+                }
+            })
+            .collect()
+    });
+    (results, first_error)
 }
 
 fn verify(path: &Path, load: LoadMode) -> Result<ExitCode, Failure> {

@@ -9,11 +9,47 @@ use odb_index_gix::{Error, Objects, Refs, convert::oid_from_gix};
 
 /// The refs of the repository `store` reads, found from `path` as git finds a repository; `None` when there is
 /// none or when the repository found keeps its objects elsewhere (`path` is an objects directory of its own,
-/// inside another repository's work tree: that repository's `HEAD` does not name its objects).
-pub fn refs_for(store: &Store, path: &Path) -> Option<Refs> {
-    let refs = Refs::discover(path, store.hash_kind()).ok()?;
+/// inside another repository's work tree: that repository's `HEAD` does not name its objects). A system call
+/// that failed while looking (`getcwd`, a `readlink`, reading `commondir`) is an error: there may be a
+/// repository whose names would all answer `missing` (git dies there).
+pub fn refs_for(store: &Store, path: &Path) -> Result<Option<Refs>, Error> {
+    let refs = match Refs::discover(path, store.hash_kind()) {
+        Ok(refs) => refs,
+        // gix-discover takes a git directory whose `HEAD` cannot be read for none: with a `HEAD` beside the
+        // objects the store opened, look once more, then it is an error (git dies: not a git repository).
+        Err(e @ Error::NotARepository { .. }) if head_beside(store) => {
+            match Refs::discover(path, store.hash_kind()) {
+                Ok(refs) => refs,
+                Err(Error::NotARepository { .. }) => return Err(e),
+                Err(again) => return Err(again),
+            }
+        }
+        Err(Error::NotARepository { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let objects = refs.store().common_dir_resolved().join("objects");
-    (objects.canonicalize().ok()? == store.objects_dir()).then_some(refs)
+    let canonical = odb_index::fault::check(odb_index::fault::Call::Resolve)
+        .and_then(|()| objects.canonicalize());
+    match canonical {
+        Ok(dir) => Ok((dir == store.objects_dir()).then_some(refs)),
+        // No `objects` there: this repository's objects are elsewhere.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::Io {
+            path: objects,
+            source,
+        }),
+    }
+}
+
+/// Whether the directory above the store's objects has a `HEAD` (or may have: it cannot be looked at): the
+/// objects are a repository's, which discovery from their path finds.
+fn head_beside(store: &Store) -> bool {
+    let Some(git_dir) = store.objects_dir().parent() else {
+        return false;
+    };
+    let stat = odb_index::fault::check(odb_index::fault::Call::Stat)
+        .and_then(|()| git_dir.join("HEAD").symlink_metadata());
+    !matches!(stat, Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// What `name` names: hex names as before ([`hex_name`]), except that, as git, a ref wins over an

@@ -22,19 +22,20 @@ const REF_FILE_LIMIT: u64 = 1 << 30;
 pub struct Replacements(HashMap<ObjectId, ObjectId>);
 
 impl Replacements {
-    /// The replace refs of the repository whose git directory is `git_dir`, unless disabled.
-    pub fn read(git_dir: &Path, kind: HashKind) -> Replacements {
+    /// The replace refs of the repository whose git directory is `git_dir`, unless disabled. A file that is not
+    /// there is no replace ref; one that cannot be read (anything but "not found": `packed-refs`, a loose replace
+    /// ref, the directory of them, `config`) is git's fatal error, naming it: without it an object would be
+    /// answered unreplaced, silently.
+    pub fn read(git_dir: &Path, kind: HashKind) -> Result<Replacements, Fatal> {
         let mut map = HashMap::new();
-        if std::env::var_os("GIT_NO_REPLACE_OBJECTS").is_some() || disabled_in_config(git_dir) {
-            return Replacements(map);
+        if std::env::var_os("GIT_NO_REPLACE_OBJECTS").is_some() || disabled_in_config(git_dir)? {
+            return Ok(Replacements(map));
         }
         let base = std::env::var("GIT_REPLACE_REF_BASE").unwrap_or_else(|_| "refs/replace/".into());
         let base = base.trim_end_matches('/').to_owned() + "/";
         let parse = |hex: &str| ObjectId::from_hex_kind(hex.trim().as_bytes(), kind).ok();
         // Packed first: a loose ref of the same name overrides it.
-        if let Ok(data) =
-            odb_index::data::read_bounded(&git_dir.join("packed-refs"), REF_FILE_LIMIT)
-        {
+        if let Some(data) = read_if_there(&git_dir.join("packed-refs"))? {
             for line in String::from_utf8_lossy(&data).lines() {
                 let Some((target, name)) = line.split_once(' ') else {
                     continue;
@@ -48,25 +49,26 @@ impl Replacements {
         }
         let mut todo = vec![git_dir.join(&base)];
         while let Some(dir) = todo.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(unreadable(&dir, &e)),
             };
-            for e in entries.flatten() {
+            for e in entries {
+                let e = e.map_err(|e| unreadable(&dir, &e))?;
                 let path = e.path();
                 if e.file_type().is_ok_and(|t| t.is_dir()) {
                     todo.push(path);
                     continue;
                 }
                 let from = e.file_name().to_str().and_then(parse);
-                let to = odb_index::data::read_bounded(&path, REF_FILE_LIMIT)
-                    .ok()
-                    .and_then(|d| parse(std::str::from_utf8(&d).ok()?));
+                let to = read_if_there(&path)?.and_then(|d| parse(std::str::from_utf8(&d).ok()?));
                 if let (Some(from), Some(to)) = (from, to) {
                     map.insert(from, to);
                 }
             }
         }
-        Replacements(map)
+        Ok(Replacements(map))
     }
 
     /// None at all (`--batch-all-objects`).
@@ -95,10 +97,24 @@ fn last_part(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
+/// The contents of the file at `path`, `None` if it is not there; git's fatal error if it cannot be read.
+fn read_if_there(path: &Path) -> Result<Option<Vec<u8>>, Fatal> {
+    match odb_index::data::read_bounded(path, REF_FILE_LIMIT) {
+        Ok(data) => Ok(Some(data)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unreadable(path, &e)),
+    }
+}
+
+/// git's message for a ref file it cannot read.
+fn unreadable(path: &Path, e: &std::io::Error) -> Fatal {
+    Fatal(format!("unable to read {}: {e}", path.display()))
+}
+
 /// `core.useReplaceRefs` set false in the repository's own `config` (the last setting wins, as in git).
-fn disabled_in_config(git_dir: &Path) -> bool {
-    let Ok(data) = odb_index::data::read_bounded(&git_dir.join("config"), REF_FILE_LIMIT) else {
-        return false;
+fn disabled_in_config(git_dir: &Path) -> Result<bool, Fatal> {
+    let Some(data) = read_if_there(&git_dir.join("config"))? else {
+        return Ok(false);
     };
     let mut in_core = false;
     let mut off = false;
@@ -122,5 +138,5 @@ fn disabled_in_config(git_dir: &Path) -> bool {
             off = matches!(v.as_str(), "false" | "no" | "off" | "0");
         }
     }
-    off
+    Ok(off)
 }

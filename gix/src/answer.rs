@@ -11,6 +11,10 @@
 //!   whole answer is read from there, at most [`MAX_MOVES`] times; then [`Error::KeptMoving`], naming the
 //!   objects directory, never a stale pack id. A loose name found again at the same place whose file still
 //!   cannot be opened (a dangling symbolic link) is read twice, then its error is the answer.
+//! - **Transient**: a system call that failed in a way that may not last ([`Error::is_transient`]: EIO, EMFILE,
+//!   ENOMEM, EINTR, EACCES, ... opening or reading the object's file): the object is located again (the
+//!   repository listed again, as git re-prepares its packs after a miss) and read once more; if that fails too,
+//!   the error is the answer, never "absent" (docs/RELIABILITY.md, the fault policy).
 //! - **Corrupt**: a pack entry that cannot be decoded, or a pack file that is not a pack ([`Error::is_corrupt`]):
 //!   the answer is read from another copy if the repository has one
 //!   ([`Handle::locate_other`](odb_index::Handle::locate_other): the other packs, then the loose directories), as
@@ -181,6 +185,8 @@ impl Objects {
         // Copies found corrupt, and the first such error (reported if no copy is left).
         let mut bad: Vec<Location> = Vec::new();
         let mut first_bad: Option<Error> = None;
+        // Whether a transient failure ([`Error::is_transient`]) was read around once already.
+        let mut retried = false;
         loop {
             let e = match self.read_at_location(id, loc, want, out) {
                 Ok(answer) => return Ok(Some(answer)),
@@ -204,6 +210,16 @@ impl Objects {
                     return Err(e);
                 }
                 again
+            } else if e.is_transient() && !retried {
+                // A failure that may not last is no evidence that the object is gone: list again and read once
+                // more, as git re-prepares its packs after a miss; then the error is the answer, never "absent".
+                retried = true;
+                let again = self.handle.borrow_mut().locate_again(id, loc)?;
+                self.forget_dead_packs();
+                match again {
+                    Some(again) => Some(again),
+                    None => return Err(e),
+                }
             } else if e.is_corrupt() {
                 bad.push(loc);
                 let other = self.handle.borrow_mut().locate_other(id, &bad)?;

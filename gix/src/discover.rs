@@ -16,19 +16,34 @@ pub(crate) struct Dirs {
 }
 
 impl Dirs {
-    /// The directories of the repository at or above `path`.
+    /// The directories of the repository at or above `path`. Errors: [`Error::NotARepository`] when there is
+    /// none; [`Error::Discovery`] or [`Error::Io`] (naming the file) when a system call failed while looking.
     pub(crate) fn discover(path: &Path) -> Result<Dirs, Error> {
-        let not_a_repo = |source| Error::NotARepository {
-            path: path.to_owned(),
-            source,
-        };
-        let (found, _trust) = gix_discover::upwards(path).map_err(not_a_repo)?;
+        let (found, _trust) = gix_discover::upwards(path).map_err(|source| {
+            // gix-discover's own error says it looked and found none; anything else is a failed system call.
+            if source
+                .downcast_any_ref::<gix_discover::upwards::Error>()
+                .is_some()
+            {
+                Error::NotARepository {
+                    path: path.to_owned(),
+                    source,
+                }
+            } else {
+                Error::Discovery {
+                    path: path.to_owned(),
+                    source,
+                }
+            }
+        })?;
         let (git_dir, work_tree) = found.into_repository_and_work_tree_directories();
         let canonical = |p: &Path| {
-            p.canonicalize().map_err(|source| Error::Io {
-                path: p.to_owned(),
-                source,
-            })
+            odb_index::fault::check(odb_index::fault::Call::Resolve)
+                .and_then(|()| p.canonicalize())
+                .map_err(|source| Error::Io {
+                    path: p.to_owned(),
+                    source,
+                })
         };
         let git_dir = canonical(&git_dir)?;
         let work_tree = work_tree.as_deref().map(canonical).transpose()?;

@@ -154,9 +154,19 @@ pub enum Error {
         /// How many times it was located again.
         moves: usize,
     },
-    /// No git repository at or above the path ([`crate::Repository::discover`]; gix-discover's reason).
+    /// No git repository at or above the path ([`crate::Repository::discover`]; gix-discover's reason): it looked
+    /// and found none. A failure while looking is [`Error::Discovery`] or [`Error::Io`].
     #[error("{path}: not a git repository: {source}")]
     NotARepository {
+        /// The path discovery started from.
+        path: PathBuf,
+        /// What gix-discover said.
+        source: gix_error::Error,
+    },
+    /// Looking for the repository at or above `path` failed (a system call of gix-discover's failed: `getcwd`,
+    /// a `stat`, a `readlink`): there may be one. Never "there is none", which is [`Error::NotARepository`].
+    #[error("{path}: cannot look for a git repository: {source}")]
+    Discovery {
         /// The path discovery started from.
         path: PathBuf,
         /// What gix-discover said.
@@ -229,6 +239,19 @@ impl Error {
         }
     }
 
+    /// Whether a system call failed in a way that may not last (docs/RELIABILITY.md, the fault policy): EINTR,
+    /// EAGAIN, EMFILE, ENFILE, ENOMEM, EIO or EACCES/EPERM opening, reading or looking at a file. Never evidence
+    /// that the object or its file is gone: [`crate::Objects::answer_at`] locates the object again and reads once
+    /// more after one, then answers the error (never "absent").
+    pub fn is_transient(&self) -> bool {
+        match self.original() {
+            Error::Io { source, .. }
+            | Error::LooseUnreadable { source, .. }
+            | Error::Lookup(odb_index::Error::Io { source, .. }) => transient(source),
+            _ => false,
+        }
+    }
+
     /// Whether this is a copy of an object that cannot be read although its file is there: a pack entry that
     /// cannot be decoded ([`Error::PackEntry`]) or a `.pack` file that is not a pack ([`Error::PackOpen`]). git
     /// then reads another copy if the repository has one (`mark_bad_packed_object`), and so does
@@ -243,11 +266,27 @@ impl Error {
     /// Whether this is a file named like a loose object that is not one ([`Error::LooseUnreadable`],
     /// [`Error::LooseCorrupt`]: empty, garbage, a directory, a dangling symbolic link). git answers such an
     /// object `missing` (with a warning on stderr); [`crate::Objects`] does too when its store was opened with
-    /// [`odb_index::IncompleteMode::Miss`], and reports the file in [`odb_index::Store::problems`].
+    /// [`odb_index::IncompleteMode::Miss`], and reports the file in [`odb_index::Store::problems`]. A file that
+    /// could not be opened or looked at for a reason that may not last ([`Error::is_transient`]: EIO, EMFILE,
+    /// ...) is not one: that is an error, never "absent".
     pub fn is_not_a_loose_object(&self) -> bool {
-        matches!(
-            self.original(),
-            Error::LooseUnreadable { .. } | Error::LooseCorrupt { .. }
-        )
+        match self.original() {
+            Error::LooseUnreadable { source, .. } => !transient(source),
+            Error::LooseCorrupt { .. } => true,
+            _ => false,
+        }
     }
+}
+
+/// The errors of a system call that may not last (see [`Error::is_transient`]). EIO, ENFILE and EMFILE have no
+/// `ErrorKind` of their own: their numbers, the same on Linux, the BSDs and macOS.
+fn transient(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    const EIO: i32 = 5;
+    const ENFILE: i32 = 23;
+    const EMFILE: i32 = 24;
+    matches!(
+        e.kind(),
+        K::Interrupted | K::WouldBlock | K::OutOfMemory | K::PermissionDenied
+    ) || (cfg!(unix) && matches!(e.raw_os_error(), Some(EIO | ENFILE | EMFILE)))
 }

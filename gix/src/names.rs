@@ -89,7 +89,9 @@ impl Refs {
 
     /// The refs of the repository at or above `path`, found as [`Repository::discover`](crate::Repository::discover)
     /// finds it, with object ids of `kind` (a front end that has opened the objects already, as the
-    /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path`.
+    /// `odb-index` command has). Errors: [`Error::NotARepository`] naming `path` when there is no repository
+    /// there; [`Error::Discovery`] or [`Error::Io`] when a system call failed while looking (there may be one:
+    /// git dies there).
     pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
         let dirs = crate::discover::Dirs::discover(path)?;
         Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
@@ -235,7 +237,14 @@ impl Resolver<'_> {
                 None => return Ok(r.target.try_id().map(ToOwned::to_owned)),
                 Some(Ok(next)) => r = next,
                 // A symbolic ref to a ref that does not exist (an unborn branch).
-                Some(Err(_)) => return Ok(None),
+                Some(Err(e))
+                    if e.downcast_any_ref::<gix_ref::file::find::NotFound>()
+                        .is_some() =>
+                {
+                    return Ok(None);
+                }
+                // Its target could not be read (not "not found"): git's `error:`, never an unborn branch.
+                Some(Err(e)) => return Err(refs_error(e)),
             }
         }
         Ok(None)

@@ -50,8 +50,9 @@ impl Repository {
     /// Open the repository at or above `path` as git finds it (gix-discover's `upwards`): a work tree or a
     /// directory in it, a `.git` directory or file, a bare repository, a linked worktree (its own git
     /// directory, `HEAD` included, and the common directory's objects and shared refs) or a submodule. Objects
-    /// are read with default [`Options`]. Errors: [`Error::NotARepository`] naming `path`, and the store's
-    /// errors opening the objects directory.
+    /// are read with default [`Options`]. Errors: [`Error::NotARepository`] naming `path` (there is none),
+    /// [`Error::Discovery`] or [`Error::Io`] (a system call failed while looking), and the store's errors opening
+    /// the objects directory.
     pub fn discover(path: impl AsRef<Path>) -> Result<Repository, Error> {
         Repository::discover_with(path, Options::default())
     }

@@ -24,6 +24,8 @@ mod answers;
 mod as_git;
 mod differences;
 mod errors;
+mod fault_cases;
+mod faults;
 mod flapping;
 mod formats;
 mod freshness;
