@@ -34,6 +34,7 @@ mod midx_check;
 mod modes;
 mod names;
 mod pack_names;
+mod pack_refs;
 mod running;
 mod unordered;
 mod verify;
