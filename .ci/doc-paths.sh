@@ -63,6 +63,9 @@ allow=$(cat <<'ALLOW'
 git's functions (the documents compare with git's code): prepare_packed_git_one reprepare_packed_git
   mark_bad_packed_object bsearch_pack midx_pack_order find_pack_entry_one find_unique_abbrev prepare_alt_odb
   check_packed_git_idx use_pack add_packed_git skip_object_info
+  files_read_raw_ref packed_read_raw_ref get_snapshot validate_snapshot stat_validity_check
+gix-ref's and gix-fs's code (docs/upstream/gix-ref-pack-refs/ describes it): follow peel_to_id find_packed
+  recent_snapshot
 Linux's inotify and VFS code (PROTOCOL.md 8b argues from it): vfs_rename vfs_mkdir vfs_link fsnotify_move
   fsnotify_mkdir fsnotify_link fsnotify_create fsnotify_add_event fsnotify_wait_marks_destroyed
   fsnotify_destroy_group wait_for_completion inotify_read inotify_ioctl inotify_handle_inode_event get_one_event

@@ -12,7 +12,9 @@
 # - gix-odb 0.87.0, which upstream/'s programs, upstream/deterministic.sh and the loom model measure: the series
 #   as upstream/series-087.sh lists it applies in order with `patch -p1`, and gix-odb's tests pass after each.
 # - the test-only delay hook of upstream/deterministic.sh applies to 0.87.0, alone and on top of the series.
-# - upstream/Cargo.lock and upstream/repro/Cargo.lock are current (`cargo metadata --locked`).
+# - upstream/Cargo.lock, upstream/repro/Cargo.lock and upstream/gix-ref-repro/Cargo.lock are current (`cargo
+#   metadata --locked`). The gix-ref pull request (docs/upstream/gix-ref-pack-refs/, no number: not in the loop
+#   below) is checked by upstream/gix-ref.sh, not run here.
 # A source absent from the registry is fetched by a scratch cargo project that depends on it (the registry's
 # source appears only once something depends on it). Needs network on a fresh machine (crates.io).
 # Builds go to target/upstream-0.88.0 and target/upstream-0.87.0. Cost on a 2-core machine shared with other
@@ -102,4 +104,5 @@ bash upstream/build-patched.sh >/dev/null
 # Not --offline: on a fresh machine some locked crates are not downloaded yet, which --offline reports as an error.
 cargo metadata --locked --format-version 1 --manifest-path upstream/Cargo.toml >/dev/null
 cargo metadata --locked --format-version 1 --manifest-path upstream/repro/Cargo.toml >/dev/null
-echo "upstream/Cargo.lock and upstream/repro/Cargo.lock are current"
+cargo metadata --locked --format-version 1 --manifest-path upstream/gix-ref-repro/Cargo.toml >/dev/null
+echo "upstream/Cargo.lock, upstream/repro/Cargo.lock and upstream/gix-ref-repro/Cargo.lock are current"

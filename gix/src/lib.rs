@@ -77,6 +77,7 @@ mod name;
 pub mod names;
 mod objects;
 mod pack;
+mod packed_refs;
 mod place;
 mod prefix;
 mod read;

@@ -22,7 +22,29 @@ use gix_ref::file::ReferenceExt;
 use gix_revision::spec::parse::delegate::{self, PeelTo, Traversal};
 
 use crate::convert::kind_to_gix;
+use crate::packed_refs::PackedRefs;
 use crate::{Error, Objects};
+
+/// With the feature `test-hooks`, the environment variable `ODB_INDEX_TEST_PACK_REFS=<n>:<dir>` (for the
+/// command the cli's tests run) gives each [`Refs`] made the hook of [`Refs::before_loose_refs_once`] at point
+/// `n` that runs `git -C <dir> pack-refs --all` (and panics if git fails: a test's setup went wrong).
+#[cfg(feature = "test-hooks")]
+fn pack_refs_from_env() -> Option<(usize, Box<dyn FnOnce() + Send>)> {
+    let value = std::env::var("ODB_INDEX_TEST_PACK_REFS").ok()?;
+    let (nth, dir) = value.split_once(':')?;
+    let (nth, dir) = (nth.parse().ok()?, dir.to_owned());
+    Some((
+        nth,
+        Box::new(move || {
+            let status = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&dir)
+                .args(["pack-refs", "--all"])
+                .status();
+            assert!(status.is_ok_and(|s| s.success()), "git pack-refs failed");
+        }),
+    ))
+}
 
 /// A commit's tree and parents.
 #[derive(Clone)]
@@ -38,6 +60,15 @@ const COMMITS_CACHED: usize = 1 << 20;
 /// git's limit on symbolic ref chains (`SYMREF_MAXDEPTH`).
 const SYMREF_MAX_DEPTH: usize = 5;
 
+/// How many times a ref lookup is made in all when `packed-refs` is rewritten while it looks (each time again
+/// needs another rewrite during the lookup: `git pack-refs` running back to back); then the last answer stands.
+const PACKED_REFS_TRIES: usize = 8;
+
+/// A test's hook (feature `test-hooks`): how many more points of loose reads to pass, and what to run at the
+/// last ([`Refs::before_loose_refs_once`]).
+#[cfg(feature = "test-hooks")]
+type Hook = Arc<Mutex<Option<(usize, Box<dyn FnOnce() + Send>)>>>;
+
 /// A repository's refs (gix-ref's loose and packed ref store), for [`Refs::resolve`]. For a linked worktree
 /// it reads the worktree's own `HEAD` (and other per-worktree refs) from its git directory, and the shared refs
 /// from the common directory, as git does.
@@ -48,6 +79,10 @@ pub struct Refs {
     reftable: Option<PathBuf>,
     /// The trees and parents of the commits walked so far (shared by clones and threads).
     commits: Arc<Mutex<gix_hashtable::HashMap<ObjectId, Commit>>>,
+    /// The last `packed-refs` read, with its `stat` stamp (shared by clones and threads).
+    packed: PackedRefs,
+    #[cfg(feature = "test-hooks")]
+    hook: Hook,
 }
 
 // One `Refs` serves several threads (gix-parallel's `parallel` feature, see Cargo.toml).
@@ -84,6 +119,33 @@ impl Refs {
             store,
             reftable: reftable.is_dir().then_some(reftable),
             commits: Arc::default(),
+            packed: PackedRefs::default(),
+            #[cfg(feature = "test-hooks")]
+            hook: Arc::new(Mutex::new(pack_refs_from_env())),
+        }
+    }
+
+    /// Run `f` once, at the `nth` (from 1) point where a ref lookup (of this `Refs` or a clone, on any thread)
+    /// has its `packed-refs` snapshot and is about to read loose refs: before it reads the name's candidates
+    /// (point 1 of a lookup), before it reads each symbolic ref's target (the next points). That is where
+    /// `git pack-refs` straddles a lookup. Feature `test-hooks` (this workspace's tests; not for users, not
+    /// semver).
+    #[cfg(feature = "test-hooks")]
+    pub fn before_loose_refs_once(&self, nth: usize, f: impl FnOnce() + Send + 'static) {
+        *self.hook.lock().expect("not poisoned") = Some((nth, Box::new(f)));
+    }
+
+    /// At a point of loose reads: run the hook if this is its point.
+    #[cfg(feature = "test-hooks")]
+    fn hook_point(&self) {
+        let mut hook = self.hook.lock().expect("not poisoned");
+        let due = hook.as_mut().is_some_and(|(n, _)| {
+            *n = n.saturating_sub(1);
+            *n == 0
+        });
+        if let Some((_, f)) = hook.take_if(|_| due) {
+            drop(hook);
+            f();
         }
     }
 
@@ -219,21 +281,53 @@ impl Resolver<'_> {
     }
 
     /// The object the ref `name` (by git's rules) points to, symbolic refs followed; `None` if there is none.
+    ///
+    /// As git, every loose ref is read before the `packed-refs` it falls back to was last `stat`ed: the lookup
+    /// (gix-ref's, each name read loose first, then in the last `packed-refs` snapshot) is followed by a `stat`
+    /// of `packed-refs`; if the file was rewritten since the snapshot was read (`git pack-refs` writes the new
+    /// file before it deletes the loose ones it packed), a loose ref read may have missed a ref that moved, or
+    /// found a value the move replaced, and the lookup is made again with the new file.
     fn find_ref(&self, name: &BStr) -> Result<Option<ObjectId>, Error> {
+        let Ok(partial) = <&gix_ref::PartialNameRef>::try_from(name) else {
+            return Ok(None);
+        };
+        let (store, packed_refs) = (&self.refs.store, &self.refs.packed);
+        let mut packed = packed_refs.last(store)?;
+        let mut found = None;
+        for _ in 0..PACKED_REFS_TRIES {
+            #[cfg(feature = "test-hooks")]
+            self.refs.hook_point();
+            found = self.find_ref_in(partial, packed.buffer())?;
+            let now = packed_refs.now(store)?;
+            if now.same_file(&packed) {
+                return Ok(found);
+            }
+            packed = now;
+        }
+        Ok(found)
+    }
+
+    /// [`Resolver::find_ref`] with the packed refs `packed`: gix-ref's lookup by git's rules, each name read loose
+    /// first, then in `packed`; symbolic refs followed the same way.
+    fn find_ref_in(
+        &self,
+        partial: &gix_ref::PartialNameRef,
+        packed: Option<&gix_ref::packed::Buffer>,
+    ) -> Result<Option<ObjectId>, Error> {
         let store = &self.refs.store;
         let refs_error = |source| Error::Refs {
             path: store.git_dir().to_owned(),
             source,
         };
-        let Ok(partial) = <&gix_ref::PartialNameRef>::try_from(name) else {
+        let Some(mut r) = store.try_find_packed(partial, packed).map_err(refs_error)? else {
             return Ok(None);
         };
-        let Some(mut r) = store.try_find(partial).map_err(refs_error)? else {
-            return Ok(None);
-        };
-        let packed = store.cached_packed_buffer().map_err(refs_error)?;
         for _ in 0..=SYMREF_MAX_DEPTH {
-            match r.follow_packed(store, packed.as_ref().map(|p| &***p)) {
+            #[cfg(feature = "test-hooks")]
+            if r.target.try_name().is_some() {
+                self.refs.hook_point();
+            }
+            match r.follow_packed(store, packed) {
                 None => return Ok(r.target.try_id().map(ToOwned::to_owned)),
                 Some(Ok(next)) => r = next,
                 // A symbolic ref to a ref that does not exist (an unborn branch).

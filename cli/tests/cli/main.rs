@@ -36,6 +36,7 @@ mod midx_check;
 mod modes;
 mod names;
 mod pack_names;
+mod pack_refs;
 mod running;
 mod unordered;
 mod verify;
