@@ -28,7 +28,9 @@ impl Stamp {
     /// The stamp of `path`, `None` when there is no such file; any other failure is an error (a `stat` that
     /// failed is no evidence that the file is gone).
     fn of(path: &Path) -> Result<Option<Stamp>, Error> {
-        let md = match std::fs::metadata(path) {
+        let stat = odb_index::fault::check(odb_index::fault::Call::Stat)
+            .and_then(|()| std::fs::metadata(path));
+        let md = match stat {
             Ok(md) => md,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
