@@ -97,12 +97,17 @@ fn last_part(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-/// The contents of the file at `path`, `None` if it is not there; git's fatal error if it cannot be read.
+/// The contents of the file at `path`, `None` if it is not there; read once more after any other error (it may
+/// not last), then git's fatal error.
 fn read_if_there(path: &Path) -> Result<Option<Vec<u8>>, Fatal> {
-    match odb_index::data::read_bounded(path, REF_FILE_LIMIT) {
-        Ok(data) => Ok(Some(data)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(unreadable(path, &e)),
+    let mut tried = false;
+    loop {
+        match odb_index::data::read_bounded(path, REF_FILE_LIMIT) {
+            Ok(data) => return Ok(Some(data)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if tried => return Err(unreadable(path, &e)),
+            Err(_) => tried = true,
+        }
     }
 }
 

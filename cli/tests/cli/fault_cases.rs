@@ -215,8 +215,9 @@ fn a_symbolic_refs_target_that_cannot_be_read_is_an_error_never_missing() {
 }
 
 /// Replace refs that cannot be read (`packed-refs`, a loose replace ref, `config`: a failed `open`, `stat` or
-/// `read`, once, at every position) stop the run with git's fatal error naming the file; they were skipped, and
-/// the replaced object answered as itself, silently (a wrong answer: git answers the replacement).
+/// `read` at every position, once or from then on) are read once more, then stop the run with git's fatal
+/// error naming the file; they were skipped, and the replaced object answered as itself, silently (a wrong
+/// answer: git answers the replacement).
 #[test]
 fn replace_refs_that_cannot_be_read_are_fatal_never_skipped() {
     let repo = init_repo("sha1", false);
@@ -237,9 +238,12 @@ fn replace_refs_that_cannot_be_read_are_fatal_never_skipped() {
     let want = git_stdin(r, &["cat-file", "--batch-check"], input.as_bytes());
     assert!(want.contains(&format!("{} blob", ids[0])));
     let mut fatal = 0;
-    for call in ["open", "stat", "read"] {
+    for (call, lasting) in ["open", "stat", "read"]
+        .into_iter()
+        .flat_map(|c| [(c, ""), (c, ":always")])
+    {
         for n in 1..MAX_POSITIONS {
-            let fault = format!("{call}:{n}:EIO");
+            let fault = format!("{call}:{n}:EIO{lasting}");
             let mut c = Command::new(BIN);
             c.arg("batch-check").arg(r).env("ODB_INDEX_FAULT", &fault);
             let out = run_with_stdin(c, input.as_bytes());
