@@ -173,3 +173,69 @@ fn for_each_info_lists_what_git_lists() {
         assert_eq!(got, want, "{format}");
     }
 }
+
+/// Rename the `.idx` and `.pack` of the pack whose index is `idx` from `<name><from>` to `<name><to>`.
+fn rename_pack_files(idx: &Path, from: &str, to: &str) {
+    for ext in ["idx", "pack"] {
+        std::fs::rename(
+            idx.with_extension(format!("{ext}{from}")),
+            idx.with_extension(format!("{ext}{to}")),
+        )
+        .unwrap();
+    }
+}
+
+/// Issue 47, 7: what `batch-check --buffer` does (a batch located by its own handle, each location answered
+/// afterwards with `answer_at`) while a pack is renamed away and back between the batch's searches and its
+/// answers. The first answer finds the `.pack` away (`locate_again`: its listing drops the pack); put back, a
+/// lookup by id reads it under its new id (its `.pack` opened); renamed away again, the batch's next location
+/// (the old id) is read from the pack the reader has open, as a lookup by id reads it and as git reads a pack it
+/// has opened. Before: `locate_again` listed again without it and answered `None` (`missing`).
+#[test]
+fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
+    use odb_index_gix::{IncompleteMode, Options};
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let idx = odb_index_testkit::idx_files(&p.join("objects"))[0].clone();
+    fast_import_blobs(p, 10, 2, "b");
+    let ids: Vec<ObjectId> = odb_index_testkit::show_index(&idx, "sha1")
+        .iter()
+        .map(|(h, _)| h.parse().unwrap())
+        .collect();
+    // git's answers, with the pack in place (a git process that opened it answers them the same while it is away).
+    let want = git_answers(p, &ids);
+    let objects =
+        Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
+    let mut batch = objects.handle();
+    let asked: Vec<odb_index_gix::odb_index::ObjectId> = ids
+        .iter()
+        .map(|id| id.to_string().parse().unwrap())
+        .collect();
+    let mut locs = Vec::new();
+    batch.locate_many(&asked, &mut locs).unwrap();
+    assert!(locs.iter().all(Option::is_some));
+    let want_at = |k: usize| {
+        let a = objects
+            .answer_at(&asked[k], locs[k].unwrap(), Want::HEADER, &mut Vec::new())
+            .unwrap();
+        a.map(|a| format!("{} {}", a.kind.unwrap(), a.size.unwrap()))
+    };
+    let git_at = |k: usize| want[k].rsplit_once(' ').unwrap().0.to_owned();
+    // Away before the reader ever opened the `.pack` (git too answers `missing` then): the listing drops it.
+    rename_pack_files(&idx, "", "away");
+    let _ = want_at(0);
+    rename_pack_files(&idx, "away", "");
+    // A lookup by id finds it again (a new listing, a new id) and opens its `.pack`.
+    let info = objects.info(&ids[1]).unwrap().expect("the pack is back");
+    assert_eq!(format!("{} {}", info.kind, info.size), git_at(1));
+    rename_pack_files(&idx, "", "away");
+    for (k, id) in ids.iter().enumerate().skip(2) {
+        assert_eq!(
+            want_at(k),
+            Some(git_at(k)),
+            "{id}: a batch's location in a pack the reader has open, renamed away"
+        );
+    }
+    rename_pack_files(&idx, "away", "");
+}
