@@ -10,7 +10,7 @@
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use odb_index_gix::{Location, ObjectId, Objects, Want};
+use odb_index_gix::{Location, ObjectId, Objects, Place, Want};
 use odb_index_testkit::{absent_ids, fast_import_blobs, git, git_stdin, init_repo};
 
 /// git's `<type> <size> <disk size>` for each of `ids`.
@@ -238,4 +238,70 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
         );
     }
     rename_pack_files(&idx, "away", "");
+}
+
+/// Issue 47, 8: the place of each object (`Objects::place`; what `%(objectpack)` and `%(objectoffset)` print)
+/// after `repack -adf` removed the packs whose indices the reader had loaded but whose `.pack` it never opened:
+/// the pack git reads the object from now (the one pack left), and the offset its index gives. Fails if the answer path names a pack without
+/// opening its `.pack` (the removed pack's name and offset).
+#[test]
+fn place_after_a_repack_names_the_pack_git_reads() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let ids = packs(p, 2);
+    let objects = Objects::open(p).unwrap();
+    // Every index loaded by the reader's handle (no pack opened yet).
+    for id in &ids {
+        assert!(objects.lookup_name(&id.to_string()).unwrap().is_some());
+    }
+    git(p, &["repack", "-adfq"]);
+    // git's places (the `%(objectpack)` and `%(objectoffset)` of a git with those atoms): the one pack left.
+    let idx = &odb_index_testkit::idx_files(&p.join("objects"))[0];
+    let name = idx.with_extension("pack");
+    let name = name.file_name().unwrap().to_str().unwrap();
+    let offsets: std::collections::HashMap<String, u64> =
+        odb_index_testkit::show_index(idx, "sha1")
+            .into_iter()
+            .collect();
+    for id in &ids {
+        let place = objects.place(id).unwrap().expect("present");
+        let Place::Packed { path, offset, .. } = &place else {
+            panic!("{id}: {place:?}")
+        };
+        let got = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            (got, *offset),
+            (name, offsets[&id.to_string()]),
+            "{id}: the pack git reads it from, and its offset there"
+        );
+    }
+}
+
+/// Issue 47, 8: `Objects::place_again`, for a caller that reads a [`Place`] itself: after `repack -adf` removed
+/// the pack of each place, the object's place now (another pack, its file there), read as git reads it. Fails if
+/// it answers from the reader's listing without listing again (the removed pack's place).
+#[test]
+fn place_again_after_a_repack_is_where_git_reads_the_object() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let ids = packs(p, 2);
+    let objects = Objects::open(p).unwrap();
+    let places: Vec<Place> = ids
+        .iter()
+        .map(|id| objects.place(id).unwrap().expect("present"))
+        .collect();
+    git(p, &["repack", "-adfq"]);
+    let want = git_answers(p, &ids);
+    for ((id, gone), want) in ids.iter().zip(&places).zip(&want) {
+        let now = objects.place_again(id, gone).unwrap().expect("still there");
+        assert_ne!(&now, gone, "{id}: the removed pack's place");
+        let Place::Packed { path, .. } = &now else {
+            panic!("{id}: {now:?}")
+        };
+        assert!(path.exists(), "{id}: {}", path.display());
+        let mut data = Vec::new();
+        let kind = objects.read_at(&now, &mut data).unwrap();
+        let got = format!("{kind} {}", data.len());
+        assert_eq!(&got, want.rsplit_once(' ').unwrap().0, "{id}");
+    }
 }
