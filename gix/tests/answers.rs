@@ -242,10 +242,9 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
 
 /// Issue 47, 7: a batch located a pack's objects (its handle loaded the index, the reader never opened the
 /// `.pack`), then the pack was renamed away before the answers were read: they are read from the `.pack` the
-/// store mapped when it loaded the index (`Handle::pack_data`, on Unix), as a single lookup reads it (it opens the `.pack`
+/// store mapped when it loaded the index (`Handle::pack_data`), as a single lookup reads it (it opens the `.pack`
 /// microseconds after the load) and as git reads a pack through the descriptor it opened. Before: the reader
 /// opened the `.pack` by name, found it away, and `locate_again` listed it away: `missing`.
-#[cfg(unix)]
 #[test]
 fn a_batch_reads_a_pack_renamed_away_after_its_index_was_loaded() {
     use odb_index_gix::{IncompleteMode, Options};

@@ -190,8 +190,7 @@ impl PackIndex {
         let idx = PackIndex::open_with(idx_path, kind, mode)
             .map_err(|e| name_wrong_hash_kind(e, idx_path, kind, mode))?;
         let pack = idx_path.with_extension("pack");
-        // Not on Windows, where a mapped file cannot be removed or renamed over: git's repack would fail.
-        if mode == LoadMode::Mmap && cfg!(unix) {
+        if mode == LoadMode::Mmap {
             let data = idx.check_pack_mapped(&pack)?;
             let len = data.len() as u64;
             let mut idx = idx.with_pack_len(len);
@@ -334,8 +333,8 @@ impl PackIndex {
         self.pack_len
     }
 
-    /// The `.pack` file this index was checked against when the store loaded it under [`LoadMode::Mmap`] on Unix,
-    /// as mapped then (`None` under [`LoadMode::Read`], elsewhere, or for an index opened on its own). A reader of the pack's
+    /// The `.pack` file this index was checked against when the store loaded it under [`LoadMode::Mmap`], as
+    /// mapped then (`None` under [`LoadMode::Read`], or for an index opened on its own). A reader of the pack's
     /// objects maps nothing again: the pack stays readable while this index is loaded, whatever happens to its
     /// name since (renamed away, removed by a repack), as git reads a pack through the descriptor it opened.
     pub fn pack_data(&self) -> Option<&Arc<Data>> {
