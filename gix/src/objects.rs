@@ -184,9 +184,7 @@ pub(crate) struct Pack {
     pub(crate) path: Arc<Path>,
     pub(crate) idx_path: PathBuf,
     pub(crate) kind: HashKind,
-    /// The `.pack` as the store mapped it when it loaded the index ([`Handle::pack_data`]), if it had.
-    pub(crate) mapped: Option<Arc<odb_index::data::Data>>,
-    pub(crate) data: OnceLock<gix_pack::data::File<PackBytes>>,
+    pub(crate) data: OnceLock<gix_pack::data::File<odb_index::data::Data>>,
     pub(crate) rev: OnceLock<Arc<RevIndex>>,
     /// The kinds of delta chains' bases met in this pack (`Objects::delta_header`, `read.rs`).
     pub(crate) base_kinds: OnceLock<crate::base_kinds::BaseKinds>,
@@ -196,7 +194,7 @@ impl Pack {
     /// The remembered chain base kinds of this pack (made the first time a delta's header is read).
     pub(crate) fn base_kinds(
         &self,
-        data: &gix_pack::data::File<PackBytes>,
+        data: &gix_pack::data::File<odb_index::data::Data>,
     ) -> &crate::base_kinds::BaseKinds {
         self.base_kinds
             .get_or_init(|| crate::base_kinds::BaseKinds::for_objects(data.num_objects()))
@@ -204,32 +202,22 @@ impl Pack {
 
     /// gix-pack's view of the `.pack` file, mapped on first use through [`odb_index::data::Data::open`] (a
     /// regular file only, opened without blocking).
-    pub(crate) fn data(&self) -> Result<&gix_pack::data::File<PackBytes>, Error> {
+    pub(crate) fn data(&self) -> Result<&gix_pack::data::File<odb_index::data::Data>, Error> {
         if let Some(d) = self.data.get() {
             return Ok(d);
         }
-        // The store's mapping from the index load (as git reads through the descriptor it opened), else the
-        // file opened now.
-        let map = match &self.mapped {
-            Some(m) => Arc::clone(m),
-            None => Arc::new(
-                odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap).map_err(
-                    |source| Error::Io {
-                        path: self.path.to_path_buf(),
-                        source,
-                    },
-                )?,
-            ),
-        };
-        let data = gix_pack::data::File::from_data(
-            PackBytes(map),
-            self.path.to_path_buf(),
-            kind_to_gix(self.kind),
-        )
-        .map_err(|source| Error::PackOpen {
-            path: self.path.to_path_buf(),
-            source,
-        })?;
+        let map = odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap).map_err(
+            |source| Error::Io {
+                path: self.path.to_path_buf(),
+                source,
+            },
+        )?;
+        let data =
+            gix_pack::data::File::from_data(map, self.path.to_path_buf(), kind_to_gix(self.kind))
+                .map_err(|source| Error::PackOpen {
+                path: self.path.to_path_buf(),
+                source,
+            })?;
         Ok(self.data.get_or_init(|| data))
     }
 
@@ -249,17 +237,5 @@ impl Pack {
             offset,
             source,
         }
-    }
-}
-
-/// A `.pack`'s bytes as gix-pack reads them: the store's mapping, shared with its index
-/// ([`Handle::pack_data`]), or this reader's own.
-pub(crate) struct PackBytes(Arc<odb_index::data::Data>);
-
-impl std::ops::Deref for PackBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        &self.0[..]
     }
 }

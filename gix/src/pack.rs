@@ -22,7 +22,6 @@ impl Objects {
             path: info.pack_path.into(),
             idx_path: info.idx_path,
             kind: self.kind,
-            mapped: self.handle.borrow().pack_data(id),
             data: OnceLock::new(),
             rev: OnceLock::new(),
             base_kinds: OnceLock::new(),

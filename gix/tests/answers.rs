@@ -240,62 +240,16 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
     rename_pack_files(&idx, "away", "");
 }
 
-/// Issue 47, 7: a batch located a pack's objects (its handle loaded the index, the reader never opened the
-/// `.pack`), then the pack was renamed away before the answers were read: they are read from the `.pack` the
-/// store mapped when it loaded the index (`Handle::pack_data`), as a single lookup reads it (it opens the `.pack`
-/// microseconds after the load) and as git reads a pack through the descriptor it opened. Before: the reader
-/// opened the `.pack` by name, found it away, and `locate_again` listed it away: `missing`.
-#[test]
-fn a_batch_reads_a_pack_renamed_away_after_its_index_was_loaded() {
-    use odb_index_gix::{IncompleteMode, Options};
-    let repo = init_repo("sha1", true);
-    let p = repo.path();
-    fast_import_blobs(p, 10, 1, "a");
-    let idx = odb_index_testkit::idx_files(&p.join("objects"))[0].clone();
-    fast_import_blobs(p, 10, 2, "b");
-    let ids: Vec<ObjectId> = odb_index_testkit::show_index(&idx, "sha1")
-        .iter()
-        .map(|(h, _)| h.parse().unwrap())
-        .collect();
-    let want = git_answers(p, &ids);
-    let objects =
-        Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
-    let mut batch = objects.handle();
-    let asked: Vec<odb_index_gix::odb_index::ObjectId> = ids
-        .iter()
-        .map(|id| id.to_string().parse().unwrap())
-        .collect();
-    let mut locs = Vec::new();
-    batch.locate_many(&asked, &mut locs).unwrap();
-    rename_pack_files(&idx, "", "away");
-    for (k, id) in asked.iter().enumerate() {
-        let got = objects
-            .answer_at(id, locs[k].expect("located"), Want::HEADER, &mut Vec::new())
-            .unwrap()
-            .map(|a| format!("{} {}", a.kind.unwrap(), a.size.unwrap()));
-        let git = want[k].rsplit_once(' ').unwrap().0;
-        assert_eq!(
-            got.as_deref(),
-            Some(git),
-            "{id}: the pack renamed away after its load"
-        );
-    }
-    rename_pack_files(&idx, "away", "");
-}
-
 /// Issue 47, 8: the place of each object (`Objects::place`; what `%(objectpack)` and `%(objectoffset)` print)
 /// after `repack -adf` removed the packs whose indices the reader had loaded but whose `.pack` it never opened:
-/// the pack git reads the object from now (the one pack left), and the offset its index gives. Fails if the
-/// answer path names a pack without opening its `.pack` (the removed pack's name and offset). Under
-/// `LoadMode::Read`: under `Mmap` the store maps each `.pack` when it loads its index (`PackIndex::pack_data`),
-/// and a removed pack stays readable there, as it does for a git that opened it.
+/// the pack git reads the object from now (the one pack left), and the offset its index gives. Fails if the answer path names a pack without
+/// opening its `.pack` (the removed pack's name and offset).
 #[test]
 fn place_after_a_repack_names_the_pack_git_reads() {
-    use odb_index_gix::{Options, odb_index::LoadMode};
     let repo = init_repo("sha1", true);
     let p = repo.path();
     let ids = packs(p, 2);
-    let objects = Objects::open_with(p, Options::default().load(LoadMode::Read)).unwrap();
+    let objects = Objects::open(p).unwrap();
     // Every index loaded by the reader's handle (no pack opened yet).
     for id in &ids {
         assert!(objects.lookup_name(&id.to_string()).unwrap().is_some());

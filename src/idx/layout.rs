@@ -165,7 +165,6 @@ impl PackIndex {
             t,
             offset_end: u64::MAX,
             pack_len: None,
-            pack_data: None,
             buckets: BucketState::default(),
         })
     }

@@ -76,7 +76,6 @@ use crate::error::Error;
 pub use crate::error::IdxProblem;
 use crate::fanout::BucketState;
 use crate::oid::{HashKind, ObjectId};
-use crate::sync::plain::Arc;
 
 /// The first four bytes of a version 2 (or later) index.
 const SIGNATURE: [u8; 4] = *b"\xfftOc";
@@ -146,8 +145,6 @@ pub struct PackIndex {
     pack_len: Option<u64>,
     /// Which fan-out buckets were checked in order (a miss there is certain): see [`PackIndex::confirm_miss`].
     buckets: BucketState,
-    /// The `.pack` as the check against it mapped it ([`PackIndex::pack_data`]), under [`LoadMode::Mmap`].
-    pack_data: Option<Arc<Data>>,
 }
 
 /// Overflow while computing sizes: the file cannot be that large, so it is reported as a size problem.
@@ -189,15 +186,7 @@ impl PackIndex {
     ) -> Result<PackIndex, Error> {
         let idx = PackIndex::open_with(idx_path, kind, mode)
             .map_err(|e| name_wrong_hash_kind(e, idx_path, kind, mode))?;
-        let pack = idx_path.with_extension("pack");
-        if mode == LoadMode::Mmap {
-            let data = idx.check_pack_mapped(&pack)?;
-            let len = data.len() as u64;
-            let mut idx = idx.with_pack_len(len);
-            idx.pack_data = Some(Arc::new(data));
-            return Ok(idx);
-        }
-        let pack_len = idx.check_pack(&pack)?;
+        let pack_len = idx.check_pack(&idx_path.with_extension("pack"))?;
         Ok(idx.with_pack_len(pack_len))
     }
 
@@ -331,14 +320,6 @@ impl PackIndex {
     /// The pack's length, if `with_pack_len` gave it.
     pub fn pack_len(&self) -> Option<u64> {
         self.pack_len
-    }
-
-    /// The `.pack` file this index was checked against when the store loaded it under [`LoadMode::Mmap`], as
-    /// mapped then (`None` under [`LoadMode::Read`], or for an index opened on its own). A reader of the pack's
-    /// objects maps nothing again: the pack stays readable while this index is loaded, whatever happens to its
-    /// name since (renamed away, removed by a repack), as git reads a pack through the descriptor it opened.
-    pub fn pack_data(&self) -> Option<&Arc<Data>> {
-        self.pack_data.as_ref()
     }
 
     /// The CRC-32 of entry `i`'s packed bytes: version 2 only (`None` for version 1 or `i >= len()`).

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{IdxProblem, PACK_HEADER_LEN, PackIndex};
-use crate::data::{Data, FileProblem, LoadMode};
+use crate::data::FileProblem;
 use crate::error::Error;
 use crate::oid::ObjectId;
 
@@ -39,29 +39,6 @@ impl PackIndex {
                 });
             }
         };
-        self.check_ends(pack, len, &head, &tail)
-    }
-
-    /// [`check_pack`](Self::check_pack) on the `.pack` mapped whole ([`Data::open`] under [`LoadMode::Mmap`]),
-    /// the mapping returned for the pack's readers ([`PackIndex::pack_data`]).
-    pub(crate) fn check_pack_mapped(&self, pack: &Path) -> Result<Data, Error> {
-        let data = Data::open(pack, LoadMode::Mmap).map_err(|e| Error::io(pack, e))?;
-        let (len, h) = (data.len(), self.kind.len());
-        let head = data.get(..PACK_HEADER_LEN as usize).unwrap_or(&[]);
-        let tail = data.get(len.saturating_sub(h)..).unwrap_or(&[]);
-        self.check_ends(pack, len as u64, head, tail)?;
-        Ok(data)
-    }
-
-    /// The checks of [`check_pack`](Self::check_pack) on what it read of the pack at `pack`: its length `len`,
-    /// its first [`PACK_HEADER_LEN`] bytes and its last hash-length bytes (shorter when the pack is).
-    fn check_ends(&self, pack: &Path, len: u64, head: &[u8], tail: &[u8]) -> Result<u64, Error> {
-        let h = self.kind.len();
-        let corrupt = |problem| Error::CorruptIndex {
-            path: self.path.clone(),
-            problem,
-        };
-        let min = PACK_HEADER_LEN + h as u64;
         if len < min {
             return Err(corrupt(IdxProblem::PackTooSmall {
                 pack: pack.to_owned(),
@@ -69,7 +46,7 @@ impl PackIndex {
                 min,
             }));
         }
-        let found = ObjectId::from_bytes(tail).unwrap_or(ObjectId::null(self.kind));
+        let found = ObjectId::from_bytes(&tail).unwrap_or(ObjectId::null(self.kind));
         let recorded = self.pack_checksum();
         if found != recorded {
             return Err(corrupt(IdxProblem::PackMismatch {

@@ -110,25 +110,6 @@ impl Handle {
         Ok(f(&idx))
     }
 
-    /// The `.pack` of pack `pack` as mapped when its index was loaded ([`PackIndex::pack_data`]), if this handle
-    /// or the store's current listing has that index loaded (under [`LoadMode::Mmap`](crate::LoadMode::Mmap));
-    /// loads nothing. A reader that maps the pack from here reads it whatever happened to its name since the
-    /// load (renamed away and back, removed by a repack), as git reads a pack through the descriptor it opened,
-    /// and as a lookup reads it microseconds after the load (issue 47, 7: a batch opened it by name
-    /// milliseconds later, and lost a flapping pack's objects where a single lookup did not).
-    pub fn pack_data(&self, pack: PackId) -> Option<Arc<crate::data::Data>> {
-        if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
-            return p.idx.pack_data().cloned();
-        }
-        let loaded = |map: &super::Map| {
-            map.ready().find_map(|(_, v)| match v {
-                super::load::Loaded::Pack(p) if p.id == pack => p.idx.pack_data().cloned(),
-                _ => None,
-            })
-        };
-        loaded(self.view.map()).or_else(|| loaded(&self.store().current.get()))
-    }
-
     /// [`Error::WrongIdHashKind`] unless `id` is of the store's hash kind.
     pub(super) fn check_kind(&self, id: &ObjectId) -> Result<(), Error> {
         let store = self.store();
