@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation score of the freshness code (issue 28; docs/PROTOCOL.md section 8c): each mutant is one small edit of
-# src/store/freshness.rs, handle.rs, steady.rs, mod.rs, successor.rs, scan.rs, load.rs, loose_sources.rs or src/dir.rs, given as a literal `anchor ~~
+# src/store/freshness.rs, handle.rs, steady.rs, mod.rs, successor.rs, batch.rs, scan.rs, load.rs, loose_sources.rs or src/dir.rs, given as a literal `anchor ~~
 # replacement` pair (`\n` stands for a newline), with the check that must catch it: a loom model (`loom:NAME`,
 # the test target `loom` built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where
 # the deterministic relisting tests of src/store/relist_tests.rs live) or an integration test (`int:NAME`,
@@ -45,6 +45,13 @@ covered-pack-unbounded ~~ src/store/load.rs ~~ int:chain::a_covered_packs_length
 covered-fifo-not-stated ~~ src/store/scan.rs ~~ lib:store::scan::tests::packs_a_multi_pack_index_lists_are_not_stated ~~ by.filter(|_| entry.regular && regular_packs.contains(&pack_name)) ~~ by.filter(|_| regular_packs.contains(&pack_name))
 covered-id-by-path ~~ src/dir.rs ~~ lib:store::listing::tests::a_covered_pack_keeps_its_id_until_a_file_is_renamed_over_it ~~             ino,\n            dev: u64::MAX, ~~             ino: 0 * ino,\n            dev: u64::MAX,
 covered-id-without-its-midx ~~ src/dir.rs ~~ int:covered::changed::a_covered_pack_recreated_under_its_name_with_its_inode_gets_a_new_id ~~             size: covered_by, ~~             size: 0 * covered_by,
+keep-let-go-one-listing-early ~~ src/store/successor.rs ~~ lib:store::edge_tests::a_pack_missing_from_the_listings_is_kept_for_max_kept_listings_then_let_go ~~ || missed > MAX_KEPT_LISTINGS ~~ || missed >= MAX_KEPT_LISTINGS
+keep-never-let-go ~~ src/store/successor.rs ~~ lib:store::edge_tests::a_pack_missing_from_the_listings_is_kept_for_max_kept_listings_then_let_go ~~ || missed > MAX_KEPT_LISTINGS ~~ || missed > u32::MAX
+keep-after-alternate-dropped ~~ src/store/successor.rs ~~ lib:store::edge_tests::a_loaded_pack_of_an_alternate_dropped_from_info_alternates_is_let_go ~~             || !listing.dir_ids.contains(&p.dir)\n ~~ 
+locate-again-lists-once ~~ src/store/handle.rs ~~ lib:store::edge_tests::locate_again_lists_again_while_its_answer_is_a_missing_file ~~         for _ in 0..MAX_RELISTS { ~~         for _ in 0..1 {
+locate-again-unchecked-file ~~ src/store/handle.rs ~~ lib:store::edge_tests::locate_again_lists_again_while_its_answer_is_a_missing_file ~~ Some(loc) if loc == gone && !self.exists(id, loc) => continue, ~~ Some(loc) if loc == gone && false => continue,
+batch-changed-held-misses-final ~~ src/store/batch.rs ~~ lib:store::edge_tests::a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check ~~ Check::Changed => return self.all_again(ids, base, misses, out), ~~ Check::Changed => return Ok(()),
+batch-stat-changed-held-misses-final ~~ src/store/batch.rs ~~ lib:store::edge_tests::a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check ~~         if changed {\n            return self.all_again ~~         if false && changed {\n            return self.all_again
 LIST
 )
 

@@ -4,13 +4,18 @@
 # for an id no pack has, so that each program misses (and, on a changed pack directory, lists again) while the
 # pack may be away. Counts the lines of the pack's objects answered `missing`, per run and in total.
 #
-#   bench/scripts/flapping-pack.sh [odb-index binary] [runs] [lines per run]
+#   bench/scripts/flapping-pack.sh [odb-index binary] [runs] [lines per run] [batch flags]
 #
-# Defaults: target/release/odb-index, 5 runs, 20000 lines (half of them the pack's objects).
+# Defaults: target/release/odb-index, 5 runs, 20000 lines (half of them the pack's objects), no flags (the
+# default mode). Batch flags are the command's (`--buffer`, `--threads 2 --buffer`); git is given `--buffer` when
+# they have it (git has no `--threads`).
 set -euo pipefail
 BIN=${1:-target/release/odb-index}
 RUNS=${2:-5}
 LINES=${3:-20000}
+read -r -a FLAGS <<<"${4:-}"
+GIT_FLAGS=()
+for f in "${FLAGS[@]}"; do [ "$f" = --buffer ] && GIT_FLAGS+=(--buffer); done
 BIN=$(realpath "$BIN")
 tmp=$(mktemp -d)
 trap 'kill "${flapper:-0}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -50,8 +55,8 @@ count() { # $@: the command; prints the pack's objects answered missing
 }
 tg=0; to=0
 for run in $(seq 1 "$RUNS"); do
-  g=$(count git -C "$tmp/r" cat-file --batch-check)
-  o=$(count "$BIN" batch-check "$tmp/r")
+  g=$(count git -C "$tmp/r" cat-file --batch-check "${GIT_FLAGS[@]}")
+  o=$(count "$BIN" batch-check "${FLAGS[@]}" "$tmp/r")
   tg=$((tg + g)); to=$((to + o))
   printf 'run %d: git %d of %d missing (%s%%), odb-index %d (%s%%)\n' "$run" "$g" "$present" \
     "$(python3 -c "print(round(100*$g/$present, 2))")" "$o" "$(python3 -c "print(round(100*$o/$present, 2))")"

@@ -201,7 +201,7 @@ impl Objects {
                     });
                 }
                 moves += 1;
-                let again = self.handle.borrow_mut().locate_again(id, loc)?;
+                let again = self.relocate(id, loc, &e, moves)?;
                 self.forget_dead_packs();
                 // The same loose file again: its name is there (`locate_again` checked) but it cannot be
                 // opened, a dangling symbolic link rather than a move. Read once more, as git reads it, then
@@ -239,6 +239,33 @@ impl Objects {
                 None => return Ok(None),
             }
         }
+    }
+
+    /// Where to read `id` after its read at `loc` found the file gone (`e`, the `moves`-th time). A pack the store
+    /// no longer lists (a location from a listing the store has left: a batch's, made by another handle, or an
+    /// iteration's) is first looked up in the current listing, as [`Objects::answer`] looks up an id: a pack that
+    /// listing kept (renamed away for a moment after it was read, as git keeps a pack it has opened) is read
+    /// where it is, not re-listed away by [`Handle::locate_again`](odb_index::Handle::locate_again), which keeps
+    /// nothing (issue 47, 7: a batch then lost such a pack's objects where a lookup by id did not). A file not
+    /// found, a second move, or an id that lookup does not find: `locate_again`.
+    fn relocate(
+        &self,
+        id: &odb_index::ObjectId,
+        loc: Location,
+        e: &Error,
+        moves: usize,
+    ) -> Result<Option<Location>, Error> {
+        let stale = matches!(
+            e.original(),
+            Error::Lookup(odb_index::Error::StalePack { .. })
+        );
+        if moves == 1 && stale {
+            let found = self.handle.borrow_mut().locate(id)?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(self.handle.borrow_mut().locate_again(id, loc)?)
     }
 
     /// Every part `want` asks of `id` at `loc`, read at that one place.

@@ -10,7 +10,7 @@
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use odb_index_gix::{Location, ObjectId, Objects, Want};
+use odb_index_gix::{Location, ObjectId, Objects, Place, Want};
 use odb_index_testkit::{absent_ids, fast_import_blobs, git, git_stdin, init_repo};
 
 /// git's `<type> <size> <disk size>` for each of `ids`.
@@ -171,5 +171,137 @@ fn for_each_info_lists_what_git_lists() {
             .map(str::to_owned)
             .collect();
         assert_eq!(got, want, "{format}");
+    }
+}
+
+/// Rename the `.idx` and `.pack` of the pack whose index is `idx` from `<name><from>` to `<name><to>`.
+fn rename_pack_files(idx: &Path, from: &str, to: &str) {
+    for ext in ["idx", "pack"] {
+        std::fs::rename(
+            idx.with_extension(format!("{ext}{from}")),
+            idx.with_extension(format!("{ext}{to}")),
+        )
+        .unwrap();
+    }
+}
+
+/// Issue 47, 7: what `batch-check --buffer` does (a batch located by its own handle, each location answered
+/// afterwards with `answer_at`) while a pack is renamed away and back between the batch's searches and its
+/// answers. The first answer finds the `.pack` away (`locate_again`: its listing drops the pack); put back, a
+/// lookup by id reads it under its new id (its `.pack` opened); renamed away again, the batch's next location
+/// (the old id) is read from the pack the reader has open, as a lookup by id reads it and as git reads a pack it
+/// has opened. Before: `locate_again` listed again without it and answered `None` (`missing`).
+#[test]
+fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
+    use odb_index_gix::{IncompleteMode, Options};
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let idx = odb_index_testkit::idx_files(&p.join("objects"))[0].clone();
+    fast_import_blobs(p, 10, 2, "b");
+    let ids: Vec<ObjectId> = odb_index_testkit::show_index(&idx, "sha1")
+        .iter()
+        .map(|(h, _)| h.parse().unwrap())
+        .collect();
+    // git's answers, with the pack in place (a git process that opened it answers them the same while it is away).
+    let want = git_answers(p, &ids);
+    let objects =
+        Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
+    let mut batch = objects.handle();
+    let asked: Vec<odb_index_gix::odb_index::ObjectId> = ids
+        .iter()
+        .map(|id| id.to_string().parse().unwrap())
+        .collect();
+    let mut locs = Vec::new();
+    batch.locate_many(&asked, &mut locs).unwrap();
+    assert!(locs.iter().all(Option::is_some));
+    let want_at = |k: usize| {
+        let a = objects
+            .answer_at(&asked[k], locs[k].unwrap(), Want::HEADER, &mut Vec::new())
+            .unwrap();
+        a.map(|a| format!("{} {}", a.kind.unwrap(), a.size.unwrap()))
+    };
+    let git_at = |k: usize| want[k].rsplit_once(' ').unwrap().0.to_owned();
+    // Away before the reader ever opened the `.pack` (git too answers `missing` then): the listing drops it.
+    rename_pack_files(&idx, "", "away");
+    let _ = want_at(0);
+    rename_pack_files(&idx, "away", "");
+    // A lookup by id finds it again (a new listing, a new id) and opens its `.pack`.
+    let info = objects.info(&ids[1]).unwrap().expect("the pack is back");
+    assert_eq!(format!("{} {}", info.kind, info.size), git_at(1));
+    rename_pack_files(&idx, "", "away");
+    for (k, id) in ids.iter().enumerate().skip(2) {
+        assert_eq!(
+            want_at(k),
+            Some(git_at(k)),
+            "{id}: a batch's location in a pack the reader has open, renamed away"
+        );
+    }
+    rename_pack_files(&idx, "away", "");
+}
+
+/// Issue 47, 8: the place of each object (`Objects::place`; what `%(objectpack)` and `%(objectoffset)` print)
+/// after `repack -adf` removed the packs whose indices the reader had loaded but whose `.pack` it never opened:
+/// the pack git reads the object from now (the one pack left), and the offset its index gives. Fails if the answer path names a pack without
+/// opening its `.pack` (the removed pack's name and offset).
+#[test]
+fn place_after_a_repack_names_the_pack_git_reads() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let ids = packs(p, 2);
+    let objects = Objects::open(p).unwrap();
+    // Every index loaded by the reader's handle (no pack opened yet).
+    for id in &ids {
+        assert!(objects.lookup_name(&id.to_string()).unwrap().is_some());
+    }
+    git(p, &["repack", "-adfq"]);
+    // git's places (the `%(objectpack)` and `%(objectoffset)` of a git with those atoms): the one pack left.
+    let idx = &odb_index_testkit::idx_files(&p.join("objects"))[0];
+    let name = idx.with_extension("pack");
+    let name = name.file_name().unwrap().to_str().unwrap();
+    let offsets: std::collections::HashMap<String, u64> =
+        odb_index_testkit::show_index(idx, "sha1")
+            .into_iter()
+            .collect();
+    for id in &ids {
+        let place = objects.place(id).unwrap().expect("present");
+        let Place::Packed { path, offset, .. } = &place else {
+            panic!("{id}: {place:?}")
+        };
+        let got = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            (got, *offset),
+            (name, offsets[&id.to_string()]),
+            "{id}: the pack git reads it from, and its offset there"
+        );
+    }
+}
+
+/// Issue 47, 8: `Objects::place_again`, for a caller that reads a [`Place`] itself: after `repack -adf` removed
+/// the pack of each place, the object's place now (another pack, its file there), read as git reads it. Fails if
+/// it answers from the reader's listing without listing again (the removed pack's place).
+#[test]
+fn place_again_after_a_repack_is_where_git_reads_the_object() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let ids = packs(p, 2);
+    let objects = Objects::open(p).unwrap();
+    let places: Vec<Place> = ids
+        .iter()
+        .map(|id| objects.place(id).unwrap().expect("present"))
+        .collect();
+    git(p, &["repack", "-adfq"]);
+    let want = git_answers(p, &ids);
+    for ((id, gone), want) in ids.iter().zip(&places).zip(&want) {
+        let now = objects.place_again(id, gone).unwrap().expect("still there");
+        assert_ne!(&now, gone, "{id}: the removed pack's place");
+        let Place::Packed { path, .. } = &now else {
+            panic!("{id}: {now:?}")
+        };
+        assert!(path.exists(), "{id}: {}", path.display());
+        let mut data = Vec::new();
+        let kind = objects.read_at(&now, &mut data).unwrap();
+        let got = format!("{kind} {}", data.len());
+        assert_eq!(&got, want.rsplit_once(' ').unwrap().0, "{id}");
     }
 }

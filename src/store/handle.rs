@@ -359,7 +359,11 @@ impl Handle {
     ) -> Result<Option<Location>, Error> {
         for _ in 0..MAX_RELISTS {
             let map = sync::Arc::clone(self.view.map());
+            #[cfg(all(test, not(any(loom, shuttle))))]
+            super::edge_tests::around_again_listing(false);
             self.store.refresh_from(&map, true, false)?;
+            #[cfg(all(test, not(any(loom, shuttle))))]
+            super::edge_tests::around_again_listing(true);
             if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
                 self.move_to_current();
             }

@@ -45,6 +45,8 @@ use crate::sync::{self, Mutex, Ordering, lock};
 mod batch;
 pub(crate) mod bloom;
 mod copies;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod edge_tests;
 mod filter;
 mod freshness;
 mod handle;

@@ -57,7 +57,7 @@ thread_local! {
 thread_local! {
     /// Run once, right after the next search of a batch on this thread (`Handle::locate_batch`), before the
     /// batch's next search.
-    static AFTER_BATCH_SEARCH: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+    pub(super) static AFTER_BATCH_SEARCH: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
 }
 
 /// Called by `Handle::locate_batch` after each search of a batch (its miss held, or its answer made).

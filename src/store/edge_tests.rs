@@ -1,0 +1,250 @@
+//! Issue 47, 8: the edges of the decisions that keep or let go of a pack and that settle a miss, each made
+//! deterministic on the real store (direct re-listings, or a hook between two steps) and checked against git.
+//! Each test names the one-line bug it fails with (`loom-tests/freshness-mutants.sh` plants them).
+//!
+//! - [`keep_loaded`](super::successor::keep_loaded): a pack missing from the listings is kept for
+//!   [`MAX_KEPT_LISTINGS`] listings in a row, let go at the next, and let go at once when its objects directory
+//!   is no longer searched (dropped from `info/alternates`).
+//! - [`Handle::locate_again`]: lists again while its answer is the gone location and that file is still missing.
+//! - [`Handle::locate_many`]: its held misses are searched again when the change detector reports a change
+//!   between the batch's searches and its miss check.
+
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use odb_index_testkit::{fast_import_blobs, idx_files, init_repo, show_index, try_git};
+
+use super::successor::MAX_KEPT_LISTINGS;
+use super::*;
+use crate::oid::ObjectId;
+
+/// A hook run around each re-listing of [`Handle::locate_again`] (its argument: after the listing).
+type AroundListing = Box<dyn FnMut(bool)>;
+
+thread_local! {
+    /// Run on this thread around each re-listing of [`Handle::locate_again`] (`false` before it, `true` after),
+    /// until cleared.
+    static AROUND_AGAIN_LISTING: RefCell<Option<AroundListing>> = const { RefCell::new(None) };
+}
+
+/// Called by [`Handle::locate_again`] before (`after == false`) and after each of its re-listings.
+pub(super) fn around_again_listing(after: bool) {
+    AROUND_AGAIN_LISTING.with(|h| {
+        if let Some(f) = h.borrow_mut().as_mut() {
+            f(after);
+        }
+    });
+}
+
+/// The id of the object `hex`.
+fn oid(hex: &str) -> ObjectId {
+    hex.parse().unwrap()
+}
+
+/// An id no repository here has.
+fn absent() -> ObjectId {
+    oid("0123456789012345678901234567890123456789")
+}
+
+/// Whether git has `id` in `repo`.
+fn git_has(repo: &Path, id: &ObjectId) -> bool {
+    try_git(repo, &["cat-file", "-e", &id.to_string()], b"").is_ok()
+}
+
+/// The pack of a packed location.
+fn pack_of(loc: Option<Location>) -> PackId {
+    match loc {
+        Some(Location::Packed { pack, .. }) => pack,
+        other => panic!("not packed: {other:?}"),
+    }
+}
+
+/// A re-listing after a miss (`Handle::refresh_after_miss`'s, which keeps what it does not find).
+fn relist(store: &Arc<Store>) {
+    let map = store.current.get();
+    store.refresh_from(&map, false, false).unwrap();
+}
+
+/// Move the `.idx` and `.pack` of the pack whose index is `idx` to `to` (a directory no listing reads).
+fn move_pack(idx: &Path, to: &Path) {
+    for ext in ["pack", "idx"] {
+        let from = idx.with_extension(ext);
+        std::fs::rename(&from, to.join(from.file_name().unwrap())).unwrap();
+    }
+}
+
+/// A pack renamed out of the pack directory after its index was loaded is kept by the next `MAX_KEPT_LISTINGS`
+/// re-listings (its objects are answered where git, which keeps a pack it has opened, answers them) and let go
+/// by the one after (a repack removed it for good; git, asked afresh, no longer has its objects). Fails if it
+/// is let go one listing early (`>=`) or never.
+#[test]
+fn a_pack_missing_from_the_listings_is_kept_for_max_kept_listings_then_let_go() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let idx = idx_files(&p.join("objects"))[0].clone();
+    fast_import_blobs(p, 10, 2, "b");
+    let x = oid(&show_index(&idx, "sha1")[0].0);
+    let store = Store::open(p, Options::default()).unwrap();
+    let mut h = store.handle();
+    let a = pack_of(h.locate(&x).unwrap());
+    let away = tempfile::tempdir().unwrap();
+    move_pack(&idx, away.path());
+    for n in 1..=MAX_KEPT_LISTINGS {
+        relist(&store);
+        assert!(
+            store.is_pack_live(a),
+            "let go after {n} listings without it (kept for {MAX_KEPT_LISTINGS})"
+        );
+    }
+    assert_eq!(pack_of(h.locate(&x).unwrap()), a, "its object, while kept");
+    relist(&store);
+    assert!(
+        !store.is_pack_live(a),
+        "still kept after {} listings without it",
+        MAX_KEPT_LISTINGS + 1
+    );
+    assert!(!git_has(p, &x));
+    assert_eq!(store.handle().locate(&x).unwrap(), None, "as git: gone");
+}
+
+/// A loaded pack of an alternate whose line was removed from `info/alternates` is let go by the next listing
+/// (its objects directory is no longer searched: git no longer has its objects), though its files are still
+/// there. Fails if a pack is kept whatever its objects directory.
+#[test]
+fn a_loaded_pack_of_an_alternate_dropped_from_info_alternates_is_let_go() {
+    let alt = init_repo("sha1", true);
+    fast_import_blobs(alt.path(), 10, 3, "c");
+    let c = idx_files(&alt.path().join("objects"))[0].clone();
+    let x = oid(&show_index(&c, "sha1")[0].0);
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let alternates = p.join("objects/info/alternates");
+    std::fs::create_dir_all(alternates.parent().unwrap()).unwrap();
+    std::fs::write(
+        &alternates,
+        format!("{}\n", alt.path().join("objects").display()),
+    )
+    .unwrap();
+    assert!(git_has(p, &x));
+    let store = Store::open(p, Options::default()).unwrap();
+    let mut h = store.handle();
+    let pack = pack_of(h.locate(&x).unwrap());
+    std::fs::write(&alternates, b"").unwrap();
+    assert!(!git_has(p, &x));
+    relist(&store);
+    assert!(
+        !store.is_pack_live(pack),
+        "a pack of an objects directory no longer searched is kept"
+    );
+    assert_eq!(store.handle().locate(&x).unwrap(), None, "as git: gone");
+}
+
+/// `locate_again` lists again while its answer is the gone location and that file is still missing: here each
+/// of its first three listings finds the `.pack` (put back before the listing) and the answer's file gone (taken
+/// away after it), the fourth finds it there. Fails if it lists only once, or answers the gone location without
+/// checking its file (either answers a location whose `.pack` is missing).
+#[test]
+fn locate_again_lists_again_while_its_answer_is_a_missing_file() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let idx = idx_files(&p.join("objects"))[0].clone();
+    fast_import_blobs(p, 10, 2, "b");
+    let x = oid(&show_index(&idx, "sha1")[0].0);
+    let store = Store::open(p, Options::default()).unwrap();
+    let mut h = store.handle();
+    let gone = h.locate(&x).unwrap().unwrap();
+    let pack: PathBuf = idx.with_extension("pack");
+    let away = p.join("away.pack");
+    std::fs::rename(&pack, &away).unwrap();
+    let listings = Rc::new(Cell::new(0));
+    let (n, pack2, away2) = (Rc::clone(&listings), pack.clone(), away.clone());
+    AROUND_AGAIN_LISTING.with(|hook| {
+        *hook.borrow_mut() = Some(Box::new(move |after| {
+            if !after && !pack2.exists() {
+                std::fs::rename(&away2, &pack2).unwrap();
+            } else if after {
+                n.set(n.get() + 1);
+                if n.get() <= 3 {
+                    std::fs::rename(&pack2, &away2).unwrap();
+                }
+            }
+        }))
+    });
+    let again = h.locate_again(&x, gone);
+    AROUND_AGAIN_LISTING.with(|hook| *hook.borrow_mut() = None);
+    assert_eq!(again.unwrap(), Some(gone));
+    assert!(
+        pack.exists(),
+        "answered a location whose .pack is missing (after {} listings)",
+        listings.get()
+    );
+    assert_eq!(listings.get(), 4);
+    assert!(git_has(p, &x));
+}
+
+/// Backdate `dir`'s modification time, so that a listing trusts its stamp and any change after is seen by `stat`.
+fn backdate(dir: &Path) {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .open(dir)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
+        .unwrap();
+}
+
+/// A batch whose miss was searched before a pack holding it was renamed into place (a hook after that search,
+/// before the batch's miss check): the change check reports the change and the miss is searched again and
+/// found, as a single lookup (packs, loose, then the check) finds it. With events (the check first) and with
+/// `stat`. Fails if the batch takes its held misses for final when its check says "changed".
+#[test]
+fn a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check() {
+    for options in [
+        Options::default().change_events_after(0),
+        Options::default().change_events(false),
+    ] {
+        let other = init_repo("sha1", true);
+        fast_import_blobs(other.path(), 5, 2, "b");
+        let b = idx_files(&other.path().join("objects"))[0].clone();
+        let y = oid(&show_index(&b, "sha1")[0].0);
+        let repo = init_repo("sha1", true);
+        let p = repo.path();
+        fast_import_blobs(p, 10, 1, "a");
+        let pack_dir = p.join("objects/pack");
+        backdate(&pack_dir);
+        let store = Store::open(p, options.clone()).unwrap();
+        let mut h = store.handle();
+        h.load_indices();
+        for _ in 0..3 {
+            assert_eq!(h.locate(&absent()).unwrap(), None);
+        }
+        let mut out = Vec::new();
+        h.locate_many(&[y, absent()], &mut out).unwrap();
+        assert_eq!(out, [None, None], "{options:?}: before the write");
+        let to = pack_dir.clone();
+        super::relist_tests::AFTER_BATCH_SEARCH.with(|hook| {
+            *hook.borrow_mut() = Some(Box::new(move || {
+                // As git renames a pack into place: the `.pack`, then the `.idx`.
+                for ext in ["pack", "idx"] {
+                    let f = b.with_extension(ext);
+                    std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+                }
+            }))
+        });
+        let mut out = Vec::new();
+        h.locate_many(&[y, absent()], &mut out).unwrap();
+        assert!(
+            super::relist_tests::AFTER_BATCH_SEARCH.with(|h| h.borrow().is_none()),
+            "the hook ran"
+        );
+        assert!(git_has(p, &y));
+        assert!(
+            matches!(out[..], [Some(Location::Packed { .. }), None]),
+            "{options:?}: {out:?}: a miss held over a change taken for final"
+        );
+        assert_eq!(out[0], store.handle().locate(&y).unwrap());
+    }
+}
