@@ -89,6 +89,34 @@ impl Call {
     }
 }
 
+/// Whether a failed system call may pass, the fault policy's one definition (docs/RELIABILITY.md, "Faults"):
+/// EINTR, EAGAIN, EMFILE, ENFILE, ENOMEM, EIO, or EACCES/EPERM. Such a failure is never evidence that an object
+/// or its file is gone: a lookup that would answer "missing" after one looks again, and if it persists the
+/// answer is an error, never "missing" (also under `IncompleteMode::Miss`, which answers git's `missing` only for
+/// files that are there but cannot be used, and for failures that do not pass, such as ELOOP).
+///
+/// ```
+/// use std::io::{Error, ErrorKind};
+/// assert!(odb_index::fault::is_transient(&Error::from(ErrorKind::Interrupted)));
+/// assert!(!odb_index::fault::is_transient(&Error::from(ErrorKind::NotFound)));
+/// ```
+pub fn is_transient(e: &io::Error) -> bool {
+    use io::ErrorKind as K;
+    #[cfg(unix)]
+    let raw = |errno: rustix::io::Errno| e.raw_os_error() == Some(errno.raw_os_error());
+    #[cfg(unix)]
+    let listed = raw(rustix::io::Errno::IO)
+        || raw(rustix::io::Errno::NFILE)
+        || raw(rustix::io::Errno::MFILE);
+    #[cfg(not(unix))]
+    let listed = false;
+    listed
+        || matches!(
+            e.kind(),
+            K::Interrupted | K::WouldBlock | K::OutOfMemory | K::PermissionDenied
+        )
+}
+
 /// The check before a system call of kind `call`: `Err` with the planned `errno` when the plan says this call
 /// fails, else `Ok(())` (always, without the feature). Public for the front ends' own system calls (the gix
 /// adapter's discovery, the command's threads), so that one plan counts theirs with the library's.

@@ -281,12 +281,5 @@ impl Error {
 /// The errors of a system call that may not last (see [`Error::is_transient`]). EIO, ENFILE and EMFILE have no
 /// `ErrorKind` of their own: their numbers, the same on Linux, the BSDs and macOS.
 fn transient(e: &std::io::Error) -> bool {
-    use std::io::ErrorKind as K;
-    const EIO: i32 = 5;
-    const ENFILE: i32 = 23;
-    const EMFILE: i32 = 24;
-    matches!(
-        e.kind(),
-        K::Interrupted | K::WouldBlock | K::OutOfMemory | K::PermissionDenied
-    ) || (cfg!(unix) && matches!(e.raw_os_error(), Some(EIO | ENFILE | EMFILE)))
+    odb_index::fault::is_transient(e)
 }

@@ -223,6 +223,12 @@ impl Error {
     pub(crate) fn may_be_transient(&self) -> bool {
         matches!(self, Error::Io { source, .. } if !crate::error::is_gone(source))
     }
+
+    /// Whether this is a failed system call of the kinds that pass ([`crate::fault::is_transient`]): one that
+    /// persists is answered as an error even under `IncompleteMode::Miss`, never as git's `missing`.
+    pub(crate) fn is_transient(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if crate::fault::is_transient(source))
+    }
 }
 
 #[cfg(test)]

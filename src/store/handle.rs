@@ -272,8 +272,15 @@ impl Handle {
         {
             return Err(e);
         }
+        // A loose probe that failed is never a miss under `Error`; under `Miss` neither, once it may pass (the
+        // fault policy: a failed system call is no evidence that the object is gone).
         if !self.snap.loose_failed.is_empty()
-            && self.store.options.incomplete == IncompleteMode::Error
+            && (self.store.options.incomplete == IncompleteMode::Error
+                || self
+                    .snap
+                    .loose_failed
+                    .iter()
+                    .any(|(_, e)| e.may_be_transient()))
         {
             let mut failed = self.incomplete_list();
             failed.append(&mut self.snap.loose_failed);
@@ -290,11 +297,15 @@ impl Handle {
     }
 
     /// [`Error::Incomplete`] if some index this handle has seen failed to load, or some pack directory or
-    /// alternate could not be read, and the store was opened with [`IncompleteMode::Error`].
+    /// alternate could not be read, and the store was opened with [`IncompleteMode::Error`]; under
+    /// [`IncompleteMode::Miss`] too when one of those failures was a system call that may pass
+    /// ([`Error::is_transient`]: the fault policy, docs/RELIABILITY.md "Faults"): only a file that is there
+    /// but cannot be used (corrupt, of the wrong kind) makes git's `missing`.
     pub(super) fn check_complete(&self) -> Result<(), Error> {
-        if (self.snap.failed.iter().all(|f| self.gone_is_absent(f))
-            && self.view.map().meta().unreadable.is_empty())
-            || self.store.options.incomplete == IncompleteMode::Miss
+        let certain = self.snap.failed.iter().all(|f| self.gone_is_absent(f))
+            && self.view.map().meta().unreadable.is_empty();
+        if certain
+            || (self.store.options.incomplete == IncompleteMode::Miss && !self.transient_in_view())
         {
             Ok(())
         } else {

@@ -150,7 +150,8 @@ impl Handle {
             Err(e) => Err(e),
             Ok(())
                 if loose_failed.is_empty()
-                    || self.store().options.incomplete == IncompleteMode::Miss =>
+                    || (self.store().options.incomplete == IncompleteMode::Miss
+                        && !loose_failed.iter().any(|(_, e)| e.is_transient())) =>
             {
                 Ok(())
             }

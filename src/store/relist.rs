@@ -66,15 +66,22 @@ impl Handle {
     /// Whether this handle's last search met a failed system call that may pass: an index of its view that
     /// failed to load, a directory of its listing that could not be read, or a loose probe that failed.
     pub(super) fn fault_seen(&self) -> bool {
-        self.snap.failed.iter().any(|(_, e)| e.may_be_transient())
-            || !self.snap.loose_failed.is_empty()
-            || self
-                .view
-                .map()
-                .meta()
-                .unreadable
-                .iter()
-                .any(|(_, e)| e.may_be_transient())
+        !self.snap.loose_failed.is_empty() || self.failed_in_view(Error::may_be_transient)
+    }
+
+    /// Whether an index of this handle's view failed to load, or a directory of its listing could not be read, by
+    /// a failed system call of the kinds that pass ([`Error::is_transient`]): a miss then is an error under
+    /// `IncompleteMode::Miss` too.
+    pub(super) fn transient_in_view(&self) -> bool {
+        self.failed_in_view(Error::is_transient)
+    }
+
+    /// Whether an index of this handle's view failed to load, or a directory of its listing could not be read,
+    /// with an error that `which` picks.
+    fn failed_in_view(&self, which: fn(&Error) -> bool) -> bool {
+        let meta = self.view.map().meta();
+        self.snap.failed.iter().any(|(_, e)| which(e))
+            || meta.unreadable.iter().any(|(_, e)| which(e))
     }
 
     /// After a search that found nothing: if [`fault_seen`](Self::fault_seen) and misses re-list
