@@ -23,7 +23,7 @@ const MAX_HEADER_LEN: usize = 32;
 /// An open loose object whose header was read.
 pub(crate) struct Loose {
     path: PathBuf,
-    reader: BufReader<File>,
+    reader: BufReader<Checked>,
     file_len: u64,
     head: [u8; HEAD],
     /// Bytes of `head` inflated; `header_len` of them are the header.
@@ -42,7 +42,7 @@ impl Loose {
                 path: path.to_owned(),
                 source,
             })?;
-        let mut reader = BufReader::with_capacity(CHUNK, file);
+        let mut reader = BufReader::with_capacity(CHUNK, Checked(file));
         let mut head = [0u8; HEAD];
         z.reset();
         let inflated = inflate(&mut reader, z, &mut head).map_err(zlib(path))?;
@@ -114,9 +114,33 @@ fn corrupt(path: &Path) -> impl Fn(&str) -> Error + '_ {
     }
 }
 
+/// The error of inflating the file at `path`: a failed `read` (an OS error: the file could not be read, which
+/// says nothing of what it holds; [`Error::is_not_a_loose_object`] is false for one that may pass) is
+/// [`Error::LooseUnreadable`]; anything else (zlib's verdict on the bytes) is [`Error::LooseCorrupt`].
 fn zlib(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    |e| Error::LooseCorrupt {
-        path: path.to_owned(),
-        reason: e.to_string(),
+    |e| {
+        if e.raw_os_error().is_some() {
+            Error::LooseUnreadable {
+                path: path.to_owned(),
+                source: e,
+            }
+        } else {
+            Error::LooseCorrupt {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            }
+        }
+    }
+}
+
+/// The loose file, read through the fault seam (`odb_index::fault`, `Call::Read` before each `read`), so the
+/// fault tests reach the reads a loose object's inflation makes.
+#[derive(Debug)]
+pub(crate) struct Checked(File);
+
+impl std::io::Read for Checked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        odb_index::fault::check(odb_index::fault::Call::Read)?;
+        self.0.read(buf)
     }
 }
