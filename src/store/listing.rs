@@ -270,9 +270,14 @@ fn objects_dirs(req: &mut ListRequest<'_>, state: &RefreshState) -> Result<Searc
             Problem::Alternate(a) => match &**a {
                 crate::repo::AlternateProblem::Unreadable { path, error } => Some((
                     path.clone(),
+                    // The OS's error number kept (EIO and EMFILE have no `ErrorKind` of their own): the
+                    // fault policy tells a failure that may pass by it (`fault::is_transient`).
                     Arc::new(Error::io(
                         path,
-                        std::io::Error::new(error.kind(), error.to_string()),
+                        error.raw_os_error().map_or_else(
+                            || std::io::Error::new(error.kind(), error.to_string()),
+                            std::io::Error::from_raw_os_error,
+                        ),
                     )),
                 )),
                 _ => None,

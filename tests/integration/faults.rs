@@ -451,3 +451,49 @@ fn a_loose_directory_that_failed_to_open_is_not_a_miss() {
         }
     }
 }
+
+/// The alternate of `a_loose_directory_that_failed_to_open_is_not_a_miss`, under `IncompleteMode::Miss` (the
+/// command's: git's `missing` for files that are there but cannot be used): an alternate whose path could not be
+/// resolved or `stat`ed, by EIO or EMFILE from some call on, is an error for its objects, never "missing". Those
+/// two have no `ErrorKind` of their own: the listing kept the alternate's failure without the OS's error number,
+/// so the fault policy (`fault::is_transient`) could not tell it may pass, and the objects answered `Ok(None)`.
+#[test]
+fn an_alternate_that_could_not_be_resolved_is_an_error_under_incomplete_mode_miss() {
+    let alternate = init_repo("sha1", true);
+    let loose = write_loose(alternate.path(), "alt", 3);
+    let repo = init_repo("sha1", true);
+    let objects = objects_dir(repo.path());
+    std::fs::create_dir_all(objects.join("info")).unwrap();
+    std::fs::write(
+        objects.join("info/alternates"),
+        format!("{}\n", canon(&objects_dir(alternate.path())).display()),
+    )
+    .unwrap();
+    settle(repo.path());
+    settle(alternate.path());
+    let found = || -> Result<usize, odb_index::Error> {
+        let options = Options::default().incomplete(odb_index::IncompleteMode::Miss);
+        let store = Store::open(repo.path(), options)?;
+        let mut h = store.handle();
+        let mut found = 0;
+        for id in &loose {
+            found += usize::from(h.locate(&oid(id))?.is_some());
+        }
+        Ok(found)
+    };
+    let (clean, seen) = fault::count_on_this_thread(found);
+    assert_eq!(clean.unwrap(), loose.len());
+    let mut errors = 0;
+    for call in [Call::Resolve, Call::Stat] {
+        for n in 1..=seen.calls(call) {
+            for e in [errno::EIO, errno::EMFILE] {
+                let plan = Fault::from_then_on(call, n, e);
+                match fault::on_this_thread(plan, found).0 {
+                    Ok(n) => assert_eq!(n, loose.len(), "{plan:?}: a silent miss"),
+                    Err(_) => errors += 1,
+                }
+            }
+        }
+    }
+    assert!(errors > 0, "no fault reached the alternate");
+}
