@@ -187,19 +187,12 @@ impl Objects {
         let mut first_bad: Option<Error> = None;
         // Whether a transient failure ([`Error::is_transient`]) was read around once already.
         let mut retried = false;
-        // A pack kept listed whose `.pack` was not found, read once more where it was ([`Objects::relocate`]).
-        let mut kept: Option<Location> = None;
         loop {
             let e = match self.read_at_location(id, loc, want, out) {
                 Ok(answer) => return Ok(Some(answer)),
                 Err(e) => e,
             };
             let next = if e.is_gone() {
-                if kept == Some(loc) {
-                    // Not found twice, and no other copy: git's `missing`, the pack kept in the listing (git keeps
-                    // a pack it could not open and opens it again at the next lookup).
-                    return Ok(None);
-                }
                 if moves == MAX_MOVES {
                     return Err(Error::KeptMoving {
                         id: oid_to_gix(id),
@@ -208,10 +201,7 @@ impl Objects {
                     });
                 }
                 moves += 1;
-                let (again, same) = self.relocate(id, loc, &e, moves)?;
-                if same {
-                    kept = again;
-                }
+                let again = self.relocate(id, loc, &e, moves)?;
                 self.forget_dead_packs();
                 // The same loose file again: its name is there (`locate_again` checked) but it cannot be
                 // opened, a dangling symbolic link rather than a move. Read once more, as git reads it, then
@@ -256,27 +246,15 @@ impl Objects {
     /// iteration's) is first looked up in the current listing, as [`Objects::answer`] looks up an id: a pack that
     /// listing kept (renamed away for a moment after it was read, as git keeps a pack it has opened) is read
     /// where it is, not re-listed away by [`Handle::locate_again`](odb_index::Handle::locate_again), which keeps
-    /// nothing (issue 47, 7: a batch then lost such a pack's objects where a lookup by id did not).
-    ///
-    /// The `.pack` of a pack the store still lists not found (renamed away for a moment, or removed by a
-    /// repack), the first time: as git, which passes over a pack it cannot open, searches the others (listing
-    /// again first if the pack directories changed) and keeps the pack in its list, [`Handle::locate_other`]
-    /// without this pack; if there is no other copy and the `.pack` is not there either, the same place once more
-    /// (`true` beside it: a second "not found" there is the answer, absent, and the pack stays listed; a `.pack`
-    /// that is there but failed to open is located again as below). Re-listing it away with
-    /// `locate_again` instead made every reader of the store drop the pack, and open it again under a new
-    /// number, each time it was away for a moment (`--threads`: issue 47, 7).
-    ///
-    /// A second move, or an id the current listing does not find: `locate_again`.
-    ///
-    /// [`Handle::locate_other`]: odb_index::Handle::locate_other
+    /// nothing (issue 47, 7: a batch then lost such a pack's objects where a lookup by id did not). A file not
+    /// found, a second move, or an id that lookup does not find: `locate_again`.
     fn relocate(
         &self,
         id: &odb_index::ObjectId,
         loc: Location,
         e: &Error,
         moves: usize,
-    ) -> Result<(Option<Location>, bool), Error> {
+    ) -> Result<Option<Location>, Error> {
         let stale = matches!(
             e.original(),
             Error::Lookup(odb_index::Error::StalePack { .. })
@@ -284,26 +262,10 @@ impl Objects {
         if moves == 1 && stale {
             let found = self.handle.borrow_mut().locate(id)?;
             if found.is_some() {
-                return Ok((found, false));
+                return Ok(found);
             }
         }
-        if moves == 1
-            && !stale
-            && let Location::Packed { pack, .. } = loc
-        {
-            if let Some(other) = self.handle.borrow_mut().locate_other(id, &[loc])? {
-                return Ok((Some(other), false));
-            }
-            let path = std::sync::Arc::clone(&self.pack(pack)?.path);
-            // Only "not found" says it is away: a `stat` that failed otherwise is no evidence (the fault policy).
-            let away = odb_index::fault::check(odb_index::fault::Call::Stat)
-                .and_then(|()| std::fs::symlink_metadata(&path))
-                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
-            if away {
-                return Ok((Some(loc), true));
-            }
-        }
-        Ok((self.handle.borrow_mut().locate_again(id, loc)?, false))
+        Ok(self.handle.borrow_mut().locate_again(id, loc)?)
     }
 
     /// Every part `want` asks of `id` at `loc`, read at that one place.
