@@ -28,7 +28,7 @@ spin-yields-clippy ~~ src/protocol.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D war
 dropped-handle-stops-reporting ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_dropped_handle_reports_its_uncounted_misses ~~ self.view.map().meta().fresh.report(&self.tally); ~~ let _ = &self.tally;
 std-atomic-outside-the-facade ~~ src/fanout.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering}; ~~ use crate::sync::{AtomicBool, AtomicU32, Ordering};\nuse std::sync::atomic::AtomicU64;
 plain-without-reason ~~ src/loose.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ #[expect(\n    clippy::disallowed_types,\n    reason = "sync::plain: the loose cache, outside the models"\n)]\nstruct Bucket ~~ struct Bucket
-unguarded-read ~~ cli/src/replace.rs ~~ sh:$CLIPPY -p odb-index-cli --bins -- -D warnings ~~ odb_index::data::read_bounded(&git_dir.join("packed-refs"), REF_FILE_LIMIT) ~~ std::fs::read(git_dir.join("packed-refs"))
+unguarded-read ~~ cli/src/replace.rs ~~ sh:$CLIPPY -p odb-index-cli --bins -- -D warnings ~~ odb_index::data::read_bounded(path, REF_FILE_LIMIT) ~~ std::fs::read(path)
 too-many-arguments-allowed ~~ src/repo/mod.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ pub fn discover(path: &Path) ~~ #[allow(clippy::too_many_arguments)]\npub fn discover(path: &Path)
 public-api-unlisted ~~ src/repo/mod.rs ~~ sh:CARGO_TARGET_DIR=$CHECK_TARGET bash .ci/public-api.sh ~~ pub fn discover(path: &Path) ~~ pub fn unlisted() {}\n\n/// Planted.\npub fn discover(path: &Path)
 filter-restrict-keeps-uncovered ~~ src/store/filter.rs ~~ prop:filter::three_generations_of_small_packs_keep_the_filter_honest ~~ if self.covers(id) { ~~ if true || self.covers(id) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation score of the freshness code (issue 28; docs/PROTOCOL.md section 8c): each mutant is one small edit of
-# src/store/freshness.rs, handle.rs, steady.rs, mod.rs, successor.rs, batch.rs, scan.rs, load.rs, loose_sources.rs or src/dir.rs, given as a literal `anchor ~~
+# src/store/freshness.rs, handle.rs, relist.rs, steady.rs, mod.rs, successor.rs, batch.rs, scan.rs, load.rs, loose_sources.rs or src/dir.rs, given as a literal `anchor ~~
 # replacement` pair (`\n` stands for a newline), with the check that must catch it: a loom model (`loom:NAME`,
 # the test target `loom` built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where
 # the deterministic relisting tests of src/store/relist_tests.rs live) or an integration test (`int:NAME`,
@@ -30,10 +30,10 @@ unchanged-refresh-keeps-token ~~ src/store/freshness.rs ~~ lib:store::freshness:
 tally-never-reset ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::deferred_count_reaches_its_target_exactly ~~ let n = self.misses.replace(0); ~~ let n = self.misses.get();
 tally-per-miss ~~ src/store/freshness.rs ~~ lib:store::freshness::tests::deferred_count_reaches_its_target_exactly ~~ let n = self.misses.get() + dirs as u64; ~~ let n = self.misses.get() + 1 + 0 * dirs as u64;
 count-before-report ~~ src/store/watch.rs ~~ lib:store::freshness::tests::deferred_count_reaches_its_target_exactly ~~ .fetch_add(n, Ordering::Relaxed).saturating_add(n) >= d.after ~~ .fetch_add(n, Ordering::Relaxed) >= d.after
-relisted-baseline-late ~~ src/store/handle.rs ~~ lib:store::relist_tests::iteration_lists_objects_packed_while_loose_were_listed_under_a_trusted_listing_another_refresh_made ~~         let before = sync::Arc::clone(self.view.map());\n        self.load_all(); ~~         self.load_all();\n        let before = sync::Arc::clone(self.view.map());
-relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ while relists < MAX_RELISTS && self.should_refresh() { ~~ while relists <= MAX_RELISTS && self.should_refresh() {
-locate-relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists <= MAX_RELISTS {
-locate-relists-once ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded ~~ && self.snap.vanished && relists < MAX_RELISTS { ~~ && self.snap.vanished && relists < 1 {
+relisted-baseline-late ~~ src/store/relist.rs ~~ lib:store::relist_tests::iteration_lists_objects_packed_while_loose_were_listed_under_a_trusted_listing_another_refresh_made ~~         let before = sync::Arc::clone(self.view.map());\n        self.load_all(); ~~         self.load_all();\n        let before = sync::Arc::clone(self.view.map());
+relist-bound-off-by-one ~~ src/store/relist.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ while relists < MAX_RELISTS && self.should_refresh() { ~~ while relists <= MAX_RELISTS && self.should_refresh() {
+locate-relist-bound-off-by-one ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~ && relists < MAX_RELISTS ~~ && relists <= MAX_RELISTS
+locate-relists-once ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded ~~ && relists < MAX_RELISTS ~~ && relists < 1
 vanished-makes-incomplete ~~ src/store/handle.rs ~~ lib:store::relist_tests::relisting_while_packs_keep_vanishing_stops_at_its_bound ~~         self.shape.refresh_on_miss() && f.1.is_vanished() ~~         self.shape.refresh_on_miss() && f.1.is_vanished() && false
 vanished-relisting-confirms ~~ src/store/freshness.rs ~~ loom:detectors::freshness_vanished_pack_back_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
 vanished-relisting-confirms-std ~~ src/store/freshness.rs ~~ lib:store::relist_tests::a_pack_back_before_the_relisting_is_loaded_again ~~         let unchanged = !vanished\n            && same_packs ~~         let unchanged = same_packs
