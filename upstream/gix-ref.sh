@@ -31,6 +31,10 @@ repro=(cargo run --quiet --release --manifest-path "$here/gix-ref-repro/Cargo.to
 "${repro[@]}" | tail -n 1 | grep -q '^reproduced' || { echo "published crate: not reproduced" >&2; exit 1; }
 echo "reproduction, published gix-ref 0.69.1: the ref is not found"
 status=0
+# The patched run rewrites the reproduction's Cargo.lock (gix-ref from a path): keep the committed one.
+lock="$here/gix-ref-repro/Cargo.lock"
+cp "$lock" "$work/Cargo.lock.committed"
 "${repro[@]}" --config "patch.crates-io.gix-ref.path=\"$work/crate\"" >/dev/null 2>&1 || status=$?
+cp "$work/Cargo.lock.committed" "$lock"
 [ "$status" = 1 ] || { echo "patched crate: exit $status, expected 1 (found)" >&2; exit 1; }
 echo "reproduction, patched: the ref is found"
