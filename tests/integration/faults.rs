@@ -419,13 +419,11 @@ fn a_failed_stat_while_listing_never_drops_a_pack() {
     }
 }
 
-/// A loose objects directory that cannot be opened (the own objects directory's descriptor, or an
-/// alternate's) made its loose objects unsearched and a miss certain: "missing" for every loose object. Now a
-/// miss lists again once, and an error if the open keeps failing.
-#[test]
-fn a_loose_directory_that_failed_to_open_is_not_a_miss() {
+/// A bare repository whose only objects are `n` loose objects of its alternate (another bare repository, named
+/// in its `info/alternates`): the repository, the alternate (kept alive) and the objects' ids.
+fn repo_borrowing_loose_objects(n: usize) -> (tempfile::TempDir, tempfile::TempDir, Vec<String>) {
     let alternate = init_repo("sha1", true);
-    let loose = write_loose(alternate.path(), "alt", 4);
+    let loose = write_loose(alternate.path(), "alt", n);
     let repo = init_repo("sha1", true);
     let objects = objects_dir(repo.path());
     std::fs::create_dir_all(objects.join("info")).unwrap();
@@ -436,6 +434,15 @@ fn a_loose_directory_that_failed_to_open_is_not_a_miss() {
     .unwrap();
     settle(repo.path());
     settle(alternate.path());
+    (repo, alternate, loose)
+}
+
+/// A loose objects directory that cannot be opened (the own objects directory's descriptor, or an
+/// alternate's) made its loose objects unsearched and a miss certain: "missing" for every loose object. Now a
+/// miss lists again once, and an error if the open keeps failing.
+#[test]
+fn a_loose_directory_that_failed_to_open_is_not_a_miss() {
+    let (repo, _alternate, loose) = repo_borrowing_loose_objects(4);
     let (clean, seen) = fault::count_on_this_thread(|| objects_found(repo.path(), &loose));
     assert_eq!(clean.unwrap(), loose.len());
     for n in 1..=seen.calls(Call::Open) {
@@ -459,18 +466,7 @@ fn a_loose_directory_that_failed_to_open_is_not_a_miss() {
 /// so the fault policy (`fault::is_transient`) could not tell it may pass, and the objects answered `Ok(None)`.
 #[test]
 fn an_alternate_that_could_not_be_resolved_is_an_error_under_incomplete_mode_miss() {
-    let alternate = init_repo("sha1", true);
-    let loose = write_loose(alternate.path(), "alt", 3);
-    let repo = init_repo("sha1", true);
-    let objects = objects_dir(repo.path());
-    std::fs::create_dir_all(objects.join("info")).unwrap();
-    std::fs::write(
-        objects.join("info/alternates"),
-        format!("{}\n", canon(&objects_dir(alternate.path())).display()),
-    )
-    .unwrap();
-    settle(repo.path());
-    settle(alternate.path());
+    let (repo, _alternate, loose) = repo_borrowing_loose_objects(3);
     let found = || -> Result<usize, odb_index::Error> {
         let options = Options::default().incomplete(odb_index::IncompleteMode::Miss);
         let store = Store::open(repo.path(), options)?;
