@@ -8,6 +8,10 @@
 //! - [`Handle::locate_again`]: lists again while its answer is the gone location and that file is still missing.
 //! - [`Handle::locate_many`]: its held misses are searched again when the change detector reports a change
 //!   between the batch's searches and its miss check.
+//! - a multi-pack-index entry of a pack whose length another thread has read but not yet bounded is answered
+//!   from the file, not from the packs' own indices.
+//! - [`Handle::locate`]: a re-listing that moved it to a listing with other loose sources (another thread's,
+//!   which opened a loose directory this one could not) is followed by a loose step there.
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -246,5 +250,94 @@ fn a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check() {
             "{options:?}: {out:?}: a miss held over a change taken for final"
         );
         assert_eq!(out[0], store.handle().locate(&y).unwrap());
+    }
+}
+
+/// Issue 47, found by the command's fault matrix under `--threads 2` in a repository younger than its timestamps'
+/// resolution: the objects directory's loose descriptor failed to open (EIO, once) when the store was opened, so
+/// its loose objects were not searched. A lookup of one (handle `b`) found nothing, and its pack directory,
+/// listed too recently to trust, made it list again; meanwhile another thread's lookup (handle `a`, run by the
+/// hook) had listed again after the fault and opened the directory. `b` moved to that listing, searched its packs,
+/// and stopped: no loose step in the listing whose loose sources it had not probed, no failure left in view, a
+/// silent miss. Fails with the re-probe in `Handle::locate_slow` taken out.
+#[test]
+fn a_relisting_onto_loose_sources_not_yet_probed_probes_them() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let id = odb_index_testkit::git_stdin(p, &["hash-object", "-w", "--stdin"], b"loose one\n");
+    let id = oid(id.trim());
+    // The pack directory too recent to trust, as a repository made a moment ago is: a miss lists again.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .open(p.join("objects/pack"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+        .unwrap();
+    // The open that fails: the first whose failure leaves the objects directory's loose objects unsearched.
+    let store = (1..20)
+        .find_map(|n| {
+            let plan =
+                crate::fault::Fault::once(crate::fault::Call::Open, n, crate::fault::errno::EIO);
+            let (store, _) =
+                crate::fault::on_this_thread(plan, || Store::open(p, Options::default()));
+            let store = store.ok()?;
+            let problems = store.problems();
+            problems
+                .iter()
+                .any(|q| matches!(q, Problem::LooseNotSearched { .. }))
+                .then_some(store)
+        })
+        .expect("an open whose failure leaves the loose objects unsearched");
+    let (mut a, mut b) = (store.handle(), store.handle());
+    let found_by_a = Rc::new(Cell::new(None));
+    let seen = Rc::clone(&found_by_a);
+    super::relist_tests::BEFORE_RELIST.with(|hook| {
+        *hook.borrow_mut() = Some(Box::new(move || seen.set(Some(a.locate(&id).unwrap()))))
+    });
+    let found = b.locate(&id).unwrap();
+    let by_a = found_by_a.get().expect("the hook ran");
+    assert!(matches!(by_a, Some(Location::Loose { .. })), "{by_a:?}");
+    assert_eq!(
+        found, by_a,
+        "a silent miss after moving to the other handle's listing"
+    );
+    assert!(git_has(p, &id));
+}
+
+/// Issue 47, found by the command's fault matrix under `--threads 2` (the first object of a covered pack,
+/// `missing`, one run in about 70): a covered pack's length is read on the first lookup that needs it (the
+/// listing does not `stat` it), by whichever thread gets there first. Between that thread's read and its store of
+/// the bound, this thread's search saw the bound 0 (the entry out of bounds), took "read already" for "the entry
+/// is wrong" and searched the packs' own indices; those failing to open (EIO), the id was a silent miss. Now
+/// the entry is searched again with the length read, and is the answer.
+#[test]
+fn an_entry_of_a_pack_another_thread_is_bounding_is_answered_from_the_multi_pack_index() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    fast_import_blobs(p, 10, 2, "b");
+    odb_index_testkit::git(p, &["multi-pack-index", "write"]);
+    let ids = odb_index_testkit::all_objects(p);
+    let store = Store::open(p, Options::default()).unwrap();
+    let mut h = store.handle();
+    h.load_indices();
+    let midx = Arc::clone(
+        h.snapshot()
+            .midx
+            .first()
+            .expect("the multi-pack-index loaded"),
+    );
+    midx.read_lens_without_bounds();
+    // Every own index fails to open from here on: only the multi-pack-index can answer.
+    let plan =
+        crate::fault::Fault::from_then_on(crate::fault::Call::Open, 1, crate::fault::errno::EIO);
+    let (found, _) = crate::fault::on_this_thread(plan, || {
+        ids.iter().map(|id| h.locate(&oid(id))).collect::<Vec<_>>()
+    });
+    for (id, r) in ids.iter().zip(found) {
+        assert!(
+            matches!(r, Ok(Some(Location::Packed { .. }))),
+            "{id}: {r:?}"
+        );
     }
 }

@@ -36,7 +36,7 @@ use std::path::PathBuf;
 use super::freshness::{MAX_RELISTS, RealFs, Tally};
 use super::listing::{Listing, pack_path_in};
 use super::load::{Loaded, Map, load_slot};
-use super::loose_sources::{FanoutLists, LooseStep};
+use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use super::metrics::Counters;
 use super::options::{IncompleteMode, MissShape};
 use super::snapshot::Snapshot;
@@ -163,6 +163,10 @@ impl Handle {
         let mut relists = 0;
         let mut stage = stage;
         let mut fault_retried = false;
+        // The loose sources the loose step searched (`None`: not yet in this lookup; from `Stage::Refresh` on, the
+        // steady path searched this listing's).
+        let mut probed: Option<Arc<[LooseSource]>> =
+            (stage == Stage::Refresh).then(|| Arc::clone(&self.view.map().meta().loose));
         // Failed probes of an earlier lookup say nothing of this one.
         self.snap.loose_failed.clear();
         loop {
@@ -184,6 +188,18 @@ impl Handle {
                             relists += 1;
                             continue;
                         }
+                        // git does not probe loose objects again after re-reading its packs: the files it probes are
+                        // the same. Here they are not when the new listing opened its objects directories again (one
+                        // that failed to open, which another thread's re-listing opened; an alternate added): the
+                        // loose step searches those, or an object there is a silent miss (issue 47).
+                        if relists < MAX_RELISTS
+                            && probed
+                                .as_ref()
+                                .is_some_and(|p| !Arc::ptr_eq(p, &self.view.map().meta().loose))
+                        {
+                            stage = Stage::Loose;
+                            continue;
+                        }
                         break;
                     }
                 }
@@ -194,6 +210,7 @@ impl Handle {
                     super::relist_tests::before_loose();
                     let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
                     self.snap.loose_failed.clear();
+                    probed = Some(Arc::clone(&self.view.map().meta().loose));
                     if let Ok(Some(loc)) = self.probe_loose(id, LooseStep::slow(quiet)) {
                         return Ok(Some(loc));
                     }

@@ -162,6 +162,14 @@ impl LoadedMidx {
         }
     }
 
+    /// The `.idx` path of the pack with int id `pack` (empty if the listing does not have it).
+    pub(super) fn own_index_path(&self, pack: u32) -> PathBuf {
+        self.own
+            .get(pack as usize)
+            .and_then(|o| o.pack.as_ref())
+            .map_or_else(PathBuf::new, |p| p.idx_path.clone())
+    }
+
     /// The own index of the pack with int id `pack`, opened now if it was not yet; `None` if the listing does
     /// not have the pack, `Err` if its index does not load.
     pub(super) fn own_index(&self, pack: u32) -> Option<Result<&LoadedPack, &Arc<Error>>> {
@@ -200,11 +208,17 @@ impl LoadedMidx {
         Some(self.bounds.get(pack as usize)?.load(Ordering::Relaxed))
     }
 
-    /// Read the length of the pack of the entry at position `i` if the listing did not `stat` it and it is not
-    /// read yet (a `stat` of its `.pack`, as git's on first use of a pack): true if it was read now (a lookup that
-    /// found the entry out of bounds then searches again). A `.pack` that is not a regular file has length 0 (no
-    /// offset in it is answered); one that cannot be `stat`ed is unbounded, as a pack whose length the listing
-    /// does not have (a location in it names a pack that is gone or unreadable, and reading it fails there).
+    /// Make sure the bound of the pack of the entry at position `i` is its length, if the listing did not `stat`
+    /// it (a `stat` of its `.pack` on first need, as git's on first use of a pack): true if so (a lookup that
+    /// found the entry out of bounds then searches once more, with this bound). A `.pack` that is not a regular
+    /// file has length 0 (no offset in it is answered); one that cannot be `stat`ed is unbounded, as a pack whose
+    /// length the listing does not have (a location in it names a pack that is gone or unreadable, and reading it
+    /// fails there).
+    ///
+    /// The bound is stored by this thread whether or not another read the length first: between another
+    /// thread's read (the `OnceLock` set) and its store of the bound, this thread's search saw the bound 0; had it
+    /// taken "read already" for "out of bounds", the entry would have gone to the packs' own indices (issue 47:
+    /// a silent miss under `--threads` when those failed to open).
     #[cold]
     #[inline(never)]
     pub(super) fn read_len_at(&self, i: u32) -> bool {
@@ -214,12 +228,20 @@ impl LoadedMidx {
         let Some(Some(unread)) = self.unread_lens.get(pack as usize) else {
             return false;
         };
-        if unread.len.get().is_some() {
-            return false;
-        }
         let len = *unread.len.get_or_init(|| pack_len(&unread.pack_path));
+        // Relaxed: the length comes from the `OnceLock` (which publishes it); this thread's own search reads it
+        // next, in program order.
         self.bounds[pack as usize].store(self.midx.offset_bound(len), Ordering::Relaxed);
         true
+    }
+
+    /// Set the length of every pack the listing did not `stat`, leaving its bound unread (0): what another
+    /// thread's [`read_len_at`](Self::read_len_at) has done between its read and its store of the bound.
+    #[cfg(all(test, not(any(loom, shuttle))))]
+    pub(super) fn read_lens_without_bounds(&self) {
+        for u in self.unread_lens.iter().flatten() {
+            u.len.get_or_init(|| pack_len(&u.pack_path));
+        }
     }
 
     /// Every pack's length now (those the listing did not `stat` read first).

@@ -46,8 +46,13 @@ impl LoadedMidx {
             }
             MidxFound::Missing => None,
             // Out of bounds because its pack's length was not read yet (the listing did not `stat` it): read it
-            // and search again (once per pack).
-            MidxFound::Bad(i) if self.read_len_at(i) => self.lookup(id, bad),
+            // and search once more; out of bounds then, the entry is wrong.
+            MidxFound::Bad(i) if self.read_len_at(i) => {
+                match self.midx.find_entry(id, |p| self.bound(p), None) {
+                    MidxFound::Bad(i) => self.bad_entry(id, i, bad),
+                    found => self.answer(id, found, bad),
+                }
+            }
             MidxFound::Bad(i) => self.bad_entry(id, i, bad),
         }
     }
@@ -175,9 +180,17 @@ impl LoadedMidx {
         bad: &mut Option<(Box<[u8]>, Error)>,
         wrong: Option<Error>,
     ) -> Option<Location> {
+        // Own indices that failed to load by a failure that may pass: the id may be in one of them, so not
+        // finding it is no miss (the fault policy, issue 47) but the lookup's error.
+        let mut failed = Vec::new();
         for pack in 0..self.pack_count() {
-            let Some(Ok(own)) = self.own_index(pack) else {
-                continue;
+            let own = match self.own_index(pack) {
+                Some(Ok(own)) => own,
+                Some(Err(e)) if e.is_transient() => {
+                    failed.push((self.own_index_path(pack), Arc::clone(e)));
+                    continue;
+                }
+                _ => continue,
             };
             if let Found::At(offset) = own.idx.find_entry_confirmed(id) {
                 if let Some(e) = wrong {
@@ -189,7 +202,9 @@ impl LoadedMidx {
                 });
             }
         }
-        if let Some(e) = wrong {
+        if !failed.is_empty() {
+            *bad = Some((id.into(), Error::Incomplete { failed }));
+        } else if let Some(e) = wrong {
             *bad = Some((id.into(), e));
         }
         None

@@ -32,7 +32,7 @@ thread_local! {
 
 thread_local! {
     /// Run once, right before the next re-listing after a miss on this thread (`Handle::refresh_after_miss`).
-    static BEFORE_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+    pub(super) static BEFORE_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
 }
 
 thread_local! {
