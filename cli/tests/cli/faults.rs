@@ -16,6 +16,8 @@
 
 use super::*;
 
+use std::time::SystemTime;
+
 pub(crate) use odb_index::fault::{Call, FIRED_PREFIX};
 
 /// How long one run may take before it counts as a hang (a repository of a few hundred objects: the command
@@ -60,6 +62,23 @@ pub(crate) fn fault_repo() -> (tempfile::TempDir, tempfile::TempDir) {
     (repo, alt)
 }
 
+/// Set the modification time of the objects directories of `repos` and of every directory in them to `t`.
+pub(crate) fn set_dirs_mtime(repos: &[&std::path::Path], t: SystemTime) {
+    for repo in repos {
+        let objects = objects_dir(repo);
+        let mut dirs = vec![objects.clone()];
+        for e in std::fs::read_dir(&objects).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(e.path());
+            }
+        }
+        for d in dirs {
+            std::fs::File::open(&d).unwrap().set_modified(t).unwrap();
+        }
+    }
+}
+
 /// A mode of the command: its options and what it reads.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Mode {
@@ -69,6 +88,9 @@ pub(crate) struct Mode {
     pub(crate) contents: bool,
     /// Standard input: object ids (and absent ones), or names, or nothing (`--batch-all-objects`).
     pub(crate) input: Input,
+    /// Run with the objects directories timestamped in the future, as in a repository younger than its
+    /// timestamps' resolution: every listing is too recent to trust, so a miss lists again.
+    pub(crate) racy: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,54 +100,71 @@ pub(crate) enum Input {
     All,
 }
 
-pub(crate) const MODES: [Mode; 8] = [
+pub(crate) const MODES: [Mode; 9] = [
     Mode {
         name: "default",
         args: &[],
         contents: false,
         input: Input::Ids,
+        racy: false,
     },
     Mode {
         name: "--buffer",
         args: &["--buffer"],
         contents: false,
         input: Input::Ids,
+        racy: false,
     },
     Mode {
         name: "--threads 2",
         args: &["--threads", "2"],
         contents: false,
         input: Input::Ids,
+        racy: false,
     },
     Mode {
         name: "--batch",
         args: &["--batch"],
         contents: true,
         input: Input::Ids,
+        racy: false,
     },
     Mode {
         name: "--batch-all-objects",
         args: &["--batch-all-objects"],
         contents: false,
         input: Input::All,
+        racy: false,
     },
     Mode {
         name: "names",
         args: &[],
         contents: false,
         input: Input::Names,
+        racy: false,
     },
     Mode {
         name: "names --batch",
         args: &["--batch"],
         contents: true,
         input: Input::Names,
+        racy: false,
     },
     Mode {
         name: "--no-events",
         args: &["--no-events"],
         contents: false,
         input: Input::Ids,
+        racy: false,
+    },
+    // Issue 47, found by CI in the first second of the matrix: a handle moved to a listing another thread's
+    // re-listing made, whose loose sources it had not probed (`store::edge_tests` has it deterministic).
+    Mode {
+        name: "--threads 2 racy",
+        args: &["--threads", "2"],
+        contents: false,
+        input: Input::Ids,
+        racy: true,
     },
 ];
 
@@ -176,7 +215,7 @@ pub(crate) fn records(out: &[u8], contents: bool) -> Vec<Record> {
 /// A fixture, its inputs and git's answers to them in every mode.
 pub(crate) struct Control {
     pub(crate) repo: tempfile::TempDir,
-    _alt: tempfile::TempDir,
+    alt: tempfile::TempDir,
     pub(crate) ids: Vec<u8>,
     names: Vec<u8>,
 }
@@ -198,9 +237,13 @@ impl Control {
             ids.push('\n');
         }
         let names: String = NAMES.iter().map(|n| format!("{n}\n")).collect();
+        // At rest: no listing too recent to trust (a run's answers must not depend on how long ago the fixture
+        // was made; the racy mode asks for that explicitly).
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        set_dirs_mtime(&[r, alt.path()], hour_ago);
         Control {
             repo,
-            _alt: alt,
+            alt,
             ids: ids.into_bytes(),
             names: names.into_bytes(),
         }
@@ -250,6 +293,19 @@ impl Run {
 /// Run the command in `mode` on `control`'s repository with `fault` (`ODB_INDEX_FAULT`, none if empty) and
 /// `env`; a run still going after [`HANG`] is killed.
 pub(crate) fn run(control: &Control, mode: &Mode, fault: &str, env: &[(&str, &str)]) -> Run {
+    let repos = [control.repo.path(), control.alt.path()];
+    if mode.racy {
+        set_dirs_mtime(&repos, SystemTime::now() + Duration::from_secs(3600));
+    }
+    let r = run_once(control, mode, fault, env);
+    if mode.racy {
+        set_dirs_mtime(&repos, SystemTime::now() - Duration::from_secs(3600));
+    }
+    r
+}
+
+/// [`run`] once, the directories' timestamps as they are.
+fn run_once(control: &Control, mode: &Mode, fault: &str, env: &[(&str, &str)]) -> Run {
     let mut c = Command::new(BIN);
     c.arg("batch-check")
         .args(mode.args)
