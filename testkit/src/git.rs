@@ -83,6 +83,23 @@ pub fn init_repo(object_format: &str, bare: bool) -> tempfile::TempDir {
     dir
 }
 
+/// Set the modification time of the objects directory of `repo` and of every directory in it (`pack/`, the
+/// fan-out directories, `info/`) to `t`: an hour back, a listing made now trusts their timestamps, as in a
+/// repository at rest; in the future, every listing is too recent to trust.
+pub fn set_objects_dirs_mtime(repo: &Path, t: std::time::SystemTime) {
+    let objects = objects_dir(repo);
+    let mut dirs = vec![objects.clone()];
+    for e in std::fs::read_dir(&objects).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            dirs.push(e.path());
+        }
+    }
+    for d in dirs {
+        std::fs::File::open(&d).unwrap().set_modified(t).unwrap();
+    }
+}
+
 /// The objects directory of a repository made by [`init_repo`].
 pub fn objects_dir(repo: &Path) -> PathBuf {
     let bare = repo.join("objects");

@@ -356,21 +356,10 @@ fn matrix() {
 /// Date the objects directory of `repo`, its `pack/` and its fan-out directories an hour back: a listing made
 /// now trusts their timestamps (no re-listing because they are too recent), as in a repository at rest.
 fn settle(repo: &std::path::Path) {
-    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    let objects = objects_dir(repo);
-    let mut dirs = vec![objects.clone()];
-    for e in std::fs::read_dir(&objects).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            dirs.push(e.path());
-        }
-    }
-    for d in dirs {
-        std::fs::File::open(&d)
-            .unwrap()
-            .set_modified(hour_ago)
-            .unwrap();
-    }
+    set_objects_dirs_mtime(
+        repo,
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
+    );
 }
 
 /// How many of `ids` a store opened on `repo` finds, one lookup each (the first error, if any).

@@ -65,17 +65,7 @@ pub(crate) fn fault_repo() -> (tempfile::TempDir, tempfile::TempDir) {
 /// Set the modification time of the objects directories of `repos` and of every directory in them to `t`.
 pub(crate) fn set_dirs_mtime(repos: &[&std::path::Path], t: SystemTime) {
     for repo in repos {
-        let objects = objects_dir(repo);
-        let mut dirs = vec![objects.clone()];
-        for e in std::fs::read_dir(&objects).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() {
-                dirs.push(e.path());
-            }
-        }
-        for d in dirs {
-            std::fs::File::open(&d).unwrap().set_modified(t).unwrap();
-        }
+        odb_index_testkit::set_objects_dirs_mtime(repo, t);
     }
 }
 
