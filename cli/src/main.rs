@@ -314,9 +314,12 @@ fn threaded<R: Read>(
     out: &mut impl Write,
     warnings: &mut Warnings,
 ) -> Result<(), Stop> {
+    // Clones of one reader: a pack one worker has opened is read by every worker (its mapping shared), as one
+    // git process reads a pack it has opened after its files are renamed away.
+    let spare = Objects::new(store.handle());
     let mut handles: Vec<(Objects, Handle)> = (0..args.threads)
         .map(|_| {
-            let o = Objects::new(store.handle());
+            let o = spare.clone();
             let h = o.handle();
             (o, h)
         })
@@ -328,7 +331,7 @@ fn threaded<R: Read>(
         if batch.is_empty() {
             return Ok(());
         }
-        let (results, started) = answer_threaded(store, format, &batch, &mut handles);
+        let (results, started) = answer_threaded(&spare, format, &batch, &mut handles);
         // Fewer workers from now on: those that started (the calling thread alone if none did).
         let shrink = started.err().map(|e| {
             let workers = results.iter().filter(|r| r.threaded).count().max(1);
@@ -369,10 +372,10 @@ struct Chunk {
 }
 
 /// Answer `batch` in one chunk per handle, each on a thread of its own: with one handle, on the calling thread.
-/// A chunk whose thread cannot be spawned is answered on the calling thread with a new handle; the first spawn
-/// error is returned beside the answers (in input order).
+/// A chunk whose thread cannot be spawned is answered on the calling thread by `spare` (a clone of the workers'
+/// reader) with a new handle; the first spawn error is returned beside the answers (in input order).
 fn answer_threaded(
-    store: &Arc<Store>,
+    spare: &Objects,
     format: &Format,
     batch: &[Vec<u8>],
     handles: &mut [(Objects, Handle)],
@@ -413,9 +416,8 @@ fn answer_threaded(
             .map(|w| match w {
                 Ok(w) => w.join().expect("lookup thread panicked"),
                 Err(lines) => {
-                    let o = Objects::new(store.handle());
-                    let mut h = o.handle();
-                    answer(&o, &mut h, lines, false)
+                    let mut h = spare.handle();
+                    answer(spare, &mut h, lines, false)
                 }
             })
             .collect()

@@ -8,7 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use odb_index::{Handle, HashKind, IncompleteMode, Options, PackId, Store};
 
@@ -21,8 +21,9 @@ use crate::rev::RevIndex;
 /// Lookups go through the handle; packed data is decoded by gix-pack (each `.pack` opened on first use and kept
 /// until the store no longer lists it; pack ids are never reused, so a cached pack is never mistaken for another),
 /// loose objects are inflated with gix-zlib. Not `Sync` (the handle is one thread's); `Clone` gives another for
-/// another thread (see its `clone`), or make one per thread from
-/// [`Store::handle`].
+/// another thread that shares the packs either has opened, before or after the clone (see its `clone`): a pack
+/// one thread has read stays readable to all of them after its files are renamed away, as git's one process
+/// keeps a pack it has opened. [`Objects::new`] on a [`Store::handle`] gives one that shares nothing.
 ///
 /// ```
 /// # let repo = tempfile::tempdir()?;
@@ -50,7 +51,12 @@ pub struct Objects {
     pub(crate) handle: RefCell<Handle>,
     pub(crate) store: Arc<Store>,
     pub(crate) kind: HashKind,
+    /// The packs this reader has opened (or taken from `shared`): the lookups' map, no lock.
     pub(crate) packs: RefCell<HashMap<PackId, Arc<Pack>>>,
+    /// The packs every clone of this reader has opened, consulted when `packs` lacks one (a lock, once per pack
+    /// and reader), so that a clone never opens a `.pack` another has opened: a file renamed away since is read
+    /// through the other's mapping, as one git process reads it.
+    pub(crate) shared: Arc<SharedPacks>,
     /// [`Store::listing_version`] when the cached packs were last checked with [`Store::is_pack_live`].
     pub(crate) listing_seen: Cell<u64>,
     pub(crate) inflate: RefCell<gix_zlib::Inflate>,
@@ -70,11 +76,12 @@ impl std::fmt::Debug for Objects {
 
 impl Clone for Objects {
     /// Another reader of the same store, as gix-odb's `Handle` clones: it shares the store (an `Arc`) and the
-    /// packs this one has opened (their maps are immutable, shared by `Arc`), and has its own store
-    /// [`Handle`], decompressors and [`Objects::take_problems`] list, so that each clone can move to its own
-    /// thread.
+    /// packs this one and its other clones have opened or will open (their maps are immutable, shared by `Arc`),
+    /// and has its own store [`Handle`], decompressors and [`Objects::take_problems`] list, so that each clone
+    /// can move to its own thread.
     fn clone(&self) -> Objects {
-        let clone = Objects::new(self.store.handle());
+        let mut clone = Objects::new(self.store.handle());
+        clone.shared = Arc::clone(&self.shared);
         clone.packs.replace(self.packs.borrow().clone());
         clone.listing_seen.set(self.listing_seen.get());
         clone
@@ -91,6 +98,7 @@ impl Objects {
             store,
             handle: RefCell::new(handle),
             packs: RefCell::new(HashMap::new()),
+            shared: Arc::default(),
             inflate: RefCell::new(gix_zlib::Inflate::default()),
             loose: RefCell::new(gix_zlib::Decompress::new()),
             problems: RefCell::new(Vec::new()),
@@ -165,15 +173,27 @@ impl Objects {
         let version = self.store.listing_version();
         if version != self.listing_seen.get() {
             self.listing_seen.set(version);
-            self.packs
-                .borrow_mut()
-                .retain(|&id, _| self.store.is_pack_live(id));
+            let live = |&id: &PackId, _: &mut Arc<Pack>| self.store.is_pack_live(id);
+            self.packs.borrow_mut().retain(live);
+            self.shared.lock().retain(live);
         }
     }
 
     /// Whether the store was opened with [`IncompleteMode::Miss`]: what git answers `missing` is `None`.
     pub(crate) fn answers_missing(&self) -> bool {
         self.store.options().incomplete == IncompleteMode::Miss
+    }
+}
+
+/// The packs the clones of one [`Objects`] have opened, by id.
+#[derive(Default)]
+pub(crate) struct SharedPacks(Mutex<HashMap<PackId, Arc<Pack>>>);
+
+impl SharedPacks {
+    /// The map. A clone that panicked while holding it left it whole (every change is one `insert` or `retain`),
+    /// so a poisoned lock is taken as it is.
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PackId, Arc<Pack>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -11,21 +11,30 @@ use crate::objects::{Objects, Pack};
 use crate::rev::RevIndex;
 
 impl Objects {
-    /// The pack `id` (its files are opened when first needed).
+    /// The pack `id` (its files are opened when first needed): this reader's, else the one a clone of it made
+    /// (so its `.pack` is opened once for all of them), else a new one that the clones then share.
     pub(crate) fn pack(&self, id: PackId) -> Result<Arc<Pack>, Error> {
         if let Some(p) = self.packs.borrow().get(&id) {
             return Ok(Arc::clone(p));
         }
-        let info = self.handle.borrow().pack(id)?;
-        let pack = Arc::new(Pack {
-            id,
-            path: info.pack_path.into(),
-            idx_path: info.idx_path,
-            kind: self.kind,
-            data: OnceLock::new(),
-            rev: OnceLock::new(),
-            base_kinds: OnceLock::new(),
-        });
+        let shared = self.shared.lock().get(&id).cloned();
+        let pack = match shared {
+            Some(p) => p,
+            None => {
+                // Asked of the store without the lock held; a clone that made the same pack meanwhile wins.
+                let info = self.handle.borrow().pack(id)?;
+                let made = Arc::new(Pack {
+                    id,
+                    path: info.pack_path.into(),
+                    idx_path: info.idx_path,
+                    kind: self.kind,
+                    data: OnceLock::new(),
+                    rev: OnceLock::new(),
+                    base_kinds: OnceLock::new(),
+                });
+                Arc::clone(self.shared.lock().entry(id).or_insert(made))
+            }
+        };
         self.packs.borrow_mut().insert(id, Arc::clone(&pack));
         Ok(pack)
     }

@@ -240,6 +240,55 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
     rename_pack_files(&idx, "away", "");
 }
 
+/// Issue 47, 7 under `--threads`: clones of one reader (the command's workers) share the packs any of them has
+/// opened. Both clones are made before either reads; one reads an object of a pack (its `.pack` opened), the pack
+/// is renamed away, and the other reads another object of it: answered as git's one process answers it (it has the
+/// pack open). Before: each clone opened the `.pack` itself, so the second found it away and answered `None`.
+#[test]
+fn a_clone_reads_a_pack_another_clone_opened_after_it_is_renamed_away() {
+    use odb_index_gix::{IncompleteMode, Options};
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let idx = odb_index_testkit::idx_files(&p.join("objects"))[0].clone();
+    fast_import_blobs(p, 10, 2, "b");
+    let ids: Vec<ObjectId> = odb_index_testkit::show_index(&idx, "sha1")
+        .iter()
+        .map(|(h, _)| h.parse().unwrap())
+        .collect();
+    // git's type and size of each.
+    let want: Vec<String> = git_answers(p, &ids)
+        .iter()
+        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
+        .collect();
+    let header = |o: &Objects, k: usize| {
+        o.info(&ids[k])
+            .unwrap()
+            .map(|i| format!("{} {}", i.kind, i.size))
+    };
+    let first = Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
+    let second = first.clone();
+    let third = second.clone();
+    assert_eq!(header(&first, 0).as_ref(), Some(&want[0]));
+    rename_pack_files(&idx, "", "away");
+    for (k, want) in want.iter().enumerate().skip(1) {
+        assert_eq!(
+            header(&second, k).as_ref(),
+            Some(want),
+            "a clone made before the pack was opened"
+        );
+        assert_eq!(
+            header(&third, k).as_ref(),
+            Some(want),
+            "a clone of that clone"
+        );
+    }
+    rename_pack_files(&idx, "away", "");
+    // A reader that is no clone shares nothing: it opens the `.pack` itself (here, in place).
+    let other = Objects::open(p).unwrap();
+    assert_eq!(header(&other, 1).as_ref(), Some(&want[1]));
+}
+
 /// Issue 47, 8: the place of each object (`Objects::place`; what `%(objectpack)` and `%(objectoffset)` print)
 /// after `repack -adf` removed the packs whose indices the reader had loaded but whose `.pack` it never opened:
 /// the pack git reads the object from now (the one pack left), and the offset its index gives. Fails if the answer path names a pack without

@@ -122,6 +122,48 @@ fn a_pack_away_for_many_listings_is_still_read_as_git_reads_it() {
     assert_eq!(odb.ask(&x), want, "{x}, after 20 listings without its pack");
 }
 
+/// Issue 47, 7 under `--threads 2`: a pack one worker has read stays readable to the other after it is renamed
+/// away, as the one git process reads it. A line alone goes to the first worker (its `.pack` opened); then two
+/// lines written at once make a batch of two, one per worker, and the second worker has never read the pack.
+/// Before: each worker opened the `.pack` itself, so the second found it away and answered `missing`.
+#[test]
+fn under_threads_a_pack_one_worker_read_is_read_by_the_others_as_git_reads_it() {
+    let repo = init_repo("sha1", true);
+    let r = repo.path();
+    fast_import_blobs(r, 10, 1, "a");
+    let idx = idx_files(&r.join("objects"))[0].clone();
+    fast_import_blobs(r, 10, 2, "b");
+    let ids: Vec<String> = show_index(&idx, "sha1")
+        .into_iter()
+        .map(|(h, _)| h)
+        .collect();
+    let (mut git, _) = both_batches(r);
+    let mut odb = Command::new(super::BIN);
+    odb.args(["batch-check", "--threads", "2"]).arg(r);
+    let mut odb = Batch::new(odb);
+    let first = git.ask(&ids[0]);
+    assert!(!first.contains("missing"), "{first}");
+    assert_eq!(odb.ask(&ids[0]), first);
+    rename(&idx, "", "away");
+    for pair in ids[1..].chunks(2) {
+        let want: Vec<String> = pair.iter().map(|id| git.ask(id)).collect();
+        assert!(want.iter().all(|w| !w.contains("missing")), "{want:?}");
+        let input: String = pair.iter().map(|id| format!("{id}\n")).collect();
+        odb.stdin.write_all(input.as_bytes()).unwrap();
+        odb.stdin.flush().unwrap();
+        let got: Vec<String> = pair
+            .iter()
+            .map(|_| {
+                let mut line = String::new();
+                odb.stdout.read_line(&mut line).unwrap();
+                line
+            })
+            .collect();
+        assert_eq!(got, want, "{pair:?}, the pack away, one line per worker");
+    }
+    rename(&idx, "away", "");
+}
+
 /// `git cat-file --batch-check` and the command's `batch-check` on `r`, each a running process answering line by
 /// line.
 fn both_batches(r: &Path) -> (Batch, Batch) {
