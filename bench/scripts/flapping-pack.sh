@@ -9,6 +9,11 @@
 # order: under `--threads` a thread's losses before its own first read count as `after` when an earlier thread's
 # chunk found one.
 #
+# A program loses the lines it answers while the pack is away before it has read it, so a faster one loses more
+# lines in the same time: each run also gives each program's lost time, the lost share of its present lines times
+# its run's wall time (the milliseconds it spent, at its own pace, answering lines it lost). git answers a line in
+# several times the command's time, so lines lost are not the same measure for both; lost time is.
+#
 #   bench/scripts/flapping-pack.sh [odb-index binary] [runs] [lines per run] [batch flags]
 #
 # Defaults: target/release/odb-index, 5 runs, 20000 lines (half of them the pack's objects), no flags (the
@@ -55,20 +60,29 @@ while not os.path.exists(stop):
     time.sleep(0.002)
 EOF
 flapper=$!
-count() { # $@: the command; prints the pack's objects answered missing, and how many of them after a found one
-  "$@" <"$tmp/input" | awk 'NR % 2 == 1 { if (/ missing$/) { n++; if (seen) a++ } else seen = 1 }
-    END {print n+0, a+0}'
+count() { # $@: the command; prints the pack's objects answered missing, how many of them after a found one, and
+  # the run's wall time in microseconds
+  local t0 t1 r
+  t0=$(date +%s%N)
+  r=$("$@" <"$tmp/input" | awk 'NR % 2 == 1 { if (/ missing$/) { n++; if (seen) a++ } else seen = 1 }
+    END {print n+0, a+0}')
+  t1=$(date +%s%N)
+  echo "$r $(((t1 - t0) / 1000))"
 }
-tg=0; to=0; tga=0; toa=0
+lost_ms() { python3 -c "print(round($1 / $present * $2 / 1000, 3))"; } # lost lines, run's microseconds
+tg=0; to=0; tga=0; toa=0; tgm=0; tom=0
 for run in $(seq 1 "$RUNS"); do
-  read -r g ga < <(count git -C "$tmp/r" cat-file --batch-check "${GIT_FLAGS[@]}")
-  read -r o oa < <(count "$BIN" batch-check "${FLAGS[@]}" "$tmp/r")
+  read -r g ga gus < <(count git -C "$tmp/r" cat-file --batch-check "${GIT_FLAGS[@]}")
+  read -r o oa ous < <(count "$BIN" batch-check "${FLAGS[@]}" "$tmp/r")
   tg=$((tg + g)); to=$((to + o)); tga=$((tga + ga)); toa=$((toa + oa))
-  printf 'run %d: git %d of %d missing (%s%%, %d after), odb-index %d (%s%%, %d after)\n' "$run" "$g" "$present" \
-    "$(python3 -c "print(round(100*$g/$present, 2))")" "$ga" "$o" \
-    "$(python3 -c "print(round(100*$o/$present, 2))")" "$oa"
+  gm=$(lost_ms "$g" "$gus"); om=$(lost_ms "$o" "$ous")
+  tgm=$(python3 -c "print($tgm + $gm)"); tom=$(python3 -c "print($tom + $om)")
+  printf 'run %d: git %d of %d missing (%s%%, %d after, %s ms lost of %s), odb-index %d (%s%%, %d after, %s ms of %s)\n' \
+    "$run" "$g" "$present" "$(python3 -c "print(round(100*$g/$present, 2))")" "$ga" "$gm" "$((gus / 1000))" \
+    "$o" "$(python3 -c "print(round(100*$o/$present, 2))")" "$oa" "$om" "$((ous / 1000))"
 done
 touch "$tmp/stop"; wait "$flapper" || true
 n=$((present * RUNS))
-printf 'total: git %d of %d (%s%%, %d after), odb-index %d (%s%%, %d after)\n' "$tg" "$n" \
-  "$(python3 -c "print(round(100*$tg/$n, 2))")" "$tga" "$to" "$(python3 -c "print(round(100*$to/$n, 2))")" "$toa"
+printf 'total: git %d of %d (%s%%, %d after, %s ms lost), odb-index %d (%s%%, %d after, %s ms lost)\n' "$tg" "$n" \
+  "$(python3 -c "print(round(100*$tg/$n, 2))")" "$tga" "$(python3 -c "print(round($tgm, 2))")" "$to" \
+  "$(python3 -c "print(round(100*$to/$n, 2))")" "$toa" "$(python3 -c "print(round($tom, 2))")"

@@ -78,7 +78,13 @@ fn run() -> Result<ExitCode, Failure> {
     };
     let format = Format::parse(&args.format, args.mode == Mode::Batch).map_err(Failure::Git)?;
     // As git: an index file that cannot be read is warned about once, and the objects only it lists are missing.
-    let options = args.options.clone().incomplete(IncompleteMode::Miss);
+    // Each `.pack` mapped with its index, as git opens a pack at the lookup that finds an object in it (a batch
+    // reads its objects after locating them all, by which time the file may have been renamed away).
+    let options = args
+        .options
+        .clone()
+        .incomplete(IncompleteMode::Miss)
+        .pack_data(true);
     let store = Store::open(&args.path, options).map_err(|e| fatal(e.to_string()))?;
     // git disables replace refs for --batch-all-objects.
     let format = match store.objects_dir().parent() {

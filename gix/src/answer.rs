@@ -157,7 +157,9 @@ impl Objects {
     /// # git(&["repack", "-adq"])?;
     /// use odb_index_gix::{Objects, Want, odb_index};
     ///
-    /// let objects = Objects::open(repo.path())?;
+    /// // A store without `Options::pack_data` (`Objects::open` sets it, and would read the old pack's `.pack`,
+    /// // mapped with its index, as a git process that looked the object up reads the pack it opened).
+    /// let objects = Objects::new(odb_index::Store::open(repo.path(), odb_index::Options::default())?.handle());
     /// // The store's id, as its `Handle` takes and gives them (`answer_at` takes it too, or gix's).
     /// let id: odb_index::ObjectId = "ce013625030ba8dba906f756967f9e9ca394464a".parse()?;
     /// let loc = objects.handle().locate(&id)?.expect("packed");

@@ -18,7 +18,8 @@ use crate::rev::RevIndex;
 
 /// gix-object's [`Find`](https://docs.rs/gix-object/0.66/gix_object/trait.Find.html) and [`FindHeader`](https://docs.rs/gix-object/0.66/gix_object/trait.FindHeader.html) on an odb-index [`Handle`].
 ///
-/// Lookups go through the handle; packed data is decoded by gix-pack (each `.pack` opened on first use and kept
+/// Lookups go through the handle; packed data is decoded by gix-pack (each `.pack` mapped with its index when
+/// the store was opened with [`Options::pack_data`], as [`Objects::open`] opens it, else on first use, and kept
 /// until the store no longer lists it; pack ids are never reused, so a cached pack is never mistaken for another),
 /// loose objects are inflated with gix-zlib. Not `Sync` (the handle is one thread's); `Clone` gives another for
 /// another thread that shares the packs either has opened, before or after the clone (see its `clone`): a pack
@@ -116,6 +117,9 @@ impl Objects {
     /// directory) with `options` and read objects through a handle of it. A front end answering a batch as git
     /// does (`cat-file --batch`) passes `Options::default().incomplete(IncompleteMode::Miss)`: an index that
     /// cannot be read makes its objects absent (listed by [`Store::problems`]) instead of failing every miss.
+    /// The store maps each pack's `.pack` with its index ([`Options::pack_data`] is set here), as git opens a pack
+    /// at the lookup that finds an object in it: a pack renamed away after a lookup found an object in it is still
+    /// read. ([`Objects::new`] on a store opened without it opens each `.pack` when it first reads it.)
     ///
     /// ```
     /// # let repo = tempfile::tempdir()?;
@@ -138,6 +142,7 @@ impl Objects {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open_with(path: impl AsRef<Path>, options: Options) -> Result<Objects, Error> {
+        let options = options.pack_data(true);
         Ok(Objects::new(Store::open(path, options)?.handle()))
     }
 
@@ -197,6 +202,17 @@ impl SharedPacks {
     }
 }
 
+/// A `.pack` file's bytes for gix-pack: the mapping the store made with the pack's index
+/// ([`Options::pack_data`](odb_index::Options::pack_data)), or one made when first read.
+pub(crate) struct PackBytes(Arc<odb_index::data::Data>);
+
+impl std::ops::Deref for PackBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// An opened pack: gix-pack's view of the data and the reverse index, made when first needed (the `.idx` is
 /// the store's, reached through [`Handle::with_pack_index`]).
 pub(crate) struct Pack {
@@ -204,7 +220,10 @@ pub(crate) struct Pack {
     pub(crate) path: Arc<Path>,
     pub(crate) idx_path: PathBuf,
     pub(crate) kind: HashKind,
-    pub(crate) data: OnceLock<gix_pack::data::File<odb_index::data::Data>>,
+    /// The `.pack` as the store mapped it with the index ([`Handle::pack_data`]), if it did: read instead of the
+    /// file at `path`, which may have been renamed away since (git reads a pack it opened at its lookup).
+    pub(crate) mapped: Option<Arc<odb_index::data::Data>>,
+    pub(crate) data: OnceLock<gix_pack::data::File<PackBytes>>,
     pub(crate) rev: OnceLock<Arc<RevIndex>>,
     /// The kinds of delta chains' bases met in this pack (`Objects::delta_header`, `read.rs`).
     pub(crate) base_kinds: OnceLock<crate::base_kinds::BaseKinds>,
@@ -214,24 +233,27 @@ impl Pack {
     /// The remembered chain base kinds of this pack (made the first time a delta's header is read).
     pub(crate) fn base_kinds(
         &self,
-        data: &gix_pack::data::File<odb_index::data::Data>,
+        data: &gix_pack::data::File<PackBytes>,
     ) -> &crate::base_kinds::BaseKinds {
         self.base_kinds
             .get_or_init(|| crate::base_kinds::BaseKinds::for_objects(data.num_objects()))
     }
 
-    /// gix-pack's view of the `.pack` file, mapped on first use through [`odb_index::data::Data::open`] (a
-    /// regular file only, opened without blocking).
-    pub(crate) fn data(&self) -> Result<&gix_pack::data::File<odb_index::data::Data>, Error> {
+    /// gix-pack's view of the `.pack` file: the store's mapping made with the index, else mapped on first use
+    /// through [`odb_index::data::Data::open`] (a regular file only, opened without blocking).
+    pub(crate) fn data(&self) -> Result<&gix_pack::data::File<PackBytes>, Error> {
         if let Some(d) = self.data.get() {
             return Ok(d);
         }
-        let map = odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap).map_err(
-            |source| Error::Io {
-                path: self.path.to_path_buf(),
-                source,
-            },
-        )?;
+        let map = match &self.mapped {
+            Some(m) => PackBytes(Arc::clone(m)),
+            None => odb_index::data::Data::open(&self.path, odb_index::LoadMode::Mmap)
+                .map(|d| PackBytes(Arc::new(d)))
+                .map_err(|source| Error::Io {
+                    path: self.path.to_path_buf(),
+                    source,
+                })?,
+        };
         let data =
             gix_pack::data::File::from_data(map, self.path.to_path_buf(), kind_to_gix(self.kind))
                 .map_err(|source| Error::PackOpen {

@@ -22,12 +22,16 @@ impl Objects {
             Some(p) => p,
             None => {
                 // Asked of the store without the lock held; a clone that made the same pack meanwhile wins.
-                let info = self.handle.borrow().pack(id)?;
+                let handle = self.handle.borrow();
+                let info = handle.pack(id)?;
+                let mapped = handle.pack_data(id);
+                drop(handle);
                 let made = Arc::new(Pack {
                     id,
                     path: info.pack_path.into(),
                     idx_path: info.idx_path,
                     kind: self.kind,
+                    mapped,
                     data: OnceLock::new(),
                     rev: OnceLock::new(),
                     base_kinds: OnceLock::new(),

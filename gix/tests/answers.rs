@@ -187,10 +187,11 @@ fn rename_pack_files(idx: &Path, from: &str, to: &str) {
 
 /// Issue 47, 7: what `batch-check --buffer` does (a batch located by its own handle, each location answered
 /// afterwards with `answer_at`) while a pack is renamed away and back between the batch's searches and its
-/// answers. The first answer finds the `.pack` away (`locate_again`: its listing drops the pack); put back, a
-/// lookup by id reads it under its new id (its `.pack` opened); renamed away again, the batch's next location
-/// (the old id) is read from the pack the reader has open, as a lookup by id reads it and as git reads a pack it
-/// has opened. Before: `locate_again` listed again without it and answered `None` (`missing`).
+/// answers. The first answer is made with the pack away (read from the `.pack` the store mapped with its index;
+/// a store without [`Options::pack_data`](odb_index_gix::Options::pack_data) found it away, and `locate_again`'s
+/// listing dropped the pack); put back, a lookup by id reads it; renamed away again, the batch's next location
+/// is read from the pack the reader has open, as a lookup by id reads it and as git reads a pack it has opened.
+/// Before: `locate_again` listed again without it and answered `None` (`missing`).
 #[test]
 fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
     use odb_index_gix::{IncompleteMode, Options};
@@ -222,11 +223,11 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
         a.map(|a| format!("{} {}", a.kind.unwrap(), a.size.unwrap()))
     };
     let git_at = |k: usize| want[k].rsplit_once(' ').unwrap().0.to_owned();
-    // Away before the reader ever opened the `.pack` (git too answers `missing` then): the listing drops it.
+    // Away before the reader read the `.pack` (mapped with the index: read all the same; the next test).
     rename_pack_files(&idx, "", "away");
     let _ = want_at(0);
     rename_pack_files(&idx, "away", "");
-    // A lookup by id finds it again (a new listing, a new id) and opens its `.pack`.
+    // A lookup by id finds it (in a new listing if the first answer dropped it) and opens its `.pack`.
     let info = objects.info(&ids[1]).unwrap().expect("the pack is back");
     assert_eq!(format!("{} {}", info.kind, info.size), git_at(1));
     rename_pack_files(&idx, "", "away");
@@ -235,6 +236,53 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
             want_at(k),
             Some(git_at(k)),
             "{id}: a batch's location in a pack the reader has open, renamed away"
+        );
+    }
+    rename_pack_files(&idx, "away", "");
+}
+
+/// Issue 47, 7: what `batch-check --buffer` does, a batch located by its own handle and each location read
+/// afterwards (`answer_at`), with the pack renamed away between the two, before the reader ever read it. git
+/// opens a pack at the lookup that finds an object in it, so git answers these; the reader reads the `.pack` the
+/// store mapped with its index ([`Options::pack_data`], which `Objects::open_with` sets). Before: the reader
+/// opened the `.pack` when it first read it, found it away, and answered `None` (`missing`).
+#[test]
+fn a_batch_reads_a_pack_renamed_away_between_its_lookups_and_its_reads_as_git_reads_it() {
+    use odb_index_gix::{IncompleteMode, Options};
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let idx = odb_index_testkit::idx_files(&p.join("objects"))[0].clone();
+    fast_import_blobs(p, 10, 2, "b");
+    let ids: Vec<ObjectId> = odb_index_testkit::show_index(&idx, "sha1")
+        .iter()
+        .map(|(h, _)| h.parse().unwrap())
+        .collect();
+    let want: Vec<String> = git_answers(p, &ids)
+        .iter()
+        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
+        .collect();
+    let objects =
+        Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
+    let mut batch = objects.handle();
+    let asked: Vec<odb_index_gix::odb_index::ObjectId> = ids
+        .iter()
+        .map(|id| id.to_string().parse().unwrap())
+        .collect();
+    let mut locs = Vec::new();
+    batch.locate_many(&asked, &mut locs).unwrap();
+    assert!(locs.iter().all(Option::is_some));
+    rename_pack_files(&idx, "", "away");
+    for (k, want) in want.iter().enumerate() {
+        let got = objects
+            .answer_at(&asked[k], locs[k].unwrap(), Want::HEADER, &mut Vec::new())
+            .unwrap()
+            .map(|a| format!("{} {}", a.kind.unwrap(), a.size.unwrap()));
+        assert_eq!(
+            got.as_ref(),
+            Some(want),
+            "{}: located, then its pack renamed away",
+            ids[k]
         );
     }
     rename_pack_files(&idx, "away", "");
@@ -290,15 +338,20 @@ fn a_clone_reads_a_pack_another_clone_opened_after_it_is_renamed_away() {
 }
 
 /// Issue 47, 8: the place of each object (`Objects::place`; what `%(objectpack)` and `%(objectoffset)` print)
-/// after `repack -adf` removed the packs whose indices the reader had loaded but whose `.pack` it never opened:
-/// the pack git reads the object from now (the one pack left), and the offset its index gives. Fails if the answer path names a pack without
-/// opening its `.pack` (the removed pack's name and offset).
+/// after `repack -adf` removed the packs whose indices the reader had loaded but whose `.pack` it never opened
+/// (a store opened without [`Options::pack_data`](odb_index_gix::Options::pack_data)): the pack git reads the
+/// object from now (the one pack left), and the offset its index gives. Fails if the answer path names a pack
+/// without opening its `.pack` (the removed pack's name and offset). (`Objects::open` maps each `.pack` with its
+/// index, as git opens a pack at its lookup: that reader keeps reading the packs it looked the objects up in,
+/// as a git process that had looked them up does; the next test.)
 #[test]
 fn place_after_a_repack_names_the_pack_git_reads() {
     let repo = init_repo("sha1", true);
     let p = repo.path();
     let ids = packs(p, 2);
-    let objects = Objects::open(p).unwrap();
+    let store =
+        odb_index_gix::odb_index::Store::open(p, odb_index_gix::Options::default()).unwrap();
+    let objects = Objects::new(store.handle());
     // Every index loaded by the reader's handle (no pack opened yet).
     for id in &ids {
         assert!(objects.lookup_name(&id.to_string()).unwrap().is_some());
@@ -322,6 +375,69 @@ fn place_after_a_repack_names_the_pack_git_reads() {
             (got, *offset),
             (name, offsets[&id.to_string()]),
             "{id}: the pack git reads it from, and its offset there"
+        );
+    }
+}
+
+/// Issue 47, 7: `Objects::open` maps each `.pack` with its index ([`Options::pack_data`]), so the packs its
+/// lookups found the objects in (located only: no `.pack` read) stay readable after `repack -adf` removed them,
+/// as they do for a git process that looked the objects up (it opened each pack at its lookup and never closes
+/// it): each place names the pack the lookup found, and reading it gives the object. Without the option the
+/// place would be the new pack's (the test above), which is also what git answers, but only a git that never
+/// looked the objects up.
+///
+/// [`Options::pack_data`]: odb_index_gix::Options::pack_data
+#[test]
+fn places_located_before_a_repack_are_read_from_the_packs_mapped_with_their_indices() {
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    let ids = packs(p, 2);
+    let objects = Objects::open(p).unwrap();
+    let mut h = objects.handle();
+    let before: Vec<(Location, std::path::PathBuf)> = ids
+        .iter()
+        .map(|id| {
+            let loc = h
+                .locate(&id.to_string().parse().unwrap())
+                .unwrap()
+                .expect("present");
+            let Location::Packed { pack, .. } = loc else {
+                panic!("{id}: {loc:?}")
+            };
+            (loc, h.pack(pack).unwrap().pack_path)
+        })
+        .collect();
+    // git's size of each (the contents read below are hashed again: the id says they are the object's).
+    let sizes: Vec<usize> = ids
+        .iter()
+        .map(|id| {
+            git(p, &["cat-file", "-s", &id.to_string()])
+                .trim()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    git(p, &["repack", "-adfq"]);
+    for ((id, (loc, path)), size) in ids.iter().zip(&before).zip(&sizes) {
+        assert!(!path.exists(), "{}: removed by the repack", path.display());
+        let place = objects.place(id).unwrap().expect("present");
+        assert_eq!(place.location(), *loc, "{id}: where the lookup found it");
+        let Place::Packed { path: got, .. } = &place else {
+            panic!("{id}: {place:?}")
+        };
+        assert_eq!(&**got, path.as_path());
+        let mut data = Vec::new();
+        let kind = objects.read_at(&place, &mut data).unwrap();
+        assert_eq!(data.len(), *size, "{id}");
+        let rehashed = git_stdin(
+            p,
+            &["hash-object", "--stdin", "-t", &kind.to_string()],
+            &data,
+        );
+        assert_eq!(
+            rehashed.trim(),
+            id.to_string(),
+            "{id}: read from the removed pack mapped with its index"
         );
     }
 }

@@ -25,6 +25,9 @@
 //!    switch to events, F4). Only the check is shared. A check that says anything but "quiet", or a handle that
 //!    moved to another listing during the batch (a slow path refreshed), sends each held miss through
 //!    [`Handle::locate`] again, from its pack search.
+//! 4. **The misses as of the batch's last listing.** A batch whose handle moved to another listing while it ran
+//!    locates its misses again there ([`misses_again`](Handle::misses_again)): a pack away for a moment, then
+//!    listed again by the batch, answers them. Each answer is one `locate` gives at some moment of the call.
 //!
 //! Why these steps and these constants, and what the alternatives measured: docs/BENCHMARKS.md, "Batches".
 
@@ -60,6 +63,9 @@ const WARM_MIN: u32 = 1 << 16;
 /// during the steady searches of a batch but a miss filter installed where there was none, which leaves every
 /// state right (`Warm`).
 const STALE: usize = usize::MAX;
+
+/// Rounds of step 4 at most: a directory that never settles cannot keep a batch going.
+const AGAIN_ROUNDS: usize = 3;
 
 impl Handle {
     /// [`Handle::locate_many`]'s body.
@@ -140,8 +146,32 @@ impl Handle {
         self.batch_misses = misses;
         match (r, failed) {
             (Err(e), _) | (Ok(()), Some(e)) => Err(e),
-            (Ok(()), None) => Ok(()),
+            (Ok(()), None) => self.misses_again(ids, base, listing, out),
         }
+    }
+
+    /// Step 4: while this handle's listing is not `seen` (the batch's first, then the last round's), each id
+    /// answered `None` is located again, [`AGAIN_ROUNDS`] rounds at most.
+    #[cold]
+    fn misses_again(
+        &mut self,
+        ids: &[ObjectId],
+        base: usize,
+        mut seen: sync::Arc<super::Map>,
+        out: &mut Vec<Option<Location>>,
+    ) -> Result<(), Error> {
+        for _ in 0..AGAIN_ROUNDS {
+            if sync::Arc::ptr_eq(&seen, self.view.map()) {
+                return Ok(());
+            }
+            seen = sync::Arc::clone(self.view.map());
+            for j in 0..ids.len() {
+                if out[base + j].is_none() {
+                    self.again(ids, base, j, out)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The misses `misses` (positions in `ids`, answered `None` at `out[base + position]` so far) of a batch whose

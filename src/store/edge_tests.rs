@@ -7,7 +7,7 @@
 //!   is no longer searched (dropped from `info/alternates`).
 //! - [`Handle::locate_again`]: lists again while its answer is the gone location and that file is still missing.
 //! - [`Handle::locate_many`]: its held misses are searched again when the change detector reports a change
-//!   between the batch's searches and its miss check.
+//!   between the batch's searches and its miss check, and its misses again when it ends on another listing.
 //! - a multi-pack-index entry of a pack whose length another thread has read but not yet bounded is answered
 //!   from the file, not from the packs' own indices.
 //! - [`Handle::locate`]: a re-listing that moved it to a listing with other loose sources (another thread's,
@@ -250,6 +250,73 @@ fn a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check() {
             "{options:?}: {out:?}: a miss held over a change taken for final"
         );
         assert_eq!(out[0], store.handle().locate(&y).unwrap());
+    }
+}
+
+/// Issue 47, 7: a batch answers its misses as of the last listing it made. Its two ids are in a pack not yet in
+/// the repository; after the first id's search a file is written into the pack directory (so the batch's check
+/// says "changed"), and right after the re-listing that the first id's second search makes, the pack is copied
+/// into place (as a pack renamed away for a moment comes back). The first id's second search is then a miss in
+/// that listing, the second id's lists again and finds the pack: the first is searched once more in the listing
+/// the batch ended on, and found. With events and with `stat`. Fails (the first `None`) if a batch keeps a miss
+/// decided in a listing it has since left (`misses_again` not called).
+#[test]
+fn a_batch_answers_its_misses_in_the_listing_it_ended_on() {
+    for options in [
+        Options::default().change_events_after(0),
+        Options::default().change_events(false),
+    ] {
+        let other = init_repo("sha1", true);
+        fast_import_blobs(other.path(), 5, 2, "b");
+        let b = idx_files(&other.path().join("objects"))[0].clone();
+        let ys: Vec<ObjectId> = show_index(&b, "sha1")[..2]
+            .iter()
+            .map(|(h, _)| oid(h))
+            .collect();
+        let repo = init_repo("sha1", true);
+        let p = repo.path();
+        fast_import_blobs(p, 10, 1, "a");
+        let pack_dir = p.join("objects/pack");
+        backdate(&pack_dir);
+        let store = Store::open(p, options.clone()).unwrap();
+        let mut h = store.handle();
+        h.load_indices();
+        for _ in 0..3 {
+            assert_eq!(h.locate(&absent()).unwrap(), None);
+        }
+        let changed = pack_dir.join("changed");
+        super::relist_tests::AFTER_BATCH_SEARCH.with(|hook| {
+            *hook.borrow_mut() = Some(Box::new(move || std::fs::write(changed, b"").unwrap()))
+        });
+        let to = pack_dir.clone();
+        super::relist_tests::AFTER_RELIST.with(|hook| {
+            *hook.borrow_mut() = Some(Box::new(move || {
+                for ext in ["pack", "idx"] {
+                    let f = b.with_extension(ext);
+                    std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+                }
+            }))
+        });
+        let mut out = Vec::new();
+        h.locate_many(&ys, &mut out).unwrap();
+        let batch_hook_ran = super::relist_tests::AFTER_BATCH_SEARCH.with(|h| h.borrow().is_none());
+        let relist_hook_ran = super::relist_tests::AFTER_RELIST.with(|h| h.borrow().is_none());
+        assert!(
+            batch_hook_ran && relist_hook_ran,
+            "{options:?}: both hooks ran"
+        );
+        for (y, got) in ys.iter().zip(&out) {
+            assert!(git_has(p, y));
+            assert_eq!(
+                *got,
+                store.handle().locate(y).unwrap(),
+                "{options:?}: {out:?}"
+            );
+        }
+        assert!(
+            out.iter().all(Option::is_some),
+            "{options:?}: {out:?}: a miss kept from a listing the batch left"
+        );
     }
 }
 

@@ -1,11 +1,14 @@
 //! Lookup within one pack ([`Handle::locate_in_pack`]), as git's `find_pack_entry_one`: a `REF_DELTA`'s base is
 //! looked up in the pack that holds the delta.
 
+use super::load::Loaded;
+use super::plan::SlotSpec;
 use super::{Handle, Location};
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::idx::PackIndex;
 use crate::oid::ObjectId;
+use crate::protocol::SlotRef;
 use crate::sync::plain::Arc;
 
 impl Handle {
@@ -108,6 +111,29 @@ impl Handle {
         }
         let idx = self.own_index(pack)?;
         Ok(f(&idx))
+    }
+
+    /// The `.pack` of `pack` as mapped when its index was loaded, under
+    /// [`Options::pack_data`](super::Options::pack_data): from the indices this handle has searched, else from
+    /// the store's current listing (an index another handle loaded). `None` without the option, for a pack whose
+    /// own index is not loaded (not yet searched, or covered by a multi-pack-index), or if the file could not be
+    /// mapped then. Asks nothing of the file system and loads nothing. Example:
+    /// [`Options::pack_data`](super::Options::pack_data).
+    pub fn pack_data(&self, pack: PackId) -> Option<Arc<crate::data::Data>> {
+        if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
+            return p.data.clone();
+        }
+        let map = self.store().current.get();
+        let g = map.meta();
+        let listed = *g.pack_by_id.get(&pack)?;
+        let slot = g
+            .slots
+            .iter()
+            .position(|s| matches!(s, SlotSpec::Pack { pack, .. } if *pack == listed))?;
+        match map.get(slot) {
+            SlotRef::Ready(Loaded::Pack(p)) => p.data.clone(),
+            _ => None,
+        }
     }
 
     /// [`Error::WrongIdHashKind`] unless `id` is of the store's hash kind.

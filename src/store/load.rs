@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use super::listing::Listing;
 use super::options::{MidxCheck, Options};
 use super::plan::{OpenedMidx, SlotSpec};
-use crate::data::LoadMode;
+use crate::data::{Data, LoadMode};
 use crate::error::Error;
 use crate::fanout::{BucketState, Confirmed};
 use crate::ids::PackId;
@@ -30,6 +30,9 @@ pub(super) struct LoadedPack {
     pub(super) id: PackId,
     pub(super) mtime: SystemTime,
     pub(super) idx: PackIndex,
+    /// The `.pack` mapped right after the `.idx` under [`Options::pack_data`] (`None` without it, or if the file
+    /// could not be mapped then: a reader opens it when it reads).
+    pub(super) data: Option<Arc<Data>>,
 }
 
 /// A loaded multi-pack-index with its pack-int-id → pack map, and each pack's length as listed (`u64::MAX`
@@ -178,8 +181,15 @@ impl LoadedMidx {
         Some(
             own.loaded
                 .get_or_init(|| {
-                    load_pack(spec.id, spec.mtime, &spec.idx_path, self.kind, self.mode)
-                        .map_err(Arc::new)
+                    load_pack(
+                        spec.id,
+                        spec.mtime,
+                        &spec.idx_path,
+                        self.kind,
+                        self.mode,
+                        false,
+                    )
+                    .map_err(Arc::new)
                 })
                 .as_ref(),
         )
@@ -417,7 +427,7 @@ pub(super) fn load_slot(
             }
             let p = &g.packs[*pack];
             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);
-            match load_pack(p.id, p.mtime, &p.idx_path, kind, mode) {
+            match load_pack(p.id, p.mtime, &p.idx_path, kind, mode, options.pack_data) {
                 Ok(p) => Loaded::Pack(Arc::new(p)),
                 Err(e) => Loaded::Failed {
                     error: Arc::new(e),
@@ -460,16 +470,26 @@ fn open_listed_midx(
 
 /// Open one pack's index, checked against its `.pack` ([`PackIndex::open_for_pack`]). A pack removed since the
 /// listing is an I/O error "not found": a vanished pack, which makes the lookup refresh and search again.
+/// Load the `.idx` at `idx_path`, and with `data` map its `.pack` right after it ([`Options::pack_data`]).
 fn load_pack(
     id: PackId,
     mtime: SystemTime,
     idx_path: &Path,
     kind: HashKind,
     mode: LoadMode,
+    data: bool,
 ) -> Result<LoadedPack, Error> {
+    let idx = PackIndex::open_for_pack(idx_path, kind, mode)?;
+    // A `.pack` that cannot be mapped now is no failure of the index: the reader opens it when it reads (and
+    // reports what it meets then).
+    let data = data
+        .then(|| Data::open(&idx_path.with_extension("pack"), LoadMode::Mmap).ok())
+        .flatten()
+        .map(Arc::new);
     Ok(LoadedPack {
         id,
         mtime,
-        idx: PackIndex::open_for_pack(idx_path, kind, mode)?,
+        idx,
+        data,
     })
 }

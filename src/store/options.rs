@@ -355,6 +355,8 @@ pub struct Options {
     /// How many misses the store answers with `stat` before it sets change events up (default
     /// [`Options::DEFAULT_CHANGE_EVENTS_AFTER`]; see [`Options::change_events_after`]).
     pub change_events_after: u32,
+    /// Map each pack's `.pack` when its `.idx` is loaded (default false; see [`Options::pack_data`]).
+    pub pack_data: bool,
 }
 
 impl Default for Options {
@@ -371,6 +373,7 @@ impl Default for Options {
             midx_checksum: false,
             change_events: true,
             change_events_after: Options::DEFAULT_CHANGE_EVENTS_AFTER,
+            pack_data: false,
         }
     }
 }
@@ -515,6 +518,41 @@ impl Options {
     /// ```
     pub fn midx_checksum(mut self, on: bool) -> Self {
         self.midx_checksum = on;
+        self
+    }
+
+    /// Map each pack's `.pack` file right after its `.idx` is loaded, and keep it with the index
+    /// ([`Handle::pack_data`](super::Handle::pack_data) hands it out), for readers of objects' contents.
+    ///
+    /// git opens a pack at the lookup that first finds an object in it, so a pack renamed away a moment later
+    /// stays readable to it. A reader that opens the `.pack` only when it reads (after a batch of lookups, say)
+    /// can find it away although its index was loaded; with this option the file it reads is the one mapped
+    /// with the index. Default false: lookups alone never need the `.pack`, and mapping it costs an `open`, an
+    /// `fstat`, an `mmap` and a `close` per index loaded (nothing on the lookup path). A `.pack` that cannot be
+    /// mapped then is left to the reader (no index fails for it). Indices a multi-pack-index covers are not
+    /// loaded, so their packs are not mapped either.
+    ///
+    /// ```
+    /// # let repo = odb_index_testkit::init_repo("sha1", false);
+    /// # odb_index_testkit::fast_import_blobs(repo.path(), 3, 1, "main");
+    /// # let id = odb_index_testkit::git(repo.path(), &["rev-parse", "main"]);
+    /// use odb_index::{Location, Options, Store};
+    ///
+    /// let store = Store::open(repo.path(), Options::default().pack_data(true))?;
+    /// let mut handle = store.handle();
+    /// let Some(Location::Packed { pack, offset }) = handle.locate(&id.trim().parse()?)? else { panic!() };
+    /// let data = handle.pack_data(pack).expect("mapped with its index");
+    /// assert_eq!(&data[..4], b"PACK");
+    /// assert!((offset as usize) < data.len());
+    /// // Without the option nothing is mapped.
+    /// let lookups_only = Store::open(repo.path(), Options::default())?;
+    /// let mut handle = lookups_only.handle();
+    /// assert!(handle.locate(&id.trim().parse()?)?.is_some());
+    /// assert!(handle.pack_data(pack).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pack_data(mut self, on: bool) -> Self {
+        self.pack_data = on;
         self
     }
 }

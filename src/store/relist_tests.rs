@@ -22,7 +22,7 @@ use crate::sync::plain::Arc;
 
 thread_local! {
     /// Run once, right after the next re-listing of [`Handle::load_all_relisted`] on this thread.
-    static AFTER_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+    pub(super) static AFTER_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
 }
 
 thread_local! {

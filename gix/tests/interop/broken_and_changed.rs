@@ -67,7 +67,10 @@ fn a_pack_removed_by_a_repack_between_lookup_and_read_is_looked_up_again() {
     git(r, &["repack", "-adq"]);
     let old_pack = odb_index_testkit::idx_files(&objects_dir(r))[0].with_extension("pack");
     let blob: odb_index::ObjectId = git(r, &["rev-parse", "b6:d0/f0"]).trim().parse().unwrap();
-    let objects = Objects::open(r).unwrap();
+    // A store without `Options::pack_data` (which `Objects::open` sets: it maps each `.pack` with its index, and
+    // would read the old pack's mapping here, as a git process that looked the blob up reads the pack it opened).
+    let store = odb_index::Store::open(r, odb_index::Options::default()).unwrap();
+    let objects = Objects::new(store.handle());
     // A miss loads every index: the store now answers from the old pack's .idx, whose .pack nobody opened yet.
     let absent: odb_index_gix::ObjectId = odb_index_testkit::absent_ids(1, 40, 1)
         .remove(0)
