@@ -23,7 +23,7 @@ const MAX_HEADER_LEN: usize = 32;
 /// An open loose object whose header was read.
 pub(crate) struct Loose {
     path: PathBuf,
-    reader: BufReader<File>,
+    reader: BufReader<Checked>,
     file_len: u64,
     head: [u8; HEAD],
     /// Bytes of `head` inflated; `header_len` of them are the header.
@@ -42,7 +42,7 @@ impl Loose {
                 path: path.to_owned(),
                 source,
             })?;
-        let mut reader = BufReader::with_capacity(CHUNK, file);
+        let mut reader = BufReader::with_capacity(CHUNK, Checked(file));
         let mut head = [0u8; HEAD];
         z.reset();
         let inflated = inflate(&mut reader, z, &mut head).map_err(zlib(path))?;
@@ -130,5 +130,17 @@ fn zlib(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
                 reason: e.to_string(),
             }
         }
+    }
+}
+
+/// The loose file, read through the fault seam (`odb_index::fault`, `Call::Read` before each `read`), so the
+/// fault tests reach the reads a loose object's inflation makes.
+#[derive(Debug)]
+pub(crate) struct Checked(File);
+
+impl std::io::Read for Checked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        odb_index::fault::check(odb_index::fault::Call::Read)?;
+        self.0.read(buf)
     }
 }

@@ -97,7 +97,7 @@ fn a_failed_call_while_finding_the_refs_is_fatal_never_missing() {
 /// Item 4 of issue 47: a loose object whose open or `stat` fails once (not ENOENT) is read again (git's answer);
 /// failing from then on, it is an error for that object, never `missing`.
 #[test]
-fn a_loose_object_that_cannot_be_opened_is_read_again_then_an_error() {
+fn a_loose_object_that_cannot_be_opened_or_read_is_read_again_then_an_error() {
     let control = Control::new();
     let loose = add_loose(control.repo.path(), 1, "lonely").remove(0);
     let input = format!("{loose}\n");
@@ -115,7 +115,7 @@ fn a_loose_object_that_cannot_be_opened_is_read_again_then_an_error() {
         run_with_stdin(c, input.as_bytes())
     };
     let (mut once, mut always) = (0, 0);
-    for call in ["open", "stat"] {
+    for call in ["open", "stat", "read"] {
         for n in 1..MAX_POSITIONS {
             let out = ask(&format!("{call}:{n}:EIO"));
             let stderr = String::from_utf8_lossy(&out.stderr);
