@@ -320,10 +320,23 @@ fn threaded<R: Read>(
     out: &mut impl Write,
     warnings: &mut Warnings,
 ) -> Result<(), Stop> {
+    let threads = match threads_that_fit() {
+        Some(fit) if fit < args.threads => {
+            let fit = fit.max(1);
+            eprintln!(
+                "odb-index: warning: {} threads do not fit the address space this process may map (ulimit -v): \
+                 answering with {fit} thread{}",
+                args.threads,
+                if fit == 1 { "" } else { "s" }
+            );
+            fit
+        }
+        _ => args.threads,
+    };
     // Clones of one reader: a pack one worker has opened is read by every worker (its mapping shared), as one
     // git process reads a pack it has opened after its files are renamed away.
     let spare = Objects::new(store.handle());
-    let mut handles: Vec<(Objects, Handle)> = (0..args.threads)
+    let mut handles: Vec<(Objects, Handle)> = (0..threads)
         .map(|_| {
             let o = spare.clone();
             let h = o.handle();
@@ -367,6 +380,25 @@ fn threaded<R: Read>(
             handles.truncate(workers);
         }
     }
+}
+
+/// How many worker threads fit the address space the process may map (`RLIMIT_AS`, which `ulimit -v` sets): their
+/// stacks (std's 2 MiB, or `RUST_MIN_STACK`) take at most a quarter of it, so that the room the answers need is
+/// left. Under a low limit every thread could start and the next allocation fail, which aborts the process (Rust
+/// cannot recover from a failed allocation): `ulimit -v 60000` with `--threads 28` did, where git, one thread,
+/// answers. `None`: no limit (or none that can be read).
+fn threads_that_fit() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::As).current?;
+        let stack: u64 = std::env::var("RUST_MIN_STACK")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2 << 20);
+        usize::try_from(limit / stack.saturating_mul(4).max(1)).ok()
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 /// The answers to one chunk of a batch: the lines written, the fatal error they stopped at, and whether a

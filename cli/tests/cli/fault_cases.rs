@@ -76,6 +76,54 @@ fn threads_that_cannot_start_leave_the_next_batches_to_those_that_did() {
     }
 }
 
+/// Item 5 of issue 47 under an address space limit (`ulimit -v 60000`, the issue's reproduction): every thread
+/// could start and the next allocation fail, which aborts the process (exit 134, "memory allocation of 59 bytes
+/// failed"; with 28 and 50 threads, where 24, 32 and 200 happened to answer). The command takes as many workers as
+/// fit a quarter of the limit with their stacks, says so once, and answers as git; `--buffer` and `--batch` too.
+#[test]
+fn threads_under_an_address_space_limit_are_as_many_as_fit_and_answer_as_git() {
+    let control = Control::new();
+    let r = control.repo.path();
+    let input = control.ids.repeat(20);
+    for (mode, contents) in [
+        ("--buffer", false),
+        ("--batch", true),
+        ("--batch-check", false),
+    ] {
+        let mut git = odb_index_testkit::git_cmd(r);
+        git.args([
+            "cat-file",
+            if contents { "--batch" } else { "--batch-check" },
+        ]);
+        let want = run_with_stdin(git, &input).stdout;
+        for threads in ["8", "20", "24", "28", "32", "40", "50", "64", "200"] {
+            let mut c = Command::new("sh");
+            c.args([
+                "-c",
+                "ulimit -v 60000 && exec \"$0\" \"$@\"",
+                BIN,
+                "batch-check",
+            ])
+            .args(["--threads", threads])
+            .args((mode != "--batch-check").then_some(mode))
+            .arg(r);
+            let out = run_with_stdin(c, &input);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{mode} --threads {threads}: {stderr}"
+            );
+            assert!(out.stdout == want, "{mode} --threads {threads}: {stderr}");
+            assert_eq!(
+                stderr.matches("warning").count(),
+                1,
+                "{mode} --threads {threads}: {stderr}"
+            );
+        }
+    }
+}
+
 /// Item 3 of issue 47: a system call that fails while the refs are found (`getcwd`, a `readlink` of the
 /// canonicalisation, the `commondir` read) is git's fatal error, never every name answered `missing`.
 #[test]
