@@ -185,15 +185,18 @@ fn rename_pack_files(idx: &Path, from: &str, to: &str) {
     }
 }
 
-/// Issue 47, 7: what `batch-check --buffer` does (a batch located by its own handle, each location answered
-/// afterwards with `answer_at`) while a pack is renamed away and back between the batch's searches and its
-/// answers. The first answer is made with the pack away (read from the `.pack` the store mapped with its index;
-/// a store without [`Options::pack_data`](odb_index_gix::Options::pack_data) found it away, and `locate_again`'s
-/// listing dropped the pack); put back, a lookup by id reads it; renamed away again, the batch's next location
-/// is read from the pack the reader has open, as a lookup by id reads it and as git reads a pack it has opened.
-/// Before: `locate_again` listed again without it and answered `None` (`missing`).
-#[test]
-fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
+/// Issue 47, 7's repository: a pack whose files the tests rename away (`idx`), another pack always there, the
+/// renamed pack's ids, git's type and size of each (with the pack in place: a git process that opened it answers
+/// them the same while it is away), and a reader opened as the command opens one.
+struct Renamed {
+    repo: tempfile::TempDir,
+    idx: std::path::PathBuf,
+    ids: Vec<ObjectId>,
+    want: Vec<String>,
+    objects: Objects,
+}
+
+fn renamed() -> Renamed {
     use odb_index_gix::{IncompleteMode, Options};
     let repo = init_repo("sha1", true);
     let p = repo.path();
@@ -204,25 +207,64 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
         .iter()
         .map(|(h, _)| h.parse().unwrap())
         .collect();
-    // git's answers, with the pack in place (a git process that opened it answers them the same while it is away).
-    let want = git_answers(p, &ids);
+    let want = git_answers(p, &ids)
+        .iter()
+        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
+        .collect();
     let objects =
         Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
-    let mut batch = objects.handle();
+    Renamed {
+        repo,
+        idx,
+        ids,
+        want,
+        objects,
+    }
+}
+
+/// `ids` located together by a handle of their own (what `batch-check --buffer` does before it reads any): the
+/// store's ids and their locations, every one found.
+fn located(
+    objects: &Objects,
+    ids: &[ObjectId],
+) -> (
+    Vec<odb_index_gix::odb_index::ObjectId>,
+    Vec<Option<Location>>,
+) {
     let asked: Vec<odb_index_gix::odb_index::ObjectId> = ids
         .iter()
         .map(|id| id.to_string().parse().unwrap())
         .collect();
     let mut locs = Vec::new();
-    batch.locate_many(&asked, &mut locs).unwrap();
+    objects.handle().locate_many(&asked, &mut locs).unwrap();
     assert!(locs.iter().all(Option::is_some));
+    (asked, locs)
+}
+
+/// Issue 47, 7: what `batch-check --buffer` does (a batch located by its own handle, each location answered
+/// afterwards with `answer_at`) while a pack is renamed away and back between the batch's searches and its
+/// answers. The first answer is made with the pack away (read from the `.pack` the store mapped with its index;
+/// a store without [`Options::pack_data`](odb_index_gix::Options::pack_data) found it away, and `locate_again`'s
+/// listing dropped the pack); put back, a lookup by id reads it; renamed away again, the batch's next location
+/// is read from the pack the reader has open, as a lookup by id reads it and as git reads a pack it has opened.
+/// Before: `locate_again` listed again without it and answered `None` (`missing`).
+#[test]
+fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
+    let Renamed {
+        repo: _repo,
+        idx,
+        ids,
+        want,
+        objects,
+    } = renamed();
+    let (asked, locs) = located(&objects, &ids);
     let want_at = |k: usize| {
         let a = objects
             .answer_at(&asked[k], locs[k].unwrap(), Want::HEADER, &mut Vec::new())
             .unwrap();
         a.map(|a| format!("{} {}", a.kind.unwrap(), a.size.unwrap()))
     };
-    let git_at = |k: usize| want[k].rsplit_once(' ').unwrap().0.to_owned();
+    let git_at = |k: usize| want[k].clone();
     // Away before the reader read the `.pack` (mapped with the index: read all the same; the next test).
     rename_pack_files(&idx, "", "away");
     let _ = want_at(0);
@@ -248,30 +290,14 @@ fn a_batch_reads_a_pack_renamed_away_after_it_was_read_as_a_lookup_does() {
 /// opened the `.pack` when it first read it, found it away, and answered `None` (`missing`).
 #[test]
 fn a_batch_reads_a_pack_renamed_away_between_its_lookups_and_its_reads_as_git_reads_it() {
-    use odb_index_gix::{IncompleteMode, Options};
-    let repo = init_repo("sha1", true);
-    let p = repo.path();
-    fast_import_blobs(p, 10, 1, "a");
-    let idx = odb_index_testkit::idx_files(&p.join("objects"))[0].clone();
-    fast_import_blobs(p, 10, 2, "b");
-    let ids: Vec<ObjectId> = odb_index_testkit::show_index(&idx, "sha1")
-        .iter()
-        .map(|(h, _)| h.parse().unwrap())
-        .collect();
-    let want: Vec<String> = git_answers(p, &ids)
-        .iter()
-        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
-        .collect();
-    let objects =
-        Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
-    let mut batch = objects.handle();
-    let asked: Vec<odb_index_gix::odb_index::ObjectId> = ids
-        .iter()
-        .map(|id| id.to_string().parse().unwrap())
-        .collect();
-    let mut locs = Vec::new();
-    batch.locate_many(&asked, &mut locs).unwrap();
-    assert!(locs.iter().all(Option::is_some));
+    let Renamed {
+        repo: _repo,
+        idx,
+        ids,
+        want,
+        objects,
+    } = renamed();
+    let (asked, locs) = located(&objects, &ids);
     rename_pack_files(&idx, "", "away");
     for (k, want) in want.iter().enumerate() {
         let got = objects
@@ -294,27 +320,19 @@ fn a_batch_reads_a_pack_renamed_away_between_its_lookups_and_its_reads_as_git_re
 /// pack open). Before: each clone opened the `.pack` itself, so the second found it away and answered `None`.
 #[test]
 fn a_clone_reads_a_pack_another_clone_opened_after_it_is_renamed_away() {
-    use odb_index_gix::{IncompleteMode, Options};
-    let repo = init_repo("sha1", true);
+    let Renamed {
+        repo,
+        idx,
+        ids,
+        want,
+        objects: first,
+    } = renamed();
     let p = repo.path();
-    fast_import_blobs(p, 10, 1, "a");
-    let idx = odb_index_testkit::idx_files(&p.join("objects"))[0].clone();
-    fast_import_blobs(p, 10, 2, "b");
-    let ids: Vec<ObjectId> = odb_index_testkit::show_index(&idx, "sha1")
-        .iter()
-        .map(|(h, _)| h.parse().unwrap())
-        .collect();
-    // git's type and size of each.
-    let want: Vec<String> = git_answers(p, &ids)
-        .iter()
-        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
-        .collect();
     let header = |o: &Objects, k: usize| {
         o.info(&ids[k])
             .unwrap()
             .map(|i| format!("{} {}", i.kind, i.size))
     };
-    let first = Objects::open_with(p, Options::default().incomplete(IncompleteMode::Miss)).unwrap();
     let second = first.clone();
     let third = second.clone();
     assert_eq!(header(&first, 0).as_ref(), Some(&want[0]));

@@ -200,6 +200,46 @@ fn backdate(dir: &Path) {
         .unwrap();
 }
 
+/// The batch tests' repositories: `other` holds a pack (`.idx` `b`, its ids `ys`) that `repo` does not have yet;
+/// `repo`'s one pack is listed by `store` (its pack directory back-dated, so the listing is trusted) and loaded by
+/// `h`, which has missed three times since. `_other` deletes its directory when dropped: keep it bound.
+struct BatchRepos {
+    _other: tempfile::TempDir,
+    b: PathBuf,
+    ys: Vec<ObjectId>,
+    repo: tempfile::TempDir,
+    pack_dir: PathBuf,
+    store: Arc<Store>,
+    h: Handle,
+}
+
+fn batch_repos(options: &Options) -> BatchRepos {
+    let other = init_repo("sha1", true);
+    fast_import_blobs(other.path(), 5, 2, "b");
+    let b = idx_files(&other.path().join("objects"))[0].clone();
+    let ys = show_index(&b, "sha1").iter().map(|(h, _)| oid(h)).collect();
+    let repo = init_repo("sha1", true);
+    let p = repo.path();
+    fast_import_blobs(p, 10, 1, "a");
+    let pack_dir = p.join("objects/pack");
+    backdate(&pack_dir);
+    let store = Store::open(p, options.clone()).unwrap();
+    let mut h = store.handle();
+    h.load_indices();
+    for _ in 0..3 {
+        assert_eq!(h.locate(&absent()).unwrap(), None);
+    }
+    BatchRepos {
+        _other: other,
+        b,
+        ys,
+        repo,
+        pack_dir,
+        store,
+        h,
+    }
+}
+
 /// A batch whose miss was searched before a pack holding it was renamed into place (a hook after that search,
 /// before the batch's miss check): the change check reports the change and the miss is searched again and
 /// found, as a single lookup (packs, loose, then the check) finds it. With events (the check first) and with
@@ -210,21 +250,16 @@ fn a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check() {
         Options::default().change_events_after(0),
         Options::default().change_events(false),
     ] {
-        let other = init_repo("sha1", true);
-        fast_import_blobs(other.path(), 5, 2, "b");
-        let b = idx_files(&other.path().join("objects"))[0].clone();
-        let y = oid(&show_index(&b, "sha1")[0].0);
-        let repo = init_repo("sha1", true);
-        let p = repo.path();
-        fast_import_blobs(p, 10, 1, "a");
-        let pack_dir = p.join("objects/pack");
-        backdate(&pack_dir);
-        let store = Store::open(p, options.clone()).unwrap();
-        let mut h = store.handle();
-        h.load_indices();
-        for _ in 0..3 {
-            assert_eq!(h.locate(&absent()).unwrap(), None);
-        }
+        let BatchRepos {
+            b,
+            ys,
+            repo,
+            pack_dir,
+            store,
+            mut h,
+            _other: _kept,
+        } = batch_repos(&options);
+        let (p, y) = (repo.path(), ys[0]);
         let mut out = Vec::new();
         h.locate_many(&[y, absent()], &mut out).unwrap();
         assert_eq!(out, [None, None], "{options:?}: before the write");
@@ -266,24 +301,17 @@ fn a_batch_answers_its_misses_in_the_listing_it_ended_on() {
         Options::default().change_events_after(0),
         Options::default().change_events(false),
     ] {
-        let other = init_repo("sha1", true);
-        fast_import_blobs(other.path(), 5, 2, "b");
-        let b = idx_files(&other.path().join("objects"))[0].clone();
-        let ys: Vec<ObjectId> = show_index(&b, "sha1")[..2]
-            .iter()
-            .map(|(h, _)| oid(h))
-            .collect();
-        let repo = init_repo("sha1", true);
+        let BatchRepos {
+            b,
+            mut ys,
+            repo,
+            pack_dir,
+            store,
+            mut h,
+            _other: _kept,
+        } = batch_repos(&options);
+        ys.truncate(2);
         let p = repo.path();
-        fast_import_blobs(p, 10, 1, "a");
-        let pack_dir = p.join("objects/pack");
-        backdate(&pack_dir);
-        let store = Store::open(p, options.clone()).unwrap();
-        let mut h = store.handle();
-        h.load_indices();
-        for _ in 0..3 {
-            assert_eq!(h.locate(&absent()).unwrap(), None);
-        }
         let changed = pack_dir.join("changed");
         super::relist_tests::AFTER_BATCH_SEARCH.with(|hook| {
             *hook.borrow_mut() = Some(Box::new(move || std::fs::write(changed, b"").unwrap()))
