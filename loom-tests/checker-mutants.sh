@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutants of the code loom's protocol models do not run, or run only in part (issue 30, What 4): the bucket-order
-# record (src/fanout.rs), the std spin (src/sync/hint.rs), a dropped handle's report (src/store/handle.rs), the miss
-# filter (src/store/filter.rs) and the CI checks themselves (clippy's rules of .clippy.toml, the layout's file
+# record (src/fanout.rs), the std spin (src/sync/hint.rs), a dropped handle's report (src/store/lookup/handle.rs), the miss
+# filter (src/store/listing/filter.rs) and the CI checks themselves (clippy's rules of .clippy.toml, the layout's file
 # sizes and `#[path]`, the module check's import cycles, the public-API lists): each `sh:` row plants one violation. Each row is one literal edit (`anchor ~~
 # replacement`, `\n` for a newline, as in mutants.sh) with the check that must catch it:
 #   loom:NAME   a loom model (the test target `loom` built with `--cfg loom`, target/loom-weaken)
@@ -25,16 +25,16 @@ bucket-all-in-order-one-short ~~ src/fanout.rs ~~ loom:fanout::bucket_state_coun
 bucket-all-in-order-never-set ~~ src/fanout.rs ~~ loom:fanout::bucket_state_all_in_order_once_every_bucket_is ~~             self.all_in_order.store(true, Ordering::Relaxed);\n ~~ 
 spin-yields ~~ src/sync/hint.rs ~~ lib:protocol::tests::the_spin_before_parking_makes_no_sched_yield ~~ std::hint::spin_loop(); ~~ std::thread::yield_now();
 spin-yields-clippy ~~ src/protocol.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~             spin_loop();\n ~~             spin_loop();\n            std::thread::yield_now();\n
-dropped-handle-stops-reporting ~~ src/store/handle.rs ~~ lib:store::relist_tests::a_dropped_handle_reports_its_uncounted_misses ~~ self.view.map().meta().fresh.report(&self.tally); ~~ let _ = &self.tally;
+dropped-handle-stops-reporting ~~ src/store/lookup/handle.rs ~~ lib:store::relist_tests::a_dropped_handle_reports_its_uncounted_misses ~~ self.view.map().meta().fresh.report(&self.tally); ~~ let _ = &self.tally;
 std-atomic-outside-the-facade ~~ src/fanout.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering}; ~~ use crate::sync::{AtomicBool, AtomicU32, Ordering};\nuse std::sync::atomic::AtomicU64;
 plain-without-reason ~~ src/loose.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ #[expect(\n    clippy::disallowed_types,\n    reason = "sync::plain: the loose cache, outside the models"\n)]\nstruct Bucket ~~ struct Bucket
 unguarded-read ~~ cli/src/replace.rs ~~ sh:$CLIPPY -p odb-index-cli --bins -- -D warnings ~~ odb_index::data::read_bounded(path, REF_FILE_LIMIT) ~~ std::fs::read(path)
 too-many-arguments-allowed ~~ src/repo/mod.rs ~~ sh:$CLIPPY -p odb-index --lib -- -D warnings ~~ pub fn discover(path: &Path) ~~ #[allow(clippy::too_many_arguments)]\npub fn discover(path: &Path)
 public-api-unlisted ~~ src/repo/mod.rs ~~ sh:CARGO_TARGET_DIR=$CHECK_TARGET bash .ci/public-api.sh ~~ pub fn discover(path: &Path) ~~ pub fn unlisted() {}\n\n/// Planted.\npub fn discover(path: &Path)
-filter-restrict-keeps-uncovered ~~ src/store/filter.rs ~~ prop:filter::three_generations_of_small_packs_keep_the_filter_honest ~~ if self.covers(id) { ~~ if true || self.covers(id) {
-filter-rebuild-threshold-4x ~~ src/store/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ stale > f.live_ids / 4 ~~ stale > f.live_ids * 4
+filter-restrict-keeps-uncovered ~~ src/store/listing/filter.rs ~~ prop:filter::three_generations_of_small_packs_keep_the_filter_honest ~~ if self.covers(id) { ~~ if true || self.covers(id) {
+filter-rebuild-threshold-4x ~~ src/store/listing/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ stale > f.live_ids / 4 ~~ stale > f.live_ids * 4
 import-cycle ~~ loom-tests/p1.rs ~~ sh:bash .ci/module-deps.sh ~~ use super::*;\n ~~ use super::*;\nuse super::p3::*;\n
-filter-rebuild-ignores-outside-packs ~~ src/store/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ outside_packs > 4 || outside_ids ~~ outside_ids
+filter-rebuild-ignores-outside-packs ~~ src/store/listing/filter.rs ~~ lib:store::filter::tests::needs_rebuild_at_its_thresholds ~~ outside_packs > 4 || outside_ids ~~ outside_ids
 LIST
 )
 # Two rows whose replacements are long: a function of 81 statements, a file of 601 lines.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation score of the loom suite (issues 11 and 23). Each mutant below is one small semantic edit of the protocol
 # (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models), of
-# the loose objects (src/loose.rs, src/store/loose_sources.rs) or of the counting facade (src/sync/), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
+# the loose objects (src/loose.rs, src/store/listing/loose_sources.rs) or of the counting facade (src/sync/), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
 # scratch copy of the crate, builds the loom suite into a shared target directory (only the crate recompiles), and
 # runs every model in its own process with `--exact` (a deadlock that loom finds aborts the binary; that counts as
 # caught without hiding the other models), quick models first. A mutant that no model catches must be listed in
@@ -81,17 +81,17 @@ walk-hit-saves-word ~~ src/protocol.rs ~~                     if let Some(x) = v
 remove-first-hole ~~ src/protocol.rs ~~ self.holes.swap_remove(i); ~~ self.holes.swap_remove(0);
 spin-never-parks ~~ src/protocol.rs ~~ if !self.load().same_state(seen) { ~~ if self.load().same_state(seen) {
 settled-clones-arc ~~ src/protocol.rs ~~ let w = self.map.load();\n        w.same_state(self.seen) ~~ let w = Arc::clone(&self.map).load();\n        w.same_state(self.seen)
-covered-pack-peeks ~~ src/store/load.rs ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.wait_slot(*m) { ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.get(*m) {
-locate-clones-arc-on-miss ~~ src/store/handle.rs ~~             // 2. Loose objects (git's order ~~             let _map = sync::Arc::clone(self.view.map());\n            // 2. Loose objects (git's order
+covered-pack-peeks ~~ src/store/listing/load.rs ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.wait_slot(*m) { ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.get(*m) {
+locate-clones-arc-on-miss ~~ src/store/lookup/handle.rs ~~             // 2. Loose objects (git's order ~~             let _map = sync::Arc::clone(self.view.map());\n            // 2. Loose objects (git's order
 arc-clone-uncounted ~~ src/sync/arc.rs ~~             count(|c| c.rmws += 1);\n            match self { ~~             match self {
 arc-drop-uncounted ~~ src/sync/arc.rs ~~         fn drop(&mut self) {\n            count(|c| c.rmws += 1);\n        } ~~         fn drop(&mut self) {}
 acquire-counted-as-other ~~ src/sync/atomic.rs ~~ Ordering::Acquire => c.acquire_loads += 1, ~~ Ordering::Acquire => c.other_loads += 1,
 failed-cas-uncounted ~~ src/sync/atomic.rs ~~ Err(_) => c.cas_failures += 1, ~~ Err(_) => {}
-pack-load-not-counted ~~ src/store/load.rs ~~             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);\n            match load_pack( ~~             match load_pack(
-covered-pack-loads-anyway ~~ src/store/load.rs ~~                     return Loaded::Covered;\n ~~ 
-steady-hit-ignores-retired ~~ src/store/steady.rs ~~             if self.view.map().load().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
-steady-miss-unsettled ~~ src/store/steady.rs ~~ self.snap.bad_entry.is_some() || !self.view.is_settled()\n ~~ self.snap.bad_entry.is_some()\n
-filter-built-on-hit ~~ src/store/handle.rs ~~             Settled::Found(loc) => Some(Ok(loc)), ~~             Settled::Found(loc) => {\n                self.filter_tick();\n                Some(Ok(loc))\n            }
+pack-load-not-counted ~~ src/store/listing/load.rs ~~             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);\n            match load_pack( ~~             match load_pack(
+covered-pack-loads-anyway ~~ src/store/listing/load.rs ~~                     return Loaded::Covered;\n ~~ 
+steady-hit-ignores-retired ~~ src/store/lookup/steady.rs ~~             if self.view.map().load().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
+steady-miss-unsettled ~~ src/store/lookup/steady.rs ~~ self.snap.bad_entry.is_some() || !self.view.is_settled()\n ~~ self.snap.bad_entry.is_some()\n
+filter-built-on-hit ~~ src/store/lookup/handle.rs ~~             Settled::Found(loc) => Some(Ok(loc)), ~~             Settled::Found(loc) => {\n                self.filter_tick();\n                Some(Ok(loc))\n            }
 lock-uncounted ~~ src/sync/mutex.rs ~~         count(|c| c.locks += 1);\n ~~ 
 store-uncounted ~~ src/sync/atomic.rs ~~                 count(|c| c.stores += 1);\n ~~ 
 other-load-uncounted ~~ src/sync/atomic.rs ~~             _ => c.other_loads += 1, ~~             _ => {}
@@ -102,8 +102,8 @@ fanout-name-upper-case ~~ src/loose.rs ~~ const DIGITS: &[u8; 16] = b"0123456789
 fanout-name-shifted ~~ src/loose.rs ~~ hex[2..2 + name_len].copy_from_slice(name); ~~ hex[..name_len].copy_from_slice(name);
 fanout-listing-accepts-upper-case ~~ src/loose.rs ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f') ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
 cache-refresh-keeps-listings ~~ src/loose.rs ~~ b.listing.take(); ~~ let _ = b.listing.get();
-watched-listing-version-ignored ~~ src/store/loose_sources.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
-covered-by-not-remapped ~~ src/store/successor.rs ~~ covered_by: covered_by.map(|c| new_index[c]), ~~ covered_by,
+watched-listing-version-ignored ~~ src/store/listing/loose_sources.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
+covered-by-not-remapped ~~ src/store/listing/successor.rs ~~ covered_by: covered_by.map(|c| new_index[c]), ~~ covered_by,
 drain-release-relaxed ~~ src/store/watch/inotify.rs ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(DRAINING, Ordering::Relaxed);
 check-relaxed ~~ src/store/watch/inotify.rs ~~ let w = self.shared.state.load(Ordering::Acquire); ~~ let w = self.shared.state.load(Ordering::Relaxed);
 draining-never-set ~~ src/store/watch/inotify.rs ~~ s.state.fetch_add(DRAINING, Ordering::Relaxed); ~~ s.state.fetch_add(0, Ordering::Relaxed); ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(0, Ordering::Release);

@@ -4,7 +4,7 @@
 //!
 //! A scenario is a store in miniature. Pack 0 is a multi-pack-index covering packs `1..=covered`; every other
 //! pack `p` holds the id `ID_BASE + p`. A map's metadata says which pack each slot is; its loader is the store's
-//! (`load_slot` in `src/store/load.rs`): a covered pack waits for the multi-pack-index's slot
+//! (`load_slot` in `src/store/listing/load.rs`): a covered pack waits for the multi-pack-index's slot
 //! ([`SlotMap::wait_slot`]) and loads nothing if that loaded. Lookup threads keep a handle each (a [`View`] and
 //! the values it has visited, as the store's `Handle` keeps its snapshot) and look up ids of every kind; one
 //! refresher thread replaces the map (`Current::replace`, serialized as the store's refresh lock does), carrying

@@ -89,7 +89,7 @@ fn store_refresh_racing_a_handle() {
     builder_bounded(2).check(store::refresh_racing_a_handle);
 }
 
-/// Loose objects through the real store in each loose mode (`src/loose.rs`, `src/store/loose_sources.rs`; one thread:
+/// Loose objects through the real store in each loose mode (`src/loose.rs`, `src/store/listing/loose_sources.rs`; one thread:
 /// the file system is what is checked, the mutants of section 10 that touch it are caught here).
 #[test]
 fn store_loose_objects_in_every_mode() {
@@ -97,7 +97,7 @@ fn store_loose_objects_in_every_mode() {
 }
 
 /// A refresh whose successor moves the multi-pack-index's slot (a carried pack goes first): the covered packs'
-/// `covered_by` must be remapped, or they open their own `.idx` files (`src/store/successor.rs`).
+/// `covered_by` must be remapped, or they open their own `.idx` files (`src/store/listing/successor.rs`).
 #[test]
 fn store_successor_remaps_covered_slots() {
     builder().check(store::successor_remaps_covered_slots);

@@ -36,7 +36,7 @@ use crate::prefix::Prefix;
 
 pub use crate::loose::{LooseCache, LooseDb};
 /// The store's split-block Bloom filter (the miss filter's bits), for the benchmark's scenario `filter-build`.
-pub use crate::store::bloom::SplitBlockBloom;
+pub use crate::store::listing::bloom::SplitBlockBloom;
 
 /// The fan-out bucket check both formats run on a file's ids (`src/fanout.rs`), for the property tests.
 pub mod fanout {

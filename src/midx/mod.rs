@@ -307,7 +307,7 @@ impl MultiPackIndex {
     }
 
     /// The lookup: [`search`](Self::search) for `id` (resumed from `from`, steps of this file's search a batch
-    /// ran ahead, `store/batch.rs`, if given), then [`entry`](Self::entry) of the position found, within
+    /// ran ahead, `store/lookup/batch.rs`, if given), then [`entry`](Self::entry) of the position found, within
     /// `bound`. A bad entry is only its position ([`entry_problem`](Self::entry_problem) says what is wrong with
     /// it), so nothing large is built or returned on a hit.
     #[inline(always)]

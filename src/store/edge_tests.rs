@@ -2,7 +2,7 @@
 //! deterministic on the real store (direct re-listings, or a hook between two steps) and checked against git.
 //! Each test names the one-line bug it fails with (`loom-tests/freshness-mutants.sh` plants them).
 //!
-//! - [`keep_loaded`](super::successor::keep_loaded): a pack missing from the listings is kept for
+//! - [`keep_loaded`](super::listing::successor::keep_loaded): a pack missing from the listings is kept for
 //!   [`MAX_KEPT_LISTINGS`] listings in a row, let go at the next, and let go at once when its objects directory
 //!   is no longer searched (dropped from `info/alternates`).
 //! - [`Handle::locate_again`]: lists again while its answer is the gone location and that file is still missing.
@@ -13,33 +13,16 @@
 //! - [`Handle::locate`]: a re-listing that moved it to a listing with other loose sources (another thread's,
 //!   which opened a loose directory this one could not) is followed by a loose step there.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use odb_index_testkit::{fast_import_blobs, idx_files, init_repo, show_index, try_git};
 
-use super::successor::MAX_KEPT_LISTINGS;
+use super::hooks::{self, Point};
+use super::listing::successor::MAX_KEPT_LISTINGS;
 use super::*;
 use crate::oid::ObjectId;
-
-/// A hook run around each re-listing of [`Handle::locate_again`] (its argument: after the listing).
-type AroundListing = Box<dyn FnMut(bool)>;
-
-thread_local! {
-    /// Run on this thread around each re-listing of [`Handle::locate_again`] (`false` before it, `true` after),
-    /// until cleared.
-    static AROUND_AGAIN_LISTING: RefCell<Option<AroundListing>> = const { RefCell::new(None) };
-}
-
-/// Called by [`Handle::locate_again`] before (`after == false`) and after each of its re-listings.
-pub(super) fn around_again_listing(after: bool) {
-    AROUND_AGAIN_LISTING.with(|h| {
-        if let Some(f) = h.borrow_mut().as_mut() {
-            f(after);
-        }
-    });
-}
 
 /// The id of the object `hex`.
 fn oid(hex: &str) -> ObjectId {
@@ -166,20 +149,21 @@ fn locate_again_lists_again_while_its_answer_is_a_missing_file() {
     std::fs::rename(&pack, &away).unwrap();
     let listings = Rc::new(Cell::new(0));
     let (n, pack2, away2) = (Rc::clone(&listings), pack.clone(), away.clone());
-    AROUND_AGAIN_LISTING.with(|hook| {
-        *hook.borrow_mut() = Some(Box::new(move |after| {
-            if !after && !pack2.exists() {
-                std::fs::rename(&away2, &pack2).unwrap();
-            } else if after {
-                n.set(n.get() + 1);
-                if n.get() <= 3 {
-                    std::fs::rename(&pack2, &away2).unwrap();
-                }
-            }
-        }))
+    hooks::every(Point::BeforeAgainListing, move || {
+        if !pack2.exists() {
+            std::fs::rename(&away2, &pack2).unwrap();
+        }
+    });
+    let (pack2, away2) = (pack.clone(), away.clone());
+    hooks::every(Point::AfterAgainListing, move || {
+        n.set(n.get() + 1);
+        if n.get() <= 3 {
+            std::fs::rename(&pack2, &away2).unwrap();
+        }
     });
     let again = h.locate_again(&x, gone);
-    AROUND_AGAIN_LISTING.with(|hook| *hook.borrow_mut() = None);
+    hooks::clear(Point::BeforeAgainListing);
+    hooks::clear(Point::AfterAgainListing);
     assert_eq!(again.unwrap(), Some(gone));
     assert!(
         pack.exists(),
@@ -264,21 +248,16 @@ fn a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check() {
         h.locate_many(&[y, absent()], &mut out).unwrap();
         assert_eq!(out, [None, None], "{options:?}: before the write");
         let to = pack_dir.clone();
-        super::relist_tests::AFTER_BATCH_SEARCH.with(|hook| {
-            *hook.borrow_mut() = Some(Box::new(move || {
-                // As git renames a pack into place: the `.pack`, then the `.idx`.
-                for ext in ["pack", "idx"] {
-                    let f = b.with_extension(ext);
-                    std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
-                }
-            }))
+        hooks::once(Point::AfterBatchSearch, move || {
+            // As git renames a pack into place: the `.pack`, then the `.idx`.
+            for ext in ["pack", "idx"] {
+                let f = b.with_extension(ext);
+                std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+            }
         });
         let mut out = Vec::new();
         h.locate_many(&[y, absent()], &mut out).unwrap();
-        assert!(
-            super::relist_tests::AFTER_BATCH_SEARCH.with(|h| h.borrow().is_none()),
-            "the hook ran"
-        );
+        assert!(hooks::ran(Point::AfterBatchSearch), "the hook ran");
         assert!(git_has(p, &y));
         assert!(
             matches!(out[..], [Some(Location::Packed { .. }), None]),
@@ -313,22 +292,20 @@ fn a_batch_answers_its_misses_in_the_listing_it_ended_on() {
         ys.truncate(2);
         let p = repo.path();
         let changed = pack_dir.join("changed");
-        super::relist_tests::AFTER_BATCH_SEARCH.with(|hook| {
-            *hook.borrow_mut() = Some(Box::new(move || std::fs::write(changed, b"").unwrap()))
+        hooks::once(Point::AfterBatchSearch, move || {
+            std::fs::write(changed, b"").unwrap()
         });
         let to = pack_dir.clone();
-        super::relist_tests::AFTER_RELIST.with(|hook| {
-            *hook.borrow_mut() = Some(Box::new(move || {
-                for ext in ["pack", "idx"] {
-                    let f = b.with_extension(ext);
-                    std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
-                }
-            }))
+        hooks::once(Point::AfterRelist, move || {
+            for ext in ["pack", "idx"] {
+                let f = b.with_extension(ext);
+                std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+            }
         });
         let mut out = Vec::new();
         h.locate_many(&ys, &mut out).unwrap();
-        let batch_hook_ran = super::relist_tests::AFTER_BATCH_SEARCH.with(|h| h.borrow().is_none());
-        let relist_hook_ran = super::relist_tests::AFTER_RELIST.with(|h| h.borrow().is_none());
+        let batch_hook_ran = hooks::ran(Point::AfterBatchSearch);
+        let relist_hook_ran = hooks::ran(Point::AfterRelist);
         assert!(
             batch_hook_ran && relist_hook_ran,
             "{options:?}: both hooks ran"
@@ -386,8 +363,8 @@ fn a_relisting_onto_loose_sources_not_yet_probed_probes_them() {
     let (mut a, mut b) = (store.handle(), store.handle());
     let found_by_a = Rc::new(Cell::new(None));
     let seen = Rc::clone(&found_by_a);
-    super::relist_tests::BEFORE_RELIST.with(|hook| {
-        *hook.borrow_mut() = Some(Box::new(move || seen.set(Some(a.locate(&id).unwrap()))))
+    hooks::once(Point::BeforeRelist, move || {
+        seen.set(Some(a.locate(&id).unwrap()))
     });
     let found = b.locate(&id).unwrap();
     let by_a = found_by_a.get().expect("the hook ran");

@@ -42,34 +42,19 @@ use crate::protocol::{Current, SlotMap};
 use crate::sync::plain::{Arc, lock as lock_plain};
 use crate::sync::{self, Mutex, Ordering, lock};
 
-mod batch;
-pub(crate) mod bloom;
-mod copies;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod edge_tests;
-mod filter;
 mod freshness;
-mod handle;
-mod in_pack;
-mod iter;
-mod listing;
-mod load;
-mod loose_sources;
+mod hooks;
+pub(crate) mod listing;
+mod lookup;
 mod metrics;
-mod midx_lookup;
 mod options;
-mod pack;
-mod plan;
-mod prefix;
 mod problem;
+mod queries;
 mod relist;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod relist_tests;
-mod scan;
-mod snapshot;
-mod steady;
-mod successor;
-mod verify;
 mod watch;
 #[cfg(all(
     loom,
@@ -90,24 +75,24 @@ pub use freshness::model::batch as batch_model;
 ))]
 pub use watch::model as watch_model;
 
-pub use filter::MissFilterStats;
-pub use handle::Handle;
-pub use iter::ObjectCounts;
+pub use listing::filter::MissFilterStats;
+pub use lookup::handle::Handle;
 pub use metrics::Metrics;
 pub use options::{
     IncompleteMode, LoadMode, LooseMode, MidxCheck, MissFilterMode, Options, RefreshMode,
 };
-pub use pack::PackInfo;
-pub use prefix::PrefixLookup;
 pub use problem::Problem;
-pub use verify::Verified;
+pub use queries::iter::ObjectCounts;
+pub use queries::pack::PackInfo;
+pub use queries::prefix::PrefixLookup;
+pub use queries::verify::Verified;
 
 pub use crate::ids::PackId;
 
+use listing::load::{Loaded, Map};
+use listing::successor::{self, build_successor, same_listing};
 use listing::{ListRequest, Listing, RefreshState, Stamp, list, pack_path_in, slot_path};
-use load::{Loaded, Map};
 use metrics::Counters;
-use successor::{build_successor, same_listing};
 
 /// Where an object is: what a caller needs to read it (see `docs/API.md`, "From a Location to bytes").
 ///

@@ -91,7 +91,7 @@ pub enum RefreshMode {
     Never,
 }
 
-/// What a lookup does once its pack search missed in a settled map (the steady path: `store/steady.rs`), chosen
+/// What a lookup does once its pack search missed in a settled map (the steady path: `store/lookup/steady.rs`), chosen
 /// once when a handle is made ([`MissShape::of`]) from [`RefreshMode`] and [`LooseMode`]: one value to branch on,
 /// with no shape that no options make. Each shape keeps git's order (packs, loose, then the pack directories
 /// again) and F5 (docs/PROTOCOL.md, section 8c): a change check that decides a miss comes after that miss's loose

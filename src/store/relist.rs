@@ -13,16 +13,16 @@
 //! [`RefreshMode::Never`](super::RefreshMode::Never) nothing is listed again: the failure is the answer at once.
 
 use super::freshness::MAX_RELISTS;
-use super::handle::Handle;
+use super::lookup::handle::Handle;
 use crate::error::Error;
+use crate::store::hooks::{self, Point};
 use crate::sync;
 
 impl Handle {
     /// Re-list the pack directories after a miss ([`should_refresh`](Self::should_refresh) said so) and move
     /// this handle to the new listing if it changed.
     pub(super) fn refresh_after_miss(&mut self) -> Result<(), Error> {
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::before_relist();
+        hooks::at(Point::BeforeRelist);
         let map = sync::Arc::clone(self.view.map());
         // A file that vanished before it was loaded replaces the map whatever the listing says (its failure is
         // not carried over), so this handle leaves the snapshot that recorded it.
@@ -30,8 +30,7 @@ impl Handle {
         if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
             self.move_to_current();
         }
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_relist();
+        hooks::at(Point::AfterRelist);
         Ok(())
     }
 

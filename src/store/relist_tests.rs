@@ -9,92 +9,16 @@
 //! taken for "no new pack" and the new pack's objects were never listed. A hook run after the packed step
 //! (before the loose objects are listed) makes it deterministic.
 
-use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::path::Path;
 
 use odb_index_testkit::{all_objects, fast_import_blobs, git, git_stdin, init_repo};
 
+use super::hooks::{self, Point};
 use super::*;
 use crate::oid::ObjectId;
 use crate::prefix::Prefix;
 use crate::sync::plain::Arc;
-
-thread_local! {
-    /// Run once, right after the next re-listing of [`Handle::load_all_relisted`] on this thread.
-    pub(super) static AFTER_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-}
-
-thread_local! {
-    /// Run once, after the next packed step of an iteration or a prefix lookup on this thread.
-    static AFTER_PACKS: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-}
-
-thread_local! {
-    /// Run once, right before the next re-listing after a miss on this thread (`Handle::refresh_after_miss`).
-    pub(super) static BEFORE_RELIST: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-}
-
-thread_local! {
-    /// Run once, on the slow path of the next lookup on this thread, between its drain of the events and its
-    /// loose step (`Handle::locate_slow`).
-    static BEFORE_LOOSE: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-}
-
-/// Called by `Handle::locate_slow` after the drain that precedes its loose step, before the loose step.
-pub(super) fn before_loose() {
-    if let Some(f) = BEFORE_LOOSE.with(|h| h.borrow_mut().take()) {
-        f();
-    }
-}
-
-thread_local! {
-    /// Run once, on the steady path of the next lookup on this thread, right before a loose probe that reads
-    /// the file system (`Handle::probe_loose`).
-    static BEFORE_STEADY_PROBE: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-}
-
-thread_local! {
-    /// Run once, right after the next search of a batch on this thread (`Handle::locate_batch`), before the
-    /// batch's next search.
-    pub(super) static AFTER_BATCH_SEARCH: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
-}
-
-/// Called by `Handle::locate_batch` after each search of a batch (its miss held, or its answer made).
-pub(super) fn after_batch_search() {
-    if let Some(f) = AFTER_BATCH_SEARCH.with(|h| h.borrow_mut().take()) {
-        f();
-    }
-}
-
-/// Called by `Handle::probe_loose` on the steady path, right before a loose probe that reads the file system.
-pub(super) fn before_steady_probe() {
-    if let Some(f) = BEFORE_STEADY_PROBE.with(|h| h.borrow_mut().take()) {
-        f();
-    }
-}
-
-/// Called by `Handle::refresh_after_miss` before it lists the pack directories again.
-pub(super) fn before_relist() {
-    if let Some(f) = BEFORE_RELIST.with(|h| h.borrow_mut().take()) {
-        f();
-    }
-}
-
-/// Called by `Handle::refresh_after_miss` at its end: after each re-listing of `Handle::locate` and
-/// [`Handle::load_all_relisted`], before the new listing is loaded.
-pub(super) fn after_relist() {
-    if let Some(f) = AFTER_RELIST.with(|h| h.borrow_mut().take()) {
-        f();
-    }
-}
-
-/// Called by the iterations and prefix lookups after their packed step, before they list the loose objects.
-pub(super) fn after_packs() {
-    if let Some(f) = AFTER_PACKS.with(|h| h.borrow_mut().take()) {
-        f();
-    }
-}
 
 /// A repository of two packs; a handle listed them; then git repacks them into a third (the handle's listing
 /// vanished), and the hook makes sure the first re-listing's pack vanishes too, before it is loaded: new objects
@@ -105,11 +29,9 @@ fn listing_that_vanishes_twice(repo: &Path, store: &Arc<Store>) -> Handle {
     let h = store.handle();
     git(repo, &["repack", "-adq"]);
     let repo = repo.to_path_buf();
-    AFTER_RELIST.with(|hook| {
-        *hook.borrow_mut() = Some(Box::new(move || {
-            fast_import_blobs(&repo, 5, 3, "c");
-            git(&repo, &["repack", "-adq"]);
-        }))
+    hooks::once(Point::AfterRelist, move || {
+        fast_import_blobs(&repo, 5, 3, "c");
+        git(&repo, &["repack", "-adq"]);
     });
     h
 }
@@ -155,7 +77,7 @@ fn each_iteration_lists_every_object(
 #[test]
 fn iteration_lists_every_object_when_a_relisted_pack_vanishes_before_it_is_loaded() {
     each_iteration_lists_every_object(listing_that_vanishes_twice, || {
-        AFTER_RELIST.with(|h| h.borrow().is_none())
+        hooks::ran(Point::AfterRelist)
     });
 }
 
@@ -171,7 +93,7 @@ fn prefix_is_found_when_a_relisted_pack_vanishes_before_it_is_loaded() {
         h.lookup_prefix(&prefix).unwrap(),
         PrefixLookup::Unique(x.parse().unwrap())
     );
-    assert!(AFTER_RELIST.with(|h| h.borrow().is_none()), "the hook ran");
+    assert!(hooks::ran(Point::AfterRelist), "the hook ran");
 }
 
 /// A pack and `LOOSE` loose blobs; a handle settled on that listing. The hook, run after the handle's packed
@@ -214,25 +136,23 @@ fn packed_and_relisted_by_another(
     let mut h = store.handle();
     h.load_indices();
     let (repo, store, ids) = (repo.to_path_buf(), Arc::clone(store), loose.join("\n"));
-    AFTER_PACKS.with(|hook| {
-        *hook.borrow_mut() = Some(Box::new(move || {
-            // What `repack -d` does with loose objects (the blobs are unreachable: `repack` would skip them).
-            git_stdin(
-                &repo,
-                &["pack-objects", "-q", "objects/pack/pack"],
-                ids.as_bytes(),
-            );
-            git(&repo, &["prune-packed"]);
-            if backdate {
-                let dir = std::fs::OpenOptions::new()
-                    .read(true)
-                    .open(repo.join("objects/pack"))
-                    .unwrap();
-                dir.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
-                    .unwrap();
-            }
-            assert!(store.refresh().unwrap(), "the refresh found the new pack");
-        }))
+    hooks::once(Point::AfterPacks, move || {
+        // What `repack -d` does with loose objects (the blobs are unreachable: `repack` would skip them).
+        git_stdin(
+            &repo,
+            &["pack-objects", "-q", "objects/pack/pack"],
+            ids.as_bytes(),
+        );
+        git(&repo, &["prune-packed"]);
+        if backdate {
+            let dir = std::fs::OpenOptions::new()
+                .read(true)
+                .open(repo.join("objects/pack"))
+                .unwrap();
+            dir.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
+                .unwrap();
+        }
+        assert!(store.refresh().unwrap(), "the refresh found the new pack");
     });
     (h, loose)
 }
@@ -244,7 +164,7 @@ const LOOSE: usize = 4;
 fn iteration_lists_objects_packed_while_loose_were_listed_under_a_listing_another_refresh_made() {
     each_iteration_lists_every_object(
         |p, store| loose_objects_packed_and_relisted_by_another(p, store).0,
-        || AFTER_PACKS.with(|h| h.borrow().is_none()),
+        || hooks::ran(Point::AfterPacks),
     );
 }
 
@@ -265,7 +185,7 @@ fn prefix_of_an_object_packed_while_loose_were_listed(backdate: bool) {
         h.lookup_prefix(&prefix).unwrap(),
         PrefixLookup::Unique(x.parse().unwrap())
     );
-    assert!(AFTER_PACKS.with(|h| h.borrow().is_none()), "the hook ran");
+    assert!(hooks::ran(Point::AfterPacks), "the hook ran");
 }
 
 #[test]
@@ -273,7 +193,7 @@ fn iteration_lists_objects_packed_while_loose_were_listed_under_a_trusted_listin
  {
     each_iteration_lists_every_object(
         |p, store| loose_objects_packed_and_relisted_by_another_trusted(p, store).0,
-        || AFTER_PACKS.with(|h| h.borrow().is_none()),
+        || hooks::ran(Point::AfterPacks),
     );
 }
 
@@ -302,7 +222,7 @@ fn a_miss_is_none_when_a_relisted_pack_vanishes_before_it_is_loaded() {
         matches!(h.locate(&x), Ok(Some(Location::Packed { .. }))),
         "{x} not found after its pack vanished twice"
     );
-    assert!(AFTER_RELIST.with(|h| h.borrow().is_none()), "the hook ran");
+    assert!(hooks::ran(Point::AfterRelist), "the hook ran");
     let absent = "0123456789012345678901234567890123456789".parse().unwrap();
     assert_eq!(h.locate(&absent).unwrap(), None);
     // And every object is found, by this handle and a new one.
@@ -336,13 +256,11 @@ fn a_pack_back_before_the_relisting_is_loaded_again() {
         std::fs::hard_link(&pack, &kept).unwrap();
         std::fs::remove_file(&pack).unwrap();
         let (kept2, pack2) = (kept.clone(), pack.clone());
-        BEFORE_RELIST.with(|hook| {
-            *hook.borrow_mut() = Some(Box::new(move || {
-                std::fs::hard_link(&kept2, &pack2).unwrap();
-            }))
+        hooks::once(Point::BeforeRelist, move || {
+            std::fs::hard_link(&kept2, &pack2).unwrap();
         });
         let found = h.locate(&x.parse().unwrap());
-        assert!(BEFORE_RELIST.with(|h| h.borrow().is_none()), "the hook ran");
+        assert!(hooks::ran(Point::BeforeRelist), "the hook ran");
         assert!(
             matches!(found, Ok(Some(Location::Packed { .. }))),
             "{x}: {found:?} (events after {events_after})"
@@ -367,18 +285,16 @@ fn a_pack_back_before_the_relisting_is_loaded_again() {
 #[test]
 fn relisting_while_packs_keep_vanishing_stops_at_its_bound() {
     fn arm(repo: std::path::PathBuf, count: std::rc::Rc<std::cell::Cell<usize>>) {
-        AFTER_RELIST.with(|hook| {
-            *hook.borrow_mut() = Some(Box::new(move || {
-                count.set(count.get() + 1);
-                fast_import_blobs(
-                    &repo,
-                    2,
-                    10 + count.get() as u64,
-                    &format!("d{}", count.get()),
-                );
-                git(&repo, &["repack", "-adq"]);
-                arm(repo, count);
-            }))
+        hooks::once(Point::AfterRelist, move || {
+            count.set(count.get() + 1);
+            fast_import_blobs(
+                &repo,
+                2,
+                10 + count.get() as u64,
+                &format!("d{}", count.get()),
+            );
+            git(&repo, &["repack", "-adq"]);
+            arm(repo, count);
         });
     }
     for what in ["locate", "count_objects"] {
@@ -395,7 +311,7 @@ fn relisting_while_packs_keep_vanishing_stops_at_its_bound() {
             "locate" => assert_eq!(h.locate(&absent).unwrap(), None),
             _ => assert!(h.count_objects().is_ok(), "count_objects: Incomplete"),
         }
-        AFTER_RELIST.with(|h| h.borrow_mut().take());
+        hooks::clear(Point::AfterRelist);
         // `count_objects` lists again before it counts and after the loose objects: twice the bound.
         let calls = if what == "locate" { 1 } else { 2 };
         assert_eq!(count.get(), calls * super::freshness::MAX_RELISTS, "{what}");
@@ -467,17 +383,14 @@ fn an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found() {
             );
             git(&repo_path, &["prune-packed"]);
         });
-        let hook = if loose == LooseMode::Watched {
-            &BEFORE_LOOSE
+        let point = if loose == LooseMode::Watched {
+            Point::BeforeLoose
         } else {
-            &BEFORE_STEADY_PROBE
+            Point::BeforeSteadyProbe
         };
-        hook.with(|hook| *hook.borrow_mut() = Some(pack_and_prune));
+        hooks::once(point, pack_and_prune);
         let found = h.locate(&x.parse().unwrap());
-        assert!(
-            hook.with(|h| h.borrow().is_none()),
-            "the hook ran ({loose:?})"
-        );
+        assert!(hooks::ran(point), "the hook ran ({loose:?})");
         assert!(
             !p.join("objects").join(&x[..2]).join(&x[2..]).exists(),
             "prune-packed removed the loose file"
@@ -528,21 +441,16 @@ fn a_held_miss_is_searched_again_when_another_threads_refresh_moves_the_handle_m
             .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
             .unwrap();
         let other = Arc::clone(&store);
-        AFTER_BATCH_SEARCH.with(|hook| {
-            *hook.borrow_mut() = Some(Box::new(move || {
-                let refreshed = std::thread::spawn(move || other.refresh().unwrap());
-                assert!(
-                    refreshed.join().unwrap(),
-                    "the other thread's refresh found the new pack"
-                );
-            }))
+        hooks::once(Point::AfterBatchSearch, move || {
+            let refreshed = std::thread::spawn(move || other.refresh().unwrap());
+            assert!(
+                refreshed.join().unwrap(),
+                "the other thread's refresh found the new pack"
+            );
         });
         let mut out = Vec::new();
         h.locate_many(&[b, a, absent], &mut out).unwrap();
-        assert!(
-            AFTER_BATCH_SEARCH.with(|h| h.borrow().is_none()),
-            "the hook ran"
-        );
+        assert!(hooks::ran(Point::AfterBatchSearch), "the hook ran");
         assert!(
             matches!(
                 out[..],

@@ -12,7 +12,7 @@
 //! (the lookup then refreshes, and the refreshed listing holds it), whatever a concurrent refresh is doing.
 //!
 //! Not modelled: the scan itself (the model's scan reads its directory under the lock; the real `scan_pack_dir`,
-//! `src/store/scan.rs`, stamps the directory from its descriptor before reading entries, argued in PROTOCOL.md),
+//! `src/store/listing/scan.rs`, stamps the directory from its descriptor before reading entries, argued in PROTOCOL.md),
 //! the kernel (as in `src/store/watch/inotify/model.rs`), and coarse timestamps (the model's stamps change with every write;
 //! `untrusted` covers the real ones and has unit tests).
 

@@ -3,7 +3,7 @@
 //! the module's `Fs` seam; the model file system and store are `model.rs`'s (one pack directory under
 //! a loom mutex, whose writes queue an event for each detector with events made on it, inside the lock; the
 //! refresh as `Store::refresh_from` makes it): this file is a module inside that one, so the two share them.
-//! The batch is stood in for by the steps of `Handle::locate_many` (`src/store/batch.rs`): search every id in the
+//! The batch is stood in for by the steps of `Handle::locate_many` (`src/store/lookup/batch.rs`): search every id in the
 //! listing the batch starts from, holding the misses; then one check for them all (`steady`, then `changed`); if
 //! it is not quiet, refresh and search each held miss in the listing then current.
 //!

@@ -7,7 +7,7 @@
 //!
 //! Not modelled: the kernel itself (that the event is queued before the writer's system call returns, and that
 //! `FIONREAD` and `read` take `notification_lock`, is the argument's step 1-2, from the kernel's source); the
-//! handle's use of the answer (`src/store/loose_sources.rs`, whose version check the `store_loose_objects_in_every_mode`
+//! handle's use of the answer (`src/store/listing/loose_sources.rs`, whose version check the `store_loose_objects_in_every_mode`
 //! model covers on the real file system); the refresh that follows a pack change (`Handle::packs_changed`, then
 //! `Store::refresh`: drain, take the new token, list), which the integration test
 //! `watch::object_written_by_another_process_before_the_signal_is_found` runs on the real file system with a

@@ -19,7 +19,7 @@
 //!    while the pack tried first is the one it was made for.
 //! 3. **One change check for the held misses** (docs/PROTOCOL.md, section 8c, B1), once every search of the batch
 //!    is done, so after each miss's search began, as a single lookup's check is. Each miss keeps a single lookup's
-//!    order ([`MissShape`](super::options::MissShape)): where the check comes first (watched listings), the check,
+//!    order ([`MissShape`](crate::store::options::MissShape)): where the check comes first (watched listings), the check,
 //!    then each miss's loose step; otherwise each miss's loose probe, then the one check (an `ioctl` with events;
 //!    without them one `stat` of each pack directory, counted as one miss per held miss towards the deferred
 //!    switch to events, F4). Only the check is shared. A check that says anything but "quiet", or a handle that
@@ -34,17 +34,18 @@
 use crate::error::Error;
 use crate::oid::ObjectId;
 use crate::prefetch::prefetch;
+use crate::store::hooks::{self, Point};
 use crate::sync;
 
-use super::Location;
-use super::filter::MissFilter;
-use super::freshness::RealFs;
 use super::handle::Handle;
-use super::loose_sources::LooseStep;
-use super::options::MissShape;
 use super::snapshot::{Warm, WarmTarget};
-use super::watch::Check;
 use crate::idx::Probe;
+use crate::store::Location;
+use crate::store::freshness::RealFs;
+use crate::store::listing::filter::MissFilter;
+use crate::store::listing::loose_sources::LooseStep;
+use crate::store::options::MissShape;
+use crate::store::watch::Check;
 
 /// Ids searched together: the lines of each step are prefetched for the whole group before any of its searches
 /// reads one. A core keeps about ten to twenty misses in flight; each id warms two lines a step (an id may
@@ -69,7 +70,7 @@ const AGAIN_ROUNDS: usize = 3;
 
 impl Handle {
     /// [`Handle::locate_many`]'s body.
-    pub(super) fn locate_batch(
+    pub(in crate::store) fn locate_batch(
         &mut self,
         ids: &[ObjectId],
         out: &mut Vec<Option<Location>>,
@@ -138,7 +139,7 @@ impl Handle {
                     }
                 };
                 out.push(loc);
-                after_search();
+                hooks::at(Point::AfterBatchSearch);
             }
         }
         // The held misses before an error are answered too: `out` holds every answer before the id that failed.
@@ -157,7 +158,7 @@ impl Handle {
         &mut self,
         ids: &[ObjectId],
         base: usize,
-        mut seen: sync::Arc<super::Map>,
+        mut seen: sync::Arc<crate::store::Map>,
         out: &mut Vec<Option<Location>>,
     ) -> Result<(), Error> {
         for _ in 0..AGAIN_ROUNDS {
@@ -181,7 +182,7 @@ impl Handle {
         &mut self,
         ids: &[ObjectId],
         base: usize,
-        listing: &sync::Arc<super::Map>,
+        listing: &sync::Arc<crate::store::Map>,
         misses: &mut Vec<usize>,
         out: &mut Vec<Option<Location>>,
     ) -> Result<(), Error> {
@@ -344,13 +345,6 @@ impl Handle {
             None => {}
         }
     }
-}
-
-/// Run after each search of a batch: the crate's tests' hook (`relist_tests::after_batch_search`), else nothing.
-#[inline(always)]
-fn after_search() {
-    #[cfg(all(test, not(any(loom, shuttle))))]
-    crate::store::relist_tests::after_batch_search();
 }
 
 /// How many ids `t` lists.

@@ -35,7 +35,7 @@ use crate::sync::plain::Arc;
 use super::bloom::SplitBlockBloom;
 
 /// A published filter: the bits, and which packs they cover in the map that holds it.
-pub(super) struct MissFilter {
+pub(in crate::store) struct MissFilter {
     bits: Arc<SplitBlockBloom>,
     /// Packs every id of which is in `bits`, sorted (a restriction of the packs the bits were built from).
     covered: Box<[PackId]>,
@@ -49,23 +49,23 @@ pub(super) struct MissFilter {
 
 impl MissFilter {
     #[inline(always)]
-    pub(super) fn may_contain(&self, id: &[u8]) -> bool {
+    pub(in crate::store) fn may_contain(&self, id: &[u8]) -> bool {
         self.bits.may_contain(id)
     }
 
     /// The bits [`may_contain`](Self::may_contain) reads for `id` (a batch prefetches them).
     #[inline(always)]
-    pub(super) fn block_of_id(&self, id: &[u8]) -> Option<&[u64; 4]> {
+    pub(in crate::store) fn block_of_id(&self, id: &[u8]) -> Option<&[u64; 4]> {
         self.bits.block_of_id(id)
     }
 
-    pub(super) fn covers(&self, pack: PackId) -> bool {
+    pub(in crate::store) fn covers(&self, pack: PackId) -> bool {
         self.covered.binary_search(&pack).is_ok()
     }
 
     /// Build the filter of a settled map from every pack loaded in it (and check the order of their fan-out
     /// buckets on the way, [`PackIndex::confirm_miss`]). `None` if there is none.
-    pub(super) fn build(packs: &[(PackId, &PackIndex)]) -> Option<MissFilter> {
+    pub(in crate::store) fn build(packs: &[(PackId, &PackIndex)]) -> Option<MissFilter> {
         if packs.is_empty() {
             return None;
         }
@@ -114,8 +114,8 @@ impl MissFilter {
         })
     }
 
-    /// Figures for [`Store::miss_filter`](super::Store::miss_filter).
-    pub(super) fn stats(&self) -> MissFilterStats {
+    /// Figures for [`Store::miss_filter`](crate::store::Store::miss_filter).
+    pub(in crate::store) fn stats(&self) -> MissFilterStats {
         MissFilterStats {
             ids: self.bits.ids(),
             live_ids: self.live_ids,
@@ -127,7 +127,7 @@ impl MissFilter {
     }
 }
 
-/// What [`Store::miss_filter`](super::Store::miss_filter) reports about the current map's miss filter.
+/// What [`Store::miss_filter`](crate::store::Store::miss_filter) reports about the current map's miss filter.
 ///
 /// ```
 /// # let repo = tempfile::tempdir()?;
@@ -166,7 +166,7 @@ pub struct MissFilterStats {
 
 /// The write-once filter slot of one slot map (held in its metadata).
 #[derive(Default)]
-pub(super) struct FilterCell {
+pub(in crate::store) struct FilterCell {
     published: OnceLock<Arc<MissFilter>>,
     /// The predecessor's filter restricted to the packs this map carried over (set when the map is built).
     inherited: Option<Arc<MissFilter>>,
@@ -174,19 +174,19 @@ pub(super) struct FilterCell {
 
 impl FilterCell {
     /// The published filter, if any.
-    pub(super) fn get(&self) -> Option<&Arc<MissFilter>> {
+    pub(in crate::store) fn get(&self) -> Option<&Arc<MissFilter>> {
         self.published.get()
     }
 
     /// Publish `f` unless another thread did first; returns the filter that is published.
-    pub(super) fn publish(&self, f: Arc<MissFilter>) -> &Arc<MissFilter> {
+    pub(in crate::store) fn publish(&self, f: Arc<MissFilter>) -> &Arc<MissFilter> {
         // A racing builder's copy is dropped: both were built from the same settled map.
         let _ = self.published.set(f);
         self.published.get().expect("set just above")
     }
 
     /// The filter a successor map of `old` starts from, restricted to the packs it carries over (`(pack, ids)`).
-    pub(super) fn inherit(
+    pub(in crate::store) fn inherit(
         old: &FilterCell,
         carried: impl Iterator<Item = (PackId, u32)>,
     ) -> FilterCell {
@@ -199,7 +199,7 @@ impl FilterCell {
 
     /// The inherited filter, if the settled map whose loaded packs are `loaded` (`(pack, ids)`) should use it
     /// as it is (see [`needs_rebuild`]).
-    pub(super) fn reusable(
+    pub(in crate::store) fn reusable(
         &self,
         loaded: impl Iterator<Item = (PackId, u32)>,
     ) -> Option<Arc<MissFilter>> {
@@ -212,7 +212,10 @@ impl FilterCell {
 /// rebuild when more than 4 loaded packs are outside it, or they hold more than 1/8 as many ids as it covers, or
 /// its stale ids (of packs that are gone) exceed 1/4 of its live ones (each stale id adds false positives at the
 /// rate of a live one).
-pub(super) fn needs_rebuild(f: &MissFilter, loaded: impl Iterator<Item = (PackId, u32)>) -> bool {
+pub(in crate::store) fn needs_rebuild(
+    f: &MissFilter,
+    loaded: impl Iterator<Item = (PackId, u32)>,
+) -> bool {
     let (mut outside_packs, mut outside_ids) = (0u64, 0u64);
     for (id, len) in loaded {
         if !f.covers(id) {

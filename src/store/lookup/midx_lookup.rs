@@ -2,14 +2,14 @@
 //! confirmed where its ids may be out of order, and entries that cannot be right answered from the covered packs'
 //! own indices (a typed error naming the file if none has the id: never a wrong location).
 
-use super::Location;
-use super::load::LoadedMidx;
-use super::options::MidxCheck;
 use crate::error::{Error, MidxProblem};
 use crate::fanout::Confirmed;
 use crate::idx::Found;
 use crate::midx::MidxFound;
 use crate::oid::ObjectId;
+use crate::store::Location;
+use crate::store::listing::load::LoadedMidx;
+use crate::store::options::MidxCheck;
 use crate::sync::plain::Arc;
 
 impl LoadedMidx {
@@ -20,7 +20,7 @@ impl LoadedMidx {
     /// naming the multi-pack-index. A miss here is confirmed by [`confirm_miss`](Self::confirm_miss) once every
     /// index missed (off the hit path).
     #[inline]
-    pub(super) fn lookup(
+    pub(in crate::store) fn lookup(
         &self,
         id: &[u8],
         bad: &mut Option<(Box<[u8]>, Error)>,
@@ -30,7 +30,7 @@ impl LoadedMidx {
 
     /// What `found` (this file's search for `id`) answers, as [`lookup`](Self::lookup) says.
     #[inline(always)]
-    pub(super) fn answer(
+    pub(in crate::store) fn answer(
         &self,
         id: &[u8],
         found: MidxFound,
@@ -61,7 +61,7 @@ impl LoadedMidx {
     /// (O(bucket)), after which a miss there costs one Relaxed load more. Ids out of order (a file that lies; git
     /// misses such objects) send misses in their bucket to the packs' own indices.
     #[inline]
-    pub(super) fn confirm_miss(
+    pub(in crate::store) fn confirm_miss(
         &self,
         id: &[u8],
         bad: &mut Option<(Box<[u8]>, Error)>,

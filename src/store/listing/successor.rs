@@ -5,16 +5,16 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::filter::FilterCell;
-use super::listing::{Listing, RefreshState};
 use super::load::{Loaded, Map};
 use super::plan::SlotSpec;
 use crate::dir::Stamp;
 use crate::protocol::SlotMap;
+use crate::store::listing::{Listing, RefreshState};
 use crate::sync::plain::Arc;
 
 /// Whether two listings name the same objects directories, packs (by id) and multi-pack-indices (by file
 /// identity).
-pub(super) fn same_listing(a: &Listing, b: &Listing) -> bool {
+pub(in crate::store) fn same_listing(a: &Listing, b: &Listing) -> bool {
     fn midx(g: &Listing) -> Vec<(&Path, Stamp)> {
         g.slots
             .iter()
@@ -38,7 +38,7 @@ pub(super) fn same_listing(a: &Listing, b: &Listing) -> bool {
 
 /// Build the map that replaces `old`: every slot whose file is unchanged keeps its loaded value (or its
 /// recorded failure) and comes first, ready; the rest are empty, in load order.
-pub(super) fn build_successor(old: &Map, mut listing: Listing) -> Map {
+pub(in crate::store) fn build_successor(old: &Map, mut listing: Listing) -> Map {
     // What the old map loaded, keyed by file identity.
     let mut carried_packs: HashMap<(PathBuf, Stamp), Loaded> = HashMap::new();
     let mut carried_midx: HashMap<(PathBuf, Stamp), Loaded> = HashMap::new();
@@ -135,7 +135,7 @@ fn drop_opened(spec: &mut SlotSpec) {
 /// `.pack` opened again when a listing saw it back, each open a chance to find it away (seen under `strace` in
 /// `bench/scripts/flapping-pack.sh`, and in cli/tests/cli/flapping.rs), where git never prunes its list. 64
 /// listings in a row without the file is a pack removed for good; a long-lived store lets its index go then.
-pub(super) const MAX_KEPT_LISTINGS: u32 = 64;
+pub(in crate::store) const MAX_KEPT_LISTINGS: u32 = 64;
 
 /// Issue 38, 5: keep in `listing` (a re-listing after a miss) each pack of `old` whose index `old` has loaded and
 /// which `listing` did not find (renamed away for a moment, or removed by a repack), as git keeps a pack it has
@@ -143,11 +143,16 @@ pub(super) const MAX_KEPT_LISTINGS: u32 = 64;
 /// and mapping. The pack keeps its id, paths and stamp, and the successor map carries its loaded index; were it
 /// dropped, its objects would be `missing` until a listing saw it again. Not stale (P5): the id still names the
 /// same file, which a reader that has it open reads as before; a reader that cannot open it any more asks
-/// [`Handle::locate_again`](super::Handle::locate_again), whose re-listing keeps nothing (as an explicit
-/// [`Store::refresh`](super::Store::refresh)), so the location is then recognised as gone. A pack that
+/// [`Handle::locate_again`](crate::store::Handle::locate_again), whose re-listing keeps nothing (as an explicit
+/// [`Store::refresh`](crate::store::Store::refresh)), so the location is then recognised as gone. A pack that
 /// [`MAX_KEPT_LISTINGS`] listings in a row missed is let go (a repack removed it for good: a long-lived store
 /// does not keep deleted packs mapped), and so is one whose objects directory is no longer searched.
-pub(super) fn keep_loaded(old: &Map, listing: &mut Listing, state: &mut RefreshState, keep: bool) {
+pub(in crate::store) fn keep_loaded(
+    old: &Map,
+    listing: &mut Listing,
+    state: &mut RefreshState,
+    keep: bool,
+) {
     if !keep {
         state.kept.clear();
         return;

@@ -1,14 +1,14 @@
 //! Lookup within one pack ([`Handle::locate_in_pack`]), as git's `find_pack_entry_one`: a `REF_DELTA`'s base is
 //! looked up in the pack that holds the delta.
 
-use super::load::Loaded;
-use super::plan::SlotSpec;
-use super::{Handle, Location};
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::idx::PackIndex;
 use crate::oid::ObjectId;
 use crate::protocol::SlotRef;
+use crate::store::listing::load::Loaded;
+use crate::store::listing::plan::SlotSpec;
+use crate::store::{Handle, Location};
 use crate::sync::plain::Arc;
 
 impl Handle {
@@ -114,11 +114,11 @@ impl Handle {
     }
 
     /// The `.pack` of `pack` as mapped when its index was loaded, under
-    /// [`Options::pack_data`](super::Options::pack_data): from the indices this handle has searched, else from
+    /// [`Options::pack_data`](crate::store::Options::pack_data): from the indices this handle has searched, else from
     /// the store's current listing (an index another handle loaded). `None` without the option, for a pack whose
     /// own index is not loaded (not yet searched, or covered by a multi-pack-index), or if the file could not be
     /// mapped then. Asks nothing of the file system and loads nothing. Example:
-    /// [`Options::pack_data`](super::Options::pack_data).
+    /// [`Options::pack_data`](crate::store::Options::pack_data).
     pub fn pack_data(&self, pack: PackId) -> Option<Arc<crate::data::Data>> {
         if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
             return p.data.clone();
@@ -137,7 +137,7 @@ impl Handle {
     }
 
     /// [`Error::WrongIdHashKind`] unless `id` is of the store's hash kind.
-    pub(super) fn check_kind(&self, id: &ObjectId) -> Result<(), Error> {
+    pub(in crate::store) fn check_kind(&self, id: &ObjectId) -> Result<(), Error> {
         let store = self.store();
         if id.kind() != store.hash_kind() {
             return Err(Error::WrongIdHashKind {

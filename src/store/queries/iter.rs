@@ -6,13 +6,14 @@ use std::collections::HashSet;
 use std::ops::{ControlFlow, RangeInclusive};
 use std::path::{Path, PathBuf};
 
-use super::load::LoadedMidx;
-use super::{Handle, Location, MidxCheck};
 use crate::data::LoadMode;
 use crate::error::{Error, IdxProblem};
 use crate::ids::PackId;
 use crate::idx::PackIndex;
 use crate::oid::{HashKind, ObjectId};
+use crate::store::hooks::{self, Point};
+use crate::store::listing::load::LoadedMidx;
+use crate::store::{Handle, Location, MidxCheck};
 use crate::sync::plain::Arc;
 
 /// Objects an index lists that iteration cannot locate, with why ([`Handle::unlocatable_objects`]).
@@ -172,7 +173,7 @@ impl ObjectCounts {
 
 /// What one walk of a store does at each of its steps ([`Handle::walk`]): the walks of every object
 /// ([`Handle::for_each_object`]), of counting ([`Handle::count_objects`]) and of a prefix (`each_with_prefix`).
-pub(super) trait Visit {
+pub(in crate::store) trait Visit {
     /// The packed step: the entries of every index (the handle loads them) until it breaks. Called again after
     /// the loose step when the handle moved to a new listing: skipping the packs already visited is the
     /// visitor's.
@@ -239,17 +240,16 @@ impl Visit for Count {
 impl Handle {
     /// The one walk of a store, in `locate`'s order: the packs (`visit`'s packed step), the loose objects of each
     /// objects directory (the fan-out directories `visit` asks for, listed afresh in every
-    /// [`LooseMode`](super::LooseMode) but `None`), then, if a pack directory changed or an index vanished
+    /// [`LooseMode`](crate::store::LooseMode) but `None`), then, if a pack directory changed or an index vanished
     /// ([`should_refresh`](Handle::should_refresh)) or another thread's refresh replaced the listing, the packed
     /// step again on the new listing ([`load_all_relisted`](Handle::load_all_relisted)): a repack (and prune)
     /// while the loose objects were listed moved objects into packs this listing does not know. Stops where
     /// `visit` breaks.
-    pub(super) fn walk(&mut self, visit: &mut impl Visit) -> Result<(), Error> {
+    pub(in crate::store) fn walk(&mut self, visit: &mut impl Visit) -> Result<(), Error> {
         if visit.packs(self).is_break() {
             return Ok(());
         }
-        #[cfg(all(test, not(any(loom, shuttle))))]
-        super::relist_tests::after_packs();
+        hooks::at(Point::AfterPacks);
         let g = self.listing();
         for ((l, &dir_id), dir) in g.loose.iter().zip(g.dir_ids.iter()).zip(g.dirs.iter()) {
             for first in visit.fanouts() {
@@ -273,7 +273,7 @@ impl Handle {
     /// (newest pack first, each in id order), then the multi-pack-indices (id order), then the loose objects of
     /// each objects directory (in directory order). An object stored in several places comes once per place;
     /// nothing is allocated per packed object. Loose fan-out directories are listed afresh in every
-    /// [`LooseMode`](super::LooseMode) but `None` (which skips them), [`Cached`](super::LooseMode::Cached) too.
+    /// [`LooseMode`](crate::store::LooseMode) but `None` (which skips them), [`Cached`](crate::store::LooseMode::Cached) too.
     ///
     /// Loads every index file first, and lists the pack directories again as [`locate`](Self::locate) does on a
     /// miss: before the first call of `f` if an index vanished or a pack directory changed since the listing
@@ -281,7 +281,7 @@ impl Handle {
     /// the loose objects if one changed meanwhile or another thread's refresh replaced the listing (then the
     /// entries of packs not seen before follow).
     /// Errors: I/O errors listing loose directories; [`Error::Incomplete`] (under
-    /// [`IncompleteMode::Error`](super::IncompleteMode::Error), before any call of `f`) if an index could not be
+    /// [`IncompleteMode::Error`](crate::store::IncompleteMode::Error), before any call of `f`) if an index could not be
     /// loaded.
     pub fn for_each_object(
         &mut self,
@@ -301,7 +301,7 @@ impl Handle {
     /// pack is not in `seen`, where a lookup finds it, then those packs are added to `seen`. An entry that cannot
     /// be right is listed where a lookup answers it: a multi-pack-index entry from the packs' own indices (as
     /// `locate` does), and the objects of a fanout bucket whose misses `locate` sends to the own indices (out of
-    /// order; under [`MidxCheck::PackIndex`](super::MidxCheck::PackIndex), not the packs' ids) from those too.
+    /// order; under [`MidxCheck::PackIndex`](crate::store::MidxCheck::PackIndex), not the packs' ids) from those too.
     /// What no index can locate is skipped here, and pushed to `unusable` with why when it is given, with the
     /// ids of every `.idx` that did not load (read again, without its pack) for
     /// [`unlocatable_objects`](Self::unlocatable_objects).

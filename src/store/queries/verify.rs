@@ -3,13 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Store;
 use crate::data::LoadMode;
 use crate::error::Error;
 use crate::idx::PackIndex;
 use crate::midx::MultiPackIndex;
 use crate::midx::chain::{CHAIN_DIR, chain_path, read_chain};
 use crate::oid::HashKind;
+use crate::store::Store;
 
 /// One file [`Store::verify`] checked: its path and the number of objects it lists, or what is wrong with it
 /// (an error naming the file).
@@ -143,7 +143,7 @@ fn verify_midx(
         .pack_names()
         .iter()
         .map(|name| {
-            let idx = super::plan::idx_name(name);
+            let idx = crate::store::listing::plan::idx_name(name);
             PackIndex::open_for_pack(&pack_dir.join(idx), kind, load).ok()
         })
         .collect();

@@ -33,20 +33,21 @@
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
-use super::freshness::{MAX_RELISTS, RealFs, Tally};
-use super::listing::{Listing, pack_path_in};
-use super::load::{Loaded, Map, load_slot};
-use super::loose_sources::{FanoutLists, LooseSource, LooseStep};
-use super::metrics::Counters;
-use super::options::{IncompleteMode, MissShape};
 use super::snapshot::Snapshot;
-use super::watch::FALLBACK;
+use crate::store::freshness::{MAX_RELISTS, RealFs, Tally};
+use crate::store::hooks::{self, Point};
+use crate::store::listing::load::{Loaded, Map, load_slot};
+use crate::store::listing::loose_sources::{FanoutLists, LooseSource, LooseStep};
+use crate::store::listing::{Listing, pack_path_in};
+use crate::store::metrics::Counters;
+use crate::store::options::{IncompleteMode, MissShape};
+use crate::store::watch::FALLBACK;
 
-use super::{Location, Store};
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{Settled, View};
+use crate::store::{Location, Store};
 use crate::sync;
 use crate::sync::plain::Arc;
 
@@ -75,7 +76,7 @@ impl Store {
 /// allocates nothing and a steady-state miss does one Acquire load of shared memory (plus, in the default
 /// configuration on Linux, one `ioctl` on the store's inotify descriptor and two more loads (the token and the
 /// detector's state) plus one per fan-out version used; elsewhere the loose probe and, under
-/// [`RefreshMode::OnMiss`](super::RefreshMode::OnMiss), one `stat` per pack directory).
+/// [`RefreshMode::OnMiss`](crate::store::RefreshMode::OnMiss), one `stat` per pack directory).
 ///
 /// ```
 /// # let repo = tempfile::tempdir()?;
@@ -99,23 +100,23 @@ impl Store {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Handle {
-    pub(super) store: Arc<Store>,
-    pub(super) view: View<Loaded, Listing>,
-    pub(super) snap: Snapshot,
+    pub(in crate::store) store: Arc<Store>,
+    pub(in crate::store) view: View<Loaded, Listing>,
+    pub(in crate::store) snap: Snapshot,
     // Copies of the store's settings, so the miss path does not reach through the store for them.
-    pub(super) kind: HashKind,
+    pub(in crate::store) kind: HashKind,
     /// What a miss does after its pack search (the options' [`MissShape`]).
-    pub(super) shape: MissShape,
-    /// This handle's listings of fan-out directories ([`LooseMode::Watched`](super::LooseMode::Watched)).
-    pub(super) fanouts: FanoutLists,
+    pub(in crate::store) shape: MissShape,
+    /// This handle's listings of fan-out directories ([`LooseMode::Watched`](crate::store::LooseMode::Watched)).
+    pub(in crate::store) fanouts: FanoutLists,
     /// Misses answered while the store's change events are deferred, not yet reported to the detector
-    /// ([`Options::change_events_after`](super::Options::change_events_after)); counted by the `stat` check.
-    pub(super) tally: Tally,
+    /// ([`Options::change_events_after`](crate::store::Options::change_events_after)); counted by the `stat` check.
+    pub(in crate::store) tally: Tally,
     /// `.idx` files opened for [`Handle::locate_in_pack`] on packs a multi-pack-index covers.
-    pub(super) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
-    /// The positions of a batch's misses waiting for its one change check (`store/batch.rs`); kept between
+    pub(in crate::store) own_indices: Vec<(PackId, Arc<crate::idx::PackIndex>)>,
+    /// The positions of a batch's misses waiting for its one change check (`store/lookup/batch.rs`); kept between
     /// batches, so a batch allocates nothing once this has room.
-    pub(super) batch_misses: Vec<usize>,
+    pub(in crate::store) batch_misses: Vec<usize>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -151,7 +152,7 @@ impl Handle {
 
     /// The general lookup, from `stage` on (where [`locate_steady`](Self::locate_steady) stopped).
     #[inline(never)]
-    pub(super) fn locate_slow(
+    pub(in crate::store) fn locate_slow(
         &mut self,
         id: &ObjectId,
         stage: Stage,
@@ -206,8 +207,7 @@ impl Handle {
                 // 2. Loose objects (git's order: packs, loose, then re-read the pack directories).
                 if stage <= Stage::Loose {
                     let drained = self.drain_for_loose();
-                    #[cfg(all(test, not(any(loom, shuttle))))]
-                    super::relist_tests::before_loose();
+                    hooks::at(Point::BeforeLoose);
                     let quiet = drained.is_some_and(|t| t & FALLBACK == 0);
                     self.snap.loose_failed.clear();
                     probed = Some(Arc::clone(&self.view.map().meta().loose));
@@ -308,7 +308,7 @@ impl Handle {
 
     /// The answer for an object found nowhere: `Ok(None)`, or [`Error::Incomplete`] if some index failed to load
     /// (or a directory could not be read) and the store was opened with [`IncompleteMode::Error`].
-    pub(super) fn miss<T>(&self) -> Result<Option<T>, Error> {
+    pub(in crate::store) fn miss<T>(&self) -> Result<Option<T>, Error> {
         self.check_complete()?;
         Ok(None)
     }
@@ -318,7 +318,7 @@ impl Handle {
     /// [`IncompleteMode::Miss`] too when one of those failures was a system call that may pass
     /// ([`Error::is_transient`]: the fault policy, docs/RELIABILITY.md "Faults"): only a file that is there
     /// but cannot be used (corrupt, of the wrong kind) makes git's `missing`.
-    pub(super) fn check_complete(&self) -> Result<(), Error> {
+    pub(in crate::store) fn check_complete(&self) -> Result<(), Error> {
         let certain = self.snap.failed.iter().all(|f| self.gone_is_absent(f))
             && self.view.map().meta().unreadable.is_empty();
         if certain
@@ -345,7 +345,7 @@ impl Handle {
     /// missing when the caller opened it: git moved the object and removed the file in between (`repack -d`
     /// packs loose objects and prunes them; `repack -a -d` replaces packs). Lists the repository again (whatever
     /// the refresh mode and the change detector say, and with fresh loose listings under
-    /// [`LooseMode::Cached`](super::LooseMode::Cached)) and answers from what is there now, as git does when a
+    /// [`LooseMode::Cached`](crate::store::LooseMode::Cached)) and answers from what is there now, as git does when a
     /// read fails: a location whose file exists, or `None` if the object is gone. Lists again while the answer is
     /// still `gone` and its file is still missing, 8 times at most.
     ///
@@ -387,11 +387,9 @@ impl Handle {
     ) -> Result<Option<Location>, Error> {
         for _ in 0..MAX_RELISTS {
             let map = sync::Arc::clone(self.view.map());
-            #[cfg(all(test, not(any(loom, shuttle))))]
-            super::edge_tests::around_again_listing(false);
+            hooks::at(Point::BeforeAgainListing);
             self.store.refresh_from(&map, true, false)?;
-            #[cfg(all(test, not(any(loom, shuttle))))]
-            super::edge_tests::around_again_listing(true);
+            hooks::at(Point::AfterAgainListing);
             if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
                 self.move_to_current();
             }
@@ -453,7 +451,7 @@ impl Handle {
     }
 
     /// Before the slow path's loose step: drain the change events (so the fan-out versions read next count every
-    /// object written before this lookup began). The drained state ([`Watch::drain`](super::watch::Watch)'s
+    /// object written before this lookup began). The drained state ([`Watch::drain`](crate::store::watch::Watch)'s
     /// value; watched listings can be used if it has no `FALLBACK`), or `None` if nothing was drained.
     fn drain_for_loose(&mut self) -> Option<u64> {
         if !self.shape.watching() || !self.shape.loose_on() {
@@ -465,7 +463,7 @@ impl Handle {
     /// Whether the pack directories changed since this handle's listing was made: the one refresh check of
     /// every lookup path (drain the events and compare counters, or, without events, `stat` each directory),
     /// made after the lookup's loose step (F5).
-    pub(super) fn packs_changed(&self) -> bool {
+    pub(in crate::store) fn packs_changed(&self) -> bool {
         let g = self.view.map().meta();
         g.fresh.changed(&self.tally, g.dirs.len(), &RealFs)
     }
@@ -497,7 +495,7 @@ impl Handle {
     /// view is complete and [`Store::problems`] lists every index that cannot be loaded. Prefix lookups and
     /// iteration call it. Returns the view it loaded: what this handle has seen (packs, multi-pack-indices) and
     /// the listing it belongs to.
-    pub(super) fn load_all(&mut self) -> (&Snapshot, &Listing) {
+    pub(in crate::store) fn load_all(&mut self) -> (&Snapshot, &Listing) {
         // An empty id is never found: settling with it loads every slot and searches none.
         while let Settled::Retired = self.settle(&[]) {
             self.move_to_current();
@@ -543,16 +541,16 @@ impl Handle {
     }
 
     /// What this handle has loaded so far.
-    pub(super) fn snapshot(&self) -> &Snapshot {
+    pub(in crate::store) fn snapshot(&self) -> &Snapshot {
         &self.snap
     }
 
     /// The listing this handle's view belongs to.
-    pub(super) fn listing(&self) -> &Listing {
+    pub(in crate::store) fn listing(&self) -> &Listing {
         self.view.map().meta()
     }
 
-    pub(super) fn move_to_current(&mut self) {
+    pub(in crate::store) fn move_to_current(&mut self) {
         self.view = View::new(self.store.current.get());
         self.flush_counts();
         // The loose probes that failed in this lookup's last loose step stay: a re-listing after it (the refresh
@@ -565,11 +563,11 @@ impl Handle {
     /// Whether a miss should re-list the pack directories: `RefreshMode::OnMiss`, and a pack directory changed
     /// (or was listed too recently to trust) or an index or pack vanished since the listing. The one check that
     /// [`locate`](Self::locate), the prefix lookups and the iterations make after their loose step.
-    pub(super) fn should_refresh(&self) -> bool {
+    pub(in crate::store) fn should_refresh(&self) -> bool {
         self.shape.refresh_on_miss() && (self.snap.vanished || self.packs_changed())
     }
 
-    /// Add what this handle counted into the store's [`Metrics`](super::Metrics) (before its snapshot goes).
+    /// Add what this handle counted into the store's [`Metrics`](crate::store::Metrics) (before its snapshot goes).
     fn flush_counts(&mut self) {
         let n = std::mem::take(&mut self.snap.filter_answers);
         if n > 0 {
@@ -588,7 +586,7 @@ impl Drop for Handle {
 
 /// Where the slow path of a lookup starts: what the steady path has done is not done again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Stage {
+pub(in crate::store) enum Stage {
     /// Search the packs (loading indices as needed).
     Packs,
     /// The packs were searched in a settled map: the loose objects.

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::problem::Problem;
 use super::scan::{ListedPack, MidxFiles};
 use crate::data::{Data, LoadMode};
 use crate::dir::Stamp;
 use crate::error::Error;
 use crate::midx::MultiPackIndex;
 use crate::oid::{HashKind, ObjectId};
+use crate::store::problem::Problem;
 #[expect(
     clippy::disallowed_types,
     reason = "sync::plain: hands a file from the listing to the one load of its slot"
@@ -21,7 +21,7 @@ use crate::sync::plain::{Arc, Mutex};
 
 /// What one slot loads.
 #[derive(Debug)]
-pub(super) enum SlotSpec {
+pub(in crate::store) enum SlotSpec {
     /// A pack's `.idx`. `covered_by` is the slot of a multi-pack-index that lists this pack: if that loads, this
     /// slot loads nothing.
     Pack {
@@ -49,7 +49,7 @@ pub(super) enum SlotSpec {
 
 /// A multi-pack-index as the listing opened it.
 #[derive(Debug)]
-pub(super) enum OpenedMidx {
+pub(in crate::store) enum OpenedMidx {
     /// Mapped ([`LoadMode::Mmap`]): its pack names were read; the rest is checked when the slot loads.
     Mapped(Data),
     /// Read whole and checked ([`LoadMode::Read`]: no mapping at all, even a short-lived one, since a file
@@ -80,7 +80,7 @@ fn prefix_u64(b: &[u8]) -> u64 {
 }
 
 /// The slots planned so far.
-pub(super) struct Plan {
+pub(in crate::store) struct Plan {
     kind: HashKind,
     /// How multi-pack-indices are read; `None`: they are not used (`Options::multi_pack_index` off).
     midx: Option<LoadMode>,
@@ -117,7 +117,7 @@ struct DirPlan<'a> {
 
 impl Plan {
     /// An empty plan; `midx`: how to read multi-pack-indices, if they are used.
-    pub(super) fn new(kind: HashKind, midx: Option<LoadMode>) -> Plan {
+    pub(in crate::store) fn new(kind: HashKind, midx: Option<LoadMode>) -> Plan {
         Plan {
             kind,
             midx,
@@ -135,7 +135,7 @@ impl Plan {
     /// name with other contents (and the freed inode number) gets a new id once a multi-pack-index lists it
     /// again. A file that cannot be read is a [`Problem`] and covers nothing. [`pack_dir`](Self::pack_dir) plans
     /// their slots.
-    pub(super) fn open_dir_midx(
+    pub(in crate::store) fn open_dir_midx(
         &mut self,
         pack_dir: &Path,
         midx: MidxFiles,
@@ -185,7 +185,7 @@ impl Plan {
 
     /// Plan the slots of the pack directory whose packs are `packs[first..]`: the multi-pack-index files
     /// [`open_dir_midx`](Self::open_dir_midx) opened, matched to the packs by name, then a slot per pack.
-    pub(super) fn pack_dir(&mut self, packs: &[ListedPack], first: usize) {
+    pub(in crate::store) fn pack_dir(&mut self, packs: &[ListedPack], first: usize) {
         let mut dir = DirPlan {
             covered: HashMap::new(),
             by_name: None,
@@ -286,7 +286,7 @@ impl Plan {
     }
 
     /// The slots in load order: multi-pack-indices and uncovered packs as planned, then the covered packs.
-    pub(super) fn finish(mut self) -> Vec<SlotSpec> {
+    pub(in crate::store) fn finish(mut self) -> Vec<SlotSpec> {
         self.slots.extend(self.covered);
         self.slots
     }
@@ -314,7 +314,7 @@ impl DirPlan<'_> {
 /// The `.idx` file a multi-pack-index's pack name `n` stands for: `n` itself (`PNAM` names the `.idx`, what git
 /// writes), or `<stem>.idx` for a `<stem>.pack` (git's `cmp_idx_or_pack_name` matches either). File names as
 /// bytes, whatever they hold: a name that is not UTF-8 names its pack as git reads it (issue 38 item 4).
-pub(super) fn idx_name(n: &OsStr) -> OsString {
+pub(in crate::store) fn idx_name(n: &OsStr) -> OsString {
     let path = Path::new(n);
     match path.extension() {
         Some(ext) if ext == "pack" => path.with_extension("idx").into_os_string(),

@@ -24,25 +24,25 @@
 
 use std::path::PathBuf;
 
-use super::Location;
-use super::filter::MissFilter;
-use super::listing::{Listing, slot_path};
-use super::load::{Loaded, LoadedMidx, LoadedPack};
-use super::plan::SlotSpec;
 use crate::error::Error;
 use crate::idx::Found;
 use crate::protocol::SlotRef;
+use crate::store::Location;
+use crate::store::listing::filter::MissFilter;
+use crate::store::listing::load::{Loaded, LoadedMidx, LoadedPack};
+use crate::store::listing::plan::SlotSpec;
+use crate::store::listing::{Listing, slot_path};
 use crate::sync::plain::Arc;
 
 /// One thread's cached picture of the store: the loaded indices it has seen, in search order.
 #[derive(Default)]
-pub(super) struct Snapshot {
+pub(in crate::store) struct Snapshot {
     /// Single-pack indices, newest pack first.
-    pub(super) packs: Vec<Arc<LoadedPack>>,
+    pub(in crate::store) packs: Vec<Arc<LoadedPack>>,
     /// Multi-pack-indices.
-    pub(super) midx: Vec<Arc<LoadedMidx>>,
+    pub(in crate::store) midx: Vec<Arc<LoadedMidx>>,
     /// Index files that failed to load (not counting a multi-pack-index, whose packs are searched instead).
-    pub(super) failed: Vec<(PathBuf, Arc<Error>)>,
+    pub(in crate::store) failed: Vec<(PathBuf, Arc<Error>)>,
     /// Position in `packs` of the last hit: tried first.
     last_hit: usize,
     /// The map's miss filter, once this snapshot is complete and the filter is published.
@@ -55,34 +55,34 @@ pub(super) struct Snapshot {
     /// settled map ([`index_buckets`](Self::index_buckets)); empty otherwise (then each pack's table is read).
     bucket_packs: Vec<u64>,
     /// Settled misses to go before this handle builds the filter; [`FILTER_DONE`] once decided.
-    pub(super) filter_countdown: u32,
+    pub(in crate::store) filter_countdown: u32,
     /// The countdown was started (the next time it reaches zero, build).
-    pub(super) filter_armed: bool,
+    pub(in crate::store) filter_armed: bool,
     /// The last entry found whose offset cannot be right, with the id it was found for (a typed error naming
     /// the file): the search goes on in the other indices, and a lookup of that id reports it only if nothing
     /// else has the object. Set only on that path, so a hit pays nothing for it.
-    pub(super) bad_entry: Option<(Box<[u8]>, Error)>,
+    pub(in crate::store) bad_entry: Option<(Box<[u8]>, Error)>,
     /// Some index of `packs` or `midx` has fan-out buckets not yet checked in order: its misses are confirmed
     /// (see [`PackIndex::confirm_miss`](crate::idx::PackIndex::confirm_miss), [`LoadedMidx::confirm_miss`]).
     unconfirmed: bool,
     /// An index failed to load because its file (or its `.pack`) is gone since the listing: a miss refreshes.
     /// Set only with an entry in `failed` (`Handle::locate_steady` relies on it: it leaves both to the slow path).
-    pub(super) vanished: bool,
+    pub(in crate::store) vanished: bool,
     /// Loose directories the current lookup could not probe (cleared when a lookup reaches the loose objects,
     /// filled only on failure): a miss cannot be claimed.
-    pub(super) loose_failed: Vec<(PathBuf, Arc<Error>)>,
-    /// Misses the filter answered (the store's [`Metrics::filter_answers`](super::Metrics::filter_answers), added
+    pub(in crate::store) loose_failed: Vec<(PathBuf, Arc<Error>)>,
+    /// Misses the filter answered (the store's [`Metrics::filter_answers`](crate::store::Metrics::filter_answers), added
     /// there when the handle lets go of this snapshot: no shared write on the miss path).
-    pub(super) filter_answers: u64,
+    pub(in crate::store) filter_answers: u64,
 }
 
-/// What a batch's warming steps learnt of an id before its search (`store/batch.rs`), while the pack tried first
+/// What a batch's warming steps learnt of an id before its search (`store/lookup/batch.rs`), while the pack tried first
 /// is the one they stepped ([`Snapshot::warm_key`]) and no slow path ran. A miss filter installed since (where
 /// there was none: the steady searches change nothing else) leaves each state right: `Maybe` and `Probed` are
 /// searches without the filter, which give the same answers; `Absent` is made only by an installed filter,
 /// which is never replaced but on a slow path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Warm {
+pub(in crate::store) enum Warm {
     /// Nothing: searched as [`Snapshot::search`] does.
     Cold,
     /// The miss filter says the id is absent.
@@ -97,7 +97,7 @@ pub(super) enum Warm {
 
 /// The index a batch steps the searches of (`Snapshot::warm_targets`).
 #[derive(Clone, Copy)]
-pub(super) enum WarmTarget<'a> {
+pub(in crate::store) enum WarmTarget<'a> {
     /// The pack tried first.
     Pack(&'a LoadedPack),
     /// The first multi-pack-index, where there are no packs of their own.
@@ -105,13 +105,13 @@ pub(super) enum WarmTarget<'a> {
 }
 
 /// `filter_countdown` once the filter is installed (or none will be).
-pub(super) const FILTER_DONE: u32 = u32::MAX;
+pub(in crate::store) const FILTER_DONE: u32 = u32::MAX;
 
 impl Snapshot {
     /// Search everything loaded so far (skipping the packs the miss filter covers when it says "absent"). No
     /// allocation, no shared writes (except on a bad entry, which records its error and goes on).
     #[inline]
-    pub(super) fn search(&mut self, id: &[u8]) -> Option<Location> {
+    pub(in crate::store) fn search(&mut self, id: &[u8]) -> Option<Location> {
         if let Some(f) = &self.filter
             && !f.may_contain(id)
         {
@@ -181,10 +181,10 @@ impl Snapshot {
         None
     }
 
-    /// What a batch of lookups warms before it searches (`Handle::locate_many`, `store/batch.rs`): the miss
+    /// What a batch of lookups warms before it searches (`Handle::locate_many`, `store/lookup/batch.rs`): the miss
     /// filter if installed, and the index a search reads first: the pack tried first (the last hit's), or
     /// without packs of their own (a multi-pack-index covers them all) the first multi-pack-index.
-    pub(super) fn warm_targets(&self) -> (Option<&MissFilter>, Option<WarmTarget<'_>>) {
+    pub(in crate::store) fn warm_targets(&self) -> (Option<&MissFilter>, Option<WarmTarget<'_>>) {
         let first = match self.packs.get(self.last_hit) {
             Some(p) => Some(WarmTarget::Pack(p)),
             None if self.packs.is_empty() => self.midx.first().map(|m| WarmTarget::Midx(m)),
@@ -194,17 +194,17 @@ impl Snapshot {
     }
 
     /// The pack a search tries first (the last hit's), as a value to compare: a batch's warm states for the
-    /// searches of one group are used only while it is unchanged (`store/batch.rs`). It names the pack by its
+    /// searches of one group are used only while it is unchanged (`store/lookup/batch.rs`). It names the pack by its
     /// position, which stands for the same pack while no slow path runs (slots are added on slow paths only).
     #[inline(always)]
-    pub(super) fn warm_key(&self) -> usize {
+    pub(in crate::store) fn warm_key(&self) -> usize {
         self.last_hit
     }
 
     /// [`search`](Self::search), with what a batch's warming steps learnt of `id` on this snapshot (same
     /// [`warm_key`](Self::warm_key)): the filter's answer and the first pack's search steps are not made again.
     #[inline(always)]
-    pub(super) fn search_warmed(&mut self, id: &[u8], w: Warm) -> Option<Location> {
+    pub(in crate::store) fn search_warmed(&mut self, id: &[u8], w: Warm) -> Option<Location> {
         match w {
             Warm::Cold => self.search(id),
             Warm::Absent => {
@@ -220,7 +220,7 @@ impl Snapshot {
     }
 
     /// Use `f` from now on: this snapshot holds every slot of the settled map `f` was published in.
-    pub(super) fn install_filter(&mut self, f: Arc<MissFilter>) {
+    pub(in crate::store) fn install_filter(&mut self, f: Arc<MissFilter>) {
         self.outside = self
             .packs
             .iter()
@@ -234,7 +234,7 @@ impl Snapshot {
 
     /// Fill [`bucket_packs`](Self::bucket_packs) from the packs' fan-out tables (256 reads a pack), once this
     /// snapshot holds every pack of a settled map. With one pack there are no other packs to skip: nothing kept.
-    pub(super) fn index_buckets(&mut self) {
+    pub(in crate::store) fn index_buckets(&mut self) {
         self.bucket_packs.clear();
         if self.packs.len() < 2 {
             return;
@@ -253,12 +253,16 @@ impl Snapshot {
     }
 
     /// The packs of this snapshot, as `(pack, ids)`.
-    pub(super) fn pack_sizes(&self) -> impl Iterator<Item = (crate::ids::PackId, u32)> + '_ {
+    pub(in crate::store) fn pack_sizes(
+        &self,
+    ) -> impl Iterator<Item = (crate::ids::PackId, u32)> + '_ {
         self.packs.iter().map(|p| (p.id, p.idx.len()))
     }
 
     /// The packs of this snapshot.
-    pub(super) fn pack_indices(&self) -> Vec<(crate::ids::PackId, &crate::idx::PackIndex)> {
+    pub(in crate::store) fn pack_indices(
+        &self,
+    ) -> Vec<(crate::ids::PackId, &crate::idx::PackIndex)> {
         self.packs.iter().map(|p| (p.id, &p.idx)).collect()
     }
 
@@ -341,7 +345,7 @@ impl Snapshot {
     }
 
     /// Add a newly visible slot's value; search it for `id`.
-    pub(super) fn add(
+    pub(in crate::store) fn add(
         &mut self,
         g: &Listing,
         slot: usize,

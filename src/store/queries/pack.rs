@@ -1,22 +1,22 @@
-//! From a [`Location`](super::Location) to the file that holds the object: [`PackInfo`] for packs (path, size,
+//! From a [`Location`](crate::store::Location) to the file that holds the object: [`PackInfo`] for packs (path, size,
 //! `.keep` / `.promisor`), the path of a loose object, and how a caller learns that a pack is gone.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::listing::Listing;
-use super::plan::SlotSpec;
-use super::scan::ListedPack;
-use super::{Handle, Store};
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::oid::ObjectId;
+use crate::store::listing::Listing;
+use crate::store::listing::plan::SlotSpec;
+use crate::store::listing::scan::ListedPack;
+use crate::store::{Handle, Store};
 
 /// What the store knows about one pack, as listed: enough to open and read it.
 ///
 /// Obtained from [`Store::pack`] or [`Handle::pack`] for a [`PackId`] of a
-/// [`Location::Packed`](super::Location::Packed).
+/// [`Location::Packed`](crate::store::Location::Packed).
 ///
 /// ```
 /// # let repo = tempfile::tempdir()?;
@@ -54,7 +54,7 @@ pub struct PackInfo {
     pub keep: bool,
     /// A `pack-<hash>.promisor` file sits beside it (the pack came from a promisor remote).
     pub promisor: bool,
-    /// The stable number of the objects directory holding it (as in [`Location::Loose`](super::Location::Loose);
+    /// The stable number of the objects directory holding it (as in [`Location::Loose`](crate::store::Location::Loose);
     /// see [`Store::objects_dir_of`]).
     pub objects_dir: usize,
 }
@@ -93,7 +93,7 @@ fn info(p: &ListedPack) -> PackInfo {
     }
 }
 
-pub(super) fn pack_in(g: &Listing, pack: PackId) -> Result<PackInfo, Error> {
+pub(in crate::store) fn pack_in(g: &Listing, pack: PackId) -> Result<PackInfo, Error> {
     g.pack_by_id
         .get(&pack)
         .map(|&i| info(&g.packs[i]))
@@ -163,7 +163,7 @@ impl Store {
         self.current.get().meta().packs.iter().map(info).collect()
     }
 
-    /// The objects directory numbered `dir` ([`Location::Loose`](super::Location::Loose)'s `dir`,
+    /// The objects directory numbered `dir` ([`Location::Loose`](crate::store::Location::Loose)'s `dir`,
     /// [`PackInfo::objects_dir`]): 0 is the repository's own; alternates are numbered as this store first sees
     /// them, and a number always names the same directory (even after the alternates change).
     pub fn objects_dir_of(&self, dir: usize) -> Option<PathBuf> {
@@ -171,7 +171,7 @@ impl Store {
     }
 
     /// The file of loose object `id` in objects directory `dir` (`<dir>/xx/yyyy…`), as found by a lookup that
-    /// answered [`Location::Loose`](super::Location::Loose). `None` for a number this store never gave.
+    /// answered [`Location::Loose`](crate::store::Location::Loose). `None` for a number this store never gave.
     pub fn loose_path(&self, dir: usize, id: &ObjectId) -> Option<PathBuf> {
         loose_path_in(self.current.get().meta(), dir, id)
     }

@@ -9,16 +9,17 @@
 //! ([`MissShape::ProbeThenCheck`], F5); the check, then the watched listings ([`MissShape::Watched`],
 //! [`MissShape::WatchedNoRefresh`]). No lock, no read-modify-write, no allocation.
 
-use super::Location;
-use super::filter::MissFilter;
-use super::freshness::RealFs;
 use super::handle::{Handle, Stage};
-use super::loose_sources::{LooseSource, LooseStep};
-use super::metrics::Counters;
-use super::options::MissFilterMode;
 use super::snapshot::{FILTER_DONE, Warm};
-use super::watch::Check;
 use crate::oid::ObjectId;
+use crate::store::Location;
+use crate::store::freshness::RealFs;
+use crate::store::hooks::{self, Point};
+use crate::store::listing::filter::MissFilter;
+use crate::store::listing::loose_sources::{LooseSource, LooseStep};
+use crate::store::metrics::Counters;
+use crate::store::options::{MissFilterMode, MissShape};
+use crate::store::watch::Check;
 use crate::sync::plain::Arc;
 
 impl Handle {
@@ -26,7 +27,10 @@ impl Handle {
     /// or a miss in a settled map, loose objects and the refresh check included. `Err(stage)` when anything else
     /// may be needed: [`locate_slow`](Self::locate_slow) goes on from `stage` (what was done is not done again).
     #[inline(always)]
-    pub(super) fn locate_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
+    pub(in crate::store) fn locate_steady(
+        &mut self,
+        id: &ObjectId,
+    ) -> Result<Option<Location>, Stage> {
         match self.search_steady(id)? {
             Some(loc) => Ok(Some(loc)),
             None => self.steady_miss(id),
@@ -35,7 +39,7 @@ impl Handle {
 
     /// The pack search of [`locate_steady`](Self::locate_steady): a hit, or `None` for a miss in a settled map
     /// whose loose step and change check are still to make ([`steady_miss`](Self::steady_miss); a batch makes
-    /// one check for all its misses, `store/batch.rs`).
+    /// one check for all its misses, `store/lookup/batch.rs`).
     #[inline(always)]
     fn search_steady(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
         self.search_steady_warmed(id, Warm::Cold)
@@ -44,7 +48,7 @@ impl Handle {
     /// [`search_steady`](Self::search_steady) with what a batch's warming steps learnt of `id` (on this
     /// snapshot: [`Snapshot::search_warmed`]).
     #[inline(always)]
-    pub(super) fn search_steady_warmed(
+    pub(in crate::store) fn search_steady_warmed(
         &mut self,
         id: &ObjectId,
         w: Warm,
@@ -72,55 +76,49 @@ impl Handle {
     }
 
     /// The rest of a steady miss after [`search_steady`](Self::search_steady): what the handle's [`MissShape`]
-    /// says. With events, one check (a system call) stands for every pack directory's `stat` and, under
-    /// [`MissShape::Watched`], every loose probe. Each property is tested once, a bit of the shape (as cheap as the
-    /// `bool` each was).
+    /// says, one arm per shape. With events, one check (a system call) stands for every pack directory's `stat`
+    /// and, in the watched shapes, every loose probe.
     #[inline(always)]
     fn steady_miss(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
-        let shape = self.shape;
-        if !shape.watching() {
-            // `Final`, `Probe`: the loose probe if there are loose objects, nothing after it.
-            return self
-                .probe_loose(id, LooseStep::SteadyProbe)
-                .map_err(|()| Stage::Loose);
-        }
-        if !shape.loose_on() {
-            // `Check`: no loose objects, the check is the whole miss.
-            return match self.view.map().meta().fresh.steady() {
+        match self.shape {
+            MissShape::Final => Ok(None),
+            MissShape::Probe => self.steady_probe(id),
+            // No loose objects: the check is the whole miss.
+            MissShape::Check => match self.view.map().meta().fresh.steady() {
                 Check::Quiet => Ok(None),
                 Check::Changed => Err(Stage::Loose),
                 Check::Stat => self.stat_pack_dirs(),
-            };
-        }
-        if !shape.check_first() {
-            // `ProbeThenCheck`: the loose probe reads the file system, so it comes first and the change check
-            // after it (F5: an object packed and pruned between a check and the probe would be missed).
-            if let Some(loc) = self.steady_probe(id)? {
-                return Ok(Some(loc));
-            }
-            return match self.view.map().meta().fresh.steady() {
-                Check::Quiet => Ok(None),
-                Check::Changed => Err(Stage::Refresh),
-                Check::Stat => self.stat_pack_dirs(),
-            };
-        }
-        // `Watched`, `WatchedNoRefresh`: the check first (quiet: nothing changed since the last drain, so the
-        // watched listings answer for loose objects), then the loose step.
-        match self.view.map().meta().fresh.steady() {
-            Check::Quiet => self
-                .probe_loose_sources(id, LooseStep::SteadyQuiet)
-                .map_err(|()| Stage::Loose),
-            Check::Changed => Err(Stage::Loose),
-            // Without events: probe the loose objects, then, under `OnMiss`, `stat` the pack directories.
-            Check::Stat => match self.steady_probe(id)? {
-                Some(loc) => Ok(Some(loc)),
-                None if shape.refresh_on_miss() => self.stat_pack_dirs(),
-                None => Ok(None),
             },
+            // The loose probe reads the file system, so it comes first and the change check after it (F5: an
+            // object packed and pruned between a check and the probe would be missed).
+            MissShape::ProbeThenCheck => match self.steady_probe(id)? {
+                Some(loc) => Ok(Some(loc)),
+                None => match self.view.map().meta().fresh.steady() {
+                    Check::Quiet => Ok(None),
+                    Check::Changed => Err(Stage::Refresh),
+                    Check::Stat => self.stat_pack_dirs(),
+                },
+            },
+            // The check first (quiet: nothing changed since the last drain, so the watched listings answer for
+            // loose objects), then the loose step.
+            MissShape::Watched | MissShape::WatchedNoRefresh => {
+                match self.view.map().meta().fresh.steady() {
+                    Check::Quiet => self
+                        .probe_loose_sources(id, LooseStep::SteadyQuiet)
+                        .map_err(|()| Stage::Loose),
+                    Check::Changed => Err(Stage::Loose),
+                    // Without events: probe the loose objects, then, under `OnMiss`, `stat` the pack directories.
+                    Check::Stat => match self.steady_probe(id)? {
+                        Some(loc) => Ok(Some(loc)),
+                        None if self.shape == MissShape::Watched => self.stat_pack_dirs(),
+                        None => Ok(None),
+                    },
+                }
+            }
         }
     }
 
-    /// A steady miss's loose probe, for the shapes that probe ([`MissShape::loose_on`] known): `Err` for the slow
+    /// A steady miss's loose probe, for the shapes that probe (loose objects known to be on): `Err` for the slow
     /// path's loose step.
     #[inline(always)]
     fn steady_probe(&mut self, id: &ObjectId) -> Result<Option<Location>, Stage> {
@@ -145,7 +143,7 @@ impl Handle {
     /// may still have the object); on the steady path a failed probe or a stale watched listing is `Err(())`,
     /// for the slow path to do.
     #[inline(always)]
-    pub(super) fn probe_loose(
+    pub(in crate::store) fn probe_loose(
         &mut self,
         id: &ObjectId,
         step: LooseStep,
@@ -176,9 +174,8 @@ impl Handle {
                     }
                 }
                 l => {
-                    #[cfg(all(test, not(any(loom, shuttle))))]
                     if !step.is_slow() {
-                        super::relist_tests::before_steady_probe();
+                        hooks::at(Point::BeforeSteadyProbe);
                     }
                     l.contains(id)
                 }
@@ -198,7 +195,7 @@ impl Handle {
 
     /// One settled miss towards building (or picking up) the miss filter.
     #[inline(always)]
-    pub(super) fn filter_tick(&mut self) {
+    pub(in crate::store) fn filter_tick(&mut self) {
         match self.snap.filter_countdown {
             FILTER_DONE => {}
             0 => self.filter_step(),
@@ -253,7 +250,7 @@ impl Handle {
 
     /// Whether a pack directory's `stat` differs from the listing's (or the listing was too recent to trust):
     /// the refresh check without events. While events are deferred, each call counts a miss towards setting them
-    /// up ([`Options::change_events_after`](super::Options::change_events_after)), and says "changed" once the
+    /// up ([`Options::change_events_after`](crate::store::Options::change_events_after)), and says "changed" once the
     /// count is reached: the refresh that follows sets them up.
     fn pack_dirs_changed(&self) -> bool {
         let g = self.view.map().meta();

@@ -5,12 +5,12 @@
 use std::ops::{ControlFlow, RangeInclusive};
 use std::path::{Path, PathBuf};
 
-use super::Handle;
 use super::iter::Visit;
-use super::options::IncompleteMode;
 use crate::error::Error;
 use crate::oid::ObjectId;
 use crate::prefix::{MIN_HEX_LEN, Prefix, common_hex_digits};
+use crate::store::Handle;
+use crate::store::options::IncompleteMode;
 use crate::sync::plain::Arc;
 
 /// What a [`Prefix`] names in a store.
@@ -136,7 +136,7 @@ impl Handle {
     }
 
     /// The end of a prefix lookup that found no unique answer: as a miss of [`locate`](Self::locate), an
-    /// [`Error::Incomplete`] under [`IncompleteMode::Error`](super::IncompleteMode::Error) when an index failed
+    /// [`Error::Incomplete`] under [`IncompleteMode::Error`](crate::store::IncompleteMode::Error) when an index failed
     /// to load or a loose fan-out directory could not be read.
     fn check_prefix_complete(
         &self,
@@ -167,7 +167,7 @@ impl Handle {
     ///
     /// Loads every index file on first use. Errors: [`Error::WrongIdHashKind`] for a prefix of the other hash
     /// kind; I/O errors reading a loose fan-out directory; [`Error::Incomplete`] (under
-    /// [`IncompleteMode::Error`](super::IncompleteMode::Error)) when an index could not be loaded and the answer
+    /// [`IncompleteMode::Error`](crate::store::IncompleteMode::Error)) when an index could not be loaded and the answer
     /// is not `Ambiguous` (the unreadable index might hold another match).
     ///
     /// ```

@@ -4,8 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::listing::Listing;
-use super::options::{MidxCheck, Options};
 use super::plan::{OpenedMidx, SlotSpec};
 use crate::data::{Data, LoadMode};
 use crate::error::Error;
@@ -15,6 +13,8 @@ use crate::idx::PackIndex;
 use crate::midx::{MidxProblem, MultiPackIndex};
 use crate::oid::{HashKind, ObjectId};
 use crate::protocol::{SlotMap, SlotRef};
+use crate::store::listing::Listing;
+use crate::store::options::{MidxCheck, Options};
 use crate::sync::{AtomicU64, OnceLock, Ordering};
 // The load counter is a metric (no answer depends on it).
 use crate::sync::plain::atomic as plain_atomic;
@@ -26,13 +26,13 @@ use crate::sync::plain::{Arc, Mutex, lock};
 
 /// A loaded pack index.
 #[derive(Debug)]
-pub(super) struct LoadedPack {
-    pub(super) id: PackId,
-    pub(super) mtime: SystemTime,
-    pub(super) idx: PackIndex,
+pub(in crate::store) struct LoadedPack {
+    pub(in crate::store) id: PackId,
+    pub(in crate::store) mtime: SystemTime,
+    pub(in crate::store) idx: PackIndex,
     /// The `.pack` mapped right after the `.idx` under [`Options::pack_data`] (`None` without it, or if the file
     /// could not be mapped then: a reader opens it when it reads).
-    pub(super) data: Option<Arc<Data>>,
+    pub(in crate::store) data: Option<Arc<Data>>,
 }
 
 /// A loaded multi-pack-index with its pack-int-id → pack map, and each pack's length as listed (`u64::MAX`
@@ -41,9 +41,9 @@ pub(super) struct LoadedPack {
 ///
 /// [`ListedPack::stated`]: super::scan::ListedPack
 #[derive(Debug)]
-pub(super) struct LoadedMidx {
-    pub(super) midx: Arc<MultiPackIndex>,
-    pub(super) packs: Box<[Option<PackId>]>,
+pub(in crate::store) struct LoadedMidx {
+    pub(in crate::store) midx: Arc<MultiPackIndex>,
+    pub(in crate::store) packs: Box<[Option<PackId>]>,
     pack_lens: Box<[u64]>,
     /// `pack_lens` as the lookup takes them ([`MultiPackIndex::offset_bounds`]); 0 (no offset passes, so the
     /// lookup takes its slow path) for a pack whose length is not read yet. Relaxed: each cell only ever goes
@@ -53,7 +53,7 @@ pub(super) struct LoadedMidx {
     /// For each pack the listing did not `stat`: its `.pack` path and its length, read once on first need.
     unread_lens: Box<[Option<UnreadLen>]>,
     /// How far its locations are trusted.
-    pub(super) check: MidxCheck,
+    pub(in crate::store) check: MidxCheck,
     /// How its packs' own indices are opened.
     kind: HashKind,
     mode: LoadMode,
@@ -66,10 +66,10 @@ pub(super) struct LoadedMidx {
         clippy::disallowed_types,
         reason = "sync::plain: a report list under one lock, which no answer reads"
     )]
-    pub(super) wrong: Mutex<Vec<Arc<Error>>>,
+    pub(in crate::store) wrong: Mutex<Vec<Arc<Error>>>,
     /// Fanout buckets checked in order (a miss there is certain) or out of order (a miss there is confirmed in
     /// the packs' own indices).
-    pub(super) buckets: BucketState,
+    pub(in crate::store) buckets: BucketState,
 }
 
 /// The length of a pack the listing did not `stat`, read on first need ([`LoadedMidx::read_len_at`]).
@@ -111,7 +111,7 @@ const WRONG_KEPT: usize = 16;
 
 impl LoadedMidx {
     /// `midx` with the packs of `g` that `packs` (pack int id → index in `g.packs`) names.
-    pub(super) fn new(
+    pub(in crate::store) fn new(
         midx: Arc<MultiPackIndex>,
         packs: &[Option<usize>],
         g: &Listing,
@@ -166,7 +166,7 @@ impl LoadedMidx {
     }
 
     /// The `.idx` path of the pack with int id `pack` (empty if the listing does not have it).
-    pub(super) fn own_index_path(&self, pack: u32) -> PathBuf {
+    pub(in crate::store) fn own_index_path(&self, pack: u32) -> PathBuf {
         self.own
             .get(pack as usize)
             .and_then(|o| o.pack.as_ref())
@@ -175,7 +175,10 @@ impl LoadedMidx {
 
     /// The own index of the pack with int id `pack`, opened now if it was not yet; `None` if the listing does
     /// not have the pack, `Err` if its index does not load.
-    pub(super) fn own_index(&self, pack: u32) -> Option<Result<&LoadedPack, &Arc<Error>>> {
+    pub(in crate::store) fn own_index(
+        &self,
+        pack: u32,
+    ) -> Option<Result<&LoadedPack, &Arc<Error>>> {
         let own = self.own.get(pack as usize)?;
         let spec = own.pack.as_ref()?;
         Some(
@@ -197,7 +200,7 @@ impl LoadedMidx {
 
     /// The same file for the packs of another listing (pack ids and lengths may differ): what a refresh carries
     /// over, with the entries found wrong. Own indices are opened again when needed.
-    pub(super) fn for_listing(&self, packs: &[Option<usize>], g: &Listing) -> Self {
+    pub(in crate::store) fn for_listing(&self, packs: &[Option<usize>], g: &Listing) -> Self {
         let mut m = LoadedMidx::new(
             Arc::clone(&self.midx),
             packs,
@@ -214,7 +217,7 @@ impl LoadedMidx {
 
     /// The bound of the pack with int id `pack` as the lookup reads it (see `bounds`).
     #[inline(always)]
-    pub(super) fn bound(&self, pack: u32) -> Option<u64> {
+    pub(in crate::store) fn bound(&self, pack: u32) -> Option<u64> {
         Some(self.bounds.get(pack as usize)?.load(Ordering::Relaxed))
     }
 
@@ -231,7 +234,7 @@ impl LoadedMidx {
     /// a silent miss under `--threads` when those failed to open).
     #[cold]
     #[inline(never)]
-    pub(super) fn read_len_at(&self, i: u32) -> bool {
+    pub(in crate::store) fn read_len_at(&self, i: u32) -> bool {
         let Some(pack) = self.midx.pack_int_id_at(i) else {
             return false;
         };
@@ -248,14 +251,14 @@ impl LoadedMidx {
     /// Set the length of every pack the listing did not `stat`, leaving its bound unread (0): what another
     /// thread's [`read_len_at`](Self::read_len_at) has done between its read and its store of the bound.
     #[cfg(all(test, not(any(loom, shuttle))))]
-    pub(super) fn read_lens_without_bounds(&self) {
+    pub(in crate::store) fn read_lens_without_bounds(&self) {
         for u in self.unread_lens.iter().flatten() {
             u.len.get_or_init(|| pack_len(&u.pack_path));
         }
     }
 
     /// Every pack's length now (those the listing did not `stat` read first).
-    pub(super) fn pack_lens_now(&self) -> Box<[u64]> {
+    pub(in crate::store) fn pack_lens_now(&self) -> Box<[u64]> {
         (0..self.pack_lens.len())
             .map(|p| match &self.unread_lens[p] {
                 Some(u) => *u.len.get_or_init(|| pack_len(&u.pack_path)),
@@ -265,12 +268,12 @@ impl LoadedMidx {
     }
 
     /// Number of packs the file names.
-    pub(super) fn pack_count(&self) -> u32 {
+    pub(in crate::store) fn pack_count(&self) -> u32 {
         self.own.len() as u32
     }
 
     /// Record an entry found wrong at lookup (the first [`WRONG_KEPT`], each once).
-    pub(super) fn record_wrong(&self, e: Arc<Error>) {
+    pub(in crate::store) fn record_wrong(&self, e: Arc<Error>) {
         let mut w = lock(&self.wrong);
         let text = e.to_string();
         if w.len() < WRONG_KEPT && !w.iter().any(|x| x.to_string() == text) {
@@ -280,7 +283,7 @@ impl LoadedMidx {
 
     /// Whether a miss in fanout bucket `first` is certain ([`check_bucket`](Self::check_bucket), once per bucket
     /// and file; a bucket found wrong is reported). Otherwise lookups send its misses to the packs' own indices.
-    pub(super) fn bucket_trusted(&self, first: u8) -> bool {
+    pub(in crate::store) fn bucket_trusted(&self, first: u8) -> bool {
         match self.buckets.confirm(first, || self.check_bucket(first)) {
             Confirmed::Certain => true,
             Confirmed::OutOfOrder(problem) => {
@@ -302,7 +305,7 @@ impl LoadedMidx {
     /// up in the own indices. If a covered pack's own index does not load, the file's ids are not checked
     /// against the others (the missing pack's objects would look unknown). O(ids of the bucket in the file and
     /// the covered packs), once per bucket and file.
-    pub(super) fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
+    pub(in crate::store) fn check_bucket(&self, first: u8) -> Result<(), MidxProblem> {
         self.midx.check_bucket(first)?;
         if self.check != MidxCheck::PackIndex {
             return Ok(());
@@ -345,7 +348,7 @@ impl LoadedMidx {
 
 /// What a slot holds once loaded.
 #[derive(Clone, Debug)]
-pub(super) enum Loaded {
+pub(in crate::store) enum Loaded {
     Pack(Arc<LoadedPack>),
     Midx(Arc<LoadedMidx>),
     /// A pack covered by a loaded multi-pack-index: nothing to load.
@@ -357,7 +360,7 @@ pub(super) enum Loaded {
     },
 }
 
-pub(super) type Map = SlotMap<Loaded, Listing>;
+pub(in crate::store) type Map = SlotMap<Loaded, Listing>;
 
 /// Load what slot `slot` of `map` describes, for a repository of hash `kind`, as `options` say (how files are
 /// brought in, how far a multi-pack-index is checked), counting each file opened in `loads`. Runs outside every
@@ -366,7 +369,7 @@ pub(super) type Map = SlotMap<Loaded, Listing>;
     clippy::disallowed_types,
     reason = "sync::plain: `loads` is a metric, no answer depends on it"
 )]
-pub(super) fn load_slot(
+pub(in crate::store) fn load_slot(
     map: &Map,
     slot: usize,
     kind: HashKind,

@@ -5,74 +5,82 @@
 //! packs `stat`ed (`scan.rs`) and planned (`plan.rs`), then the listing. Each step is called from here in turn:
 //! none calls another back.
 
+pub(crate) mod bloom;
+pub(in crate::store) mod filter;
+pub(in crate::store) mod load;
+pub(in crate::store) mod loose_sources;
+pub(in crate::store) mod plan;
+pub(in crate::store) mod scan;
+pub(in crate::store) mod successor;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub(super) use super::freshness::Stamp;
-use super::freshness::{Detector, Freshness, RealFs, Scanned};
-use super::loose_sources::{LooseSource, open_objects_dirs};
-use super::options::Options;
-use super::plan::{Plan, SlotSpec};
-use super::problem::Problem;
-use super::scan::{ListedPack, read_pack_dir};
+use self::loose_sources::{LooseSource, open_objects_dirs};
+use self::plan::{Plan, SlotSpec};
+use self::scan::{ListedPack, read_pack_dir};
 use crate::dir::OpenDir;
 use crate::error::Error;
 use crate::ids::PackId;
 use crate::oid::HashKind;
+pub(in crate::store) use crate::store::freshness::Stamp;
+use crate::store::freshness::{Detector, Freshness, RealFs, Scanned};
+use crate::store::options::Options;
+use crate::store::problem::Problem;
 use crate::sync::plain::Arc;
 
 /// Everything one slot map describes: the listing it was built from.
-pub(super) struct Listing {
-    pub(super) slots: Box<[SlotSpec]>,
-    pub(super) packs: Box<[ListedPack]>,
+pub(in crate::store) struct Listing {
+    pub(in crate::store) slots: Box<[SlotSpec]>,
+    pub(in crate::store) packs: Box<[ListedPack]>,
     /// Position in `packs` of each pack id (answers `pack_path` without a scan: thousands of packs).
-    pub(super) pack_by_id: HashMap<PackId, usize>,
+    pub(in crate::store) pack_by_id: HashMap<PackId, usize>,
     /// Objects directories in search order (own first).
-    pub(super) dirs: Arc<[PathBuf]>,
-    /// The stable number of each of `dirs` ([`Location::Loose`](super::Location::Loose)'s `dir`).
-    pub(super) dir_ids: Arc<[usize]>,
+    pub(in crate::store) dirs: Arc<[PathBuf]>,
+    /// The stable number of each of `dirs` ([`Location::Loose`](crate::store::Location::Loose)'s `dir`).
+    pub(in crate::store) dir_ids: Arc<[usize]>,
     /// Every objects directory this store has numbered so far, indexed by its stable number (append-only).
-    pub(super) numbered_dirs: Arc<[PathBuf]>,
-    pub(super) loose: Arc<[LooseSource]>,
+    pub(in crate::store) numbered_dirs: Arc<[PathBuf]>,
+    pub(in crate::store) loose: Arc<[LooseSource]>,
     /// `stat` of the own `info/alternates` when it was read.
-    pub(super) alternates_stamp: Option<Stamp>,
+    pub(in crate::store) alternates_stamp: Option<Stamp>,
     /// Whether this listing is still true: its change detector, token and pack directories' stamps.
-    pub(super) fresh: Freshness,
+    pub(in crate::store) fresh: Freshness,
     /// Problems found while reading the alternates and opening loose directories (kept while the alternates
     /// file is unchanged), then those found while listing packs (an unreadable multi-pack-index).
-    pub(super) problems: Arc<[Problem]>,
+    pub(in crate::store) problems: Arc<[Problem]>,
     /// How many of `problems` come from the alternates (carried to the next listing with `dirs`).
-    pub(super) alternate_problems: usize,
+    pub(in crate::store) alternate_problems: usize,
     /// The miss filter of the map built from this listing (see `filter.rs`).
-    pub(super) filter: super::filter::FilterCell,
+    pub(in crate::store) filter: self::filter::FilterCell,
     /// Directories and files that could not be read, so a miss cannot be claimed: unreadable alternates (and
     /// `info/alternates` files), objects directories whose loose objects could not be opened, FIFOs, sockets or
     /// devices named like a pack's `.idx`, then unreadable pack directories. A miss reports them in
     /// [`Error::Incomplete`].
-    pub(super) unreadable: Box<[(PathBuf, Arc<Error>)]>,
+    pub(in crate::store) unreadable: Box<[(PathBuf, Arc<Error>)]>,
 }
 
 /// What survives refreshes: the pack ids handed out so far.
-pub(super) struct RefreshState {
+pub(in crate::store) struct RefreshState {
     /// Pack ids by `.idx` path, with the stamp they were given for and the last listing that saw the file.
-    pub(super) ids: HashMap<PathBuf, (PackId, Stamp, u64)>,
-    pub(super) next_id: u64,
+    pub(in crate::store) ids: HashMap<PathBuf, (PackId, Stamp, u64)>,
+    pub(in crate::store) next_id: u64,
     /// How many listings this state has seen (the current one's number).
-    pub(super) listing_number: u64,
+    pub(in crate::store) listing_number: u64,
     /// Objects directories by stable number, in the order first seen: never shrinks, so a number always names
     /// the same directory.
-    pub(super) numbered_dirs: Vec<PathBuf>,
-    /// Packs kept by [`keep_loaded`](super::successor::keep_loaded) though the last listings missed them: how
+    pub(in crate::store) numbered_dirs: Vec<PathBuf>,
+    /// Packs kept by [`keep_loaded`](self::successor::keep_loaded) though the last listings missed them: how
     /// many listings in a row did.
-    pub(super) kept: HashMap<PathBuf, u32>,
+    pub(in crate::store) kept: HashMap<PathBuf, u32>,
 }
 
-pub(super) fn pack_path_in(g: &Listing, pack: PackId) -> Option<PathBuf> {
+pub(in crate::store) fn pack_path_in(g: &Listing, pack: PackId) -> Option<PathBuf> {
     let i = *g.pack_by_id.get(&pack)?;
     Some(g.packs[i].idx_path.with_extension("pack"))
 }
 
-pub(super) fn slot_path(g: &Listing, slot: usize) -> PathBuf {
+pub(in crate::store) fn slot_path(g: &Listing, slot: usize) -> PathBuf {
     match &g.slots[slot] {
         SlotSpec::Pack { pack, .. } => g.packs[*pack].idx_path.clone(),
         SlotSpec::Midx { path, .. } => path.clone(),
@@ -81,7 +89,7 @@ pub(super) fn slot_path(g: &Listing, slot: usize) -> PathBuf {
 
 impl RefreshState {
     /// A state that has handed out no id.
-    pub(super) fn new() -> RefreshState {
+    pub(in crate::store) fn new() -> RefreshState {
         RefreshState {
             ids: HashMap::new(),
             next_id: 0,
@@ -124,19 +132,19 @@ impl RefreshState {
 }
 
 /// What [`list`] is asked to list.
-pub(super) struct ListRequest<'a> {
-    pub(super) objects_dir: &'a Path,
+pub(in crate::store) struct ListRequest<'a> {
+    pub(in crate::store) objects_dir: &'a Path,
     /// `objects_dir` as discovery opened it (the first listing), to `stat` and open its files relative to it.
-    pub(super) opened: Option<OpenDir>,
-    pub(super) kind: HashKind,
-    pub(super) options: &'a Options,
+    pub(in crate::store) opened: Option<OpenDir>,
+    pub(in crate::store) kind: HashKind,
+    pub(in crate::store) options: &'a Options,
     /// The listing this one replaces, when its objects directories and loose sources still hold (the
     /// alternates unchanged, no fresh loose caches asked for): they are carried over, not opened again.
-    pub(super) reuse_loose: Option<&'a Listing>,
+    pub(in crate::store) reuse_loose: Option<&'a Listing>,
     /// A re-listing after one too recent to trust: its timestamps are trusted ([`Freshness::listing`]).
-    pub(super) trust_timestamps: bool,
+    pub(in crate::store) trust_timestamps: bool,
     /// A new change detector under `RefreshMode::OnMiss` starts deferred (`Options::change_events_after`).
-    pub(super) defer_events: bool,
+    pub(in crate::store) defer_events: bool,
 }
 
 /// The objects directories of a listing and what was found opening them (the first phase of [`list`]).
@@ -172,7 +180,10 @@ struct Packs {
 }
 
 /// List every objects directory's packs (and multi-pack-index) and plan the slots.
-pub(super) fn list(mut req: ListRequest<'_>, state: &mut RefreshState) -> Result<Listing, Error> {
+pub(in crate::store) fn list(
+    mut req: ListRequest<'_>,
+    state: &mut RefreshState,
+) -> Result<Listing, Error> {
     let mut dirs = objects_dirs(&mut req, state)?;
     let dir_ids: Arc<[usize]> = dirs.dirs.iter().map(|d| state.dir_id(d)).collect();
     let numbered_dirs: Arc<[PathBuf]> = state.numbered_dirs.clone().into();

@@ -12,37 +12,37 @@ use crate::error::Error;
 use crate::ids::PackId;
 
 /// A pack present in one listing: the one description of a pack inside the store (the public
-/// [`PackInfo`](super::PackInfo) is made from it).
+/// [`PackInfo`](crate::store::PackInfo) is made from it).
 #[derive(Clone, Debug)]
-pub(super) struct ListedPack {
-    pub(super) id: PackId,
-    pub(super) idx_path: PathBuf,
+pub(in crate::store) struct ListedPack {
+    pub(in crate::store) id: PackId,
+    pub(in crate::store) idx_path: PathBuf,
     /// The `.idx`'s `stat`, or for a pack listed from its directory entries alone (`stated` false) its inode
     /// number as the directory lists it with the checksum of the multi-pack-index that lists it
     /// ([`Stamp::listed`]).
-    pub(super) idx_stamp: Stamp,
+    pub(in crate::store) idx_stamp: Stamp,
     /// Modification time of the `.pack` (git's recency order); the epoch for a pack not `stat`ed.
-    pub(super) mtime: SystemTime,
+    pub(in crate::store) mtime: SystemTime,
     /// Size of the `.pack` in bytes when it was listed; 0 for a pack not `stat`ed.
-    pub(super) pack_size: u64,
+    pub(in crate::store) pack_size: u64,
     /// Its `.idx` and `.pack` were `stat`ed at listing. A pack that a multi-pack-index opened by the same listing
     /// names, and whose two files the directory lists as regular files, is not (git does not look at such a
-    /// pack either): its size is read when first needed (a location's bound, [`PackInfo`](super::PackInfo)).
-    pub(super) stated: bool,
+    /// pack either): its size is read when first needed (a location's bound, [`PackInfo`](crate::store::PackInfo)).
+    pub(in crate::store) stated: bool,
     /// A `.keep` file sits beside the pack.
-    pub(super) keep: bool,
+    pub(in crate::store) keep: bool,
     /// A `.promisor` file sits beside the pack.
-    pub(super) promisor: bool,
-    /// The stable number of the objects directory holding it (see [`Listing::dir_ids`](super::listing::Listing)).
-    pub(super) dir: usize,
+    pub(in crate::store) promisor: bool,
+    /// The stable number of the objects directory holding it (see [`Listing::dir_ids`](crate::store::listing::Listing)).
+    pub(in crate::store) dir: usize,
     /// Its `.idx`'s position among its directory's `.idx` entries as the directory listed them (`readdir`
     /// order: git's list of packs is made in it, which decides its order between packs of the same second).
-    pub(super) listed_at: usize,
+    pub(in crate::store) listed_at: usize,
 }
 
 /// Which multi-pack-index files a pack directory has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum MidxFiles {
+pub(in crate::store) enum MidxFiles {
     None,
     /// A `multi-pack-index` (git reads it, and no chain, when there is one).
     Single,
@@ -53,22 +53,22 @@ pub(super) enum MidxFiles {
 }
 
 /// What one `pack/` directory holds.
-pub(super) struct PackDirScan {
+pub(in crate::store) struct PackDirScan {
     /// Each pack with an index, newest first, with no id yet (the listing gives ids and the directory's number).
-    pub(super) packs: Vec<ListedPack>,
+    pub(in crate::store) packs: Vec<ListedPack>,
     /// `.idx` names (with a `.pack` beside them) that are FIFOs, sockets or devices: never opened, each an
     /// error naming it.
-    pub(super) special: Vec<(PathBuf, Error)>,
+    pub(in crate::store) special: Vec<(PathBuf, Error)>,
 }
 
 /// A `pack/` directory whose entries are read and whose packs are not `stat`ed yet: the first of a scan's two
 /// steps ([`read_pack_dir`], then [`stat_packs`](Self::stat_packs)). Between them the listing opens the
 /// multi-pack-index files named by [`midx`](Self::midx) for the packs they list, which need no `stat`: the scan
 /// calls nothing back.
-pub(super) struct ReadPackDir {
+pub(in crate::store) struct ReadPackDir {
     entries: Entries,
     /// Which multi-pack-index files the directory has.
-    pub(super) midx: MidxFiles,
+    pub(in crate::store) midx: MidxFiles,
     /// The `.idx` entries, in `readdir` order.
     indices: Vec<ListedEntry>,
     /// The `.pack` names the directory lists as regular files.
@@ -82,7 +82,7 @@ pub(super) struct ReadPackDir {
 /// Read the entries of `pack_dir` (a scan's first step): its stamp, and what it holds. `None` (and no stamp) if
 /// the directory does not exist; an error naming it if it cannot be read (then the stamp is its path's `stat`, if
 /// any). `parent`: its objects directory opened, if it was.
-pub(super) fn read_pack_dir(
+pub(in crate::store) fn read_pack_dir(
     pack_dir: &Path,
     parent: Option<&OpenDir>,
 ) -> (Option<Stamp>, Result<Option<ReadPackDir>, Error>) {
@@ -180,7 +180,7 @@ impl ReadPackDir {
     /// file. `covered`: the `.idx` names its multi-pack-index files list (`Plan::open_dir_midx`), each with the
     /// checksum of the file that lists it (for its [`Stamp::listed`]): such a pack whose `.idx` and `.pack` the
     /// directory lists as regular files is not `stat`ed ([`ListedPack::stated`]).
-    pub(super) fn stat_packs(
+    pub(in crate::store) fn stat_packs(
         self,
         pack_dir: &Path,
         covered: &HashMap<OsString, u64>,

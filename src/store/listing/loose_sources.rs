@@ -7,13 +7,13 @@
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use super::options::LooseMode;
-use super::problem::Problem;
-use super::watch::Watch;
 use crate::dir::OpenDir;
 use crate::error::Error;
 use crate::loose::{LooseCache, LooseDb};
 use crate::oid::{HashKind, ObjectId};
+use crate::store::options::LooseMode;
+use crate::store::problem::Problem;
+use crate::store::watch::Watch;
 use crate::sync::plain::Arc;
 
 /// How a lookup's loose step asks the loose sources: on which path (the steady one gives up, for the slow one to
@@ -21,7 +21,7 @@ use crate::sync::plain::Arc;
 /// vouches that the watched fan-out listings whose version is current are complete (else
 /// [`LooseMode::Watched`] probes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum LooseStep {
+pub(in crate::store) enum LooseStep {
     /// The steady path, events quiet: watched listings answer; a stale listing or a failed probe gives up.
     SteadyQuiet,
     /// The steady path without the detector's word: every source probes; a failed probe gives up.
@@ -35,7 +35,7 @@ pub(super) enum LooseStep {
 
 impl LooseStep {
     /// The slow path's step: [`SlowQuiet`](Self::SlowQuiet) if the detector vouches for the listings.
-    pub(super) fn slow(quiet: bool) -> LooseStep {
+    pub(in crate::store) fn slow(quiet: bool) -> LooseStep {
         if quiet {
             LooseStep::SlowQuiet
         } else {
@@ -45,19 +45,19 @@ impl LooseStep {
 
     /// Whether the watched listings may answer.
     #[inline(always)]
-    pub(super) fn quiet(self) -> bool {
+    pub(in crate::store) fn quiet(self) -> bool {
         matches!(self, LooseStep::SteadyQuiet | LooseStep::SlowQuiet)
     }
 
     /// Whether this is the slow path (list fan-out directories as needed, record failed probes).
     #[inline(always)]
-    pub(super) fn is_slow(self) -> bool {
+    pub(in crate::store) fn is_slow(self) -> bool {
         matches!(self, LooseStep::SlowQuiet | LooseStep::SlowProbe)
     }
 }
 
 /// The loose objects of one objects directory, as the store's [`LooseMode`] asks for them.
-pub(super) enum LooseSource {
+pub(in crate::store) enum LooseSource {
     Probe(LooseDb),
     /// [`LooseMode::Watched`]: the handle's own listings where the store's [`Watch`] has events, else a probe.
     Watched(LooseDb),
@@ -67,7 +67,7 @@ pub(super) enum LooseSource {
 
 impl LooseSource {
     #[inline]
-    pub(super) fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
+    pub(in crate::store) fn contains(&self, id: &ObjectId) -> Result<bool, Error> {
         match self {
             LooseSource::Probe(db) | LooseSource::Watched(db) => db.contains(id),
             // A name the listing has is confirmed by a probe (one `fstatat`, on a loose hit only): a file gone
@@ -79,9 +79,9 @@ impl LooseSource {
     }
 
     /// Whether the directory holds a file for `id` now, asked of the file system whatever the mode (a cached
-    /// listing is not consulted): for [`Handle::locate_other`](super::Handle::locate_other), which looks for
+    /// listing is not consulted): for [`Handle::locate_other`](crate::store::Handle::locate_other), which looks for
     /// every copy.
-    pub(super) fn probe(&self, id: &ObjectId) -> Result<bool, Error> {
+    pub(in crate::store) fn probe(&self, id: &ObjectId) -> Result<bool, Error> {
         match self {
             LooseSource::Probe(db) | LooseSource::Watched(db) => db.contains(id),
             LooseSource::Cached(c) => c.db().contains(id),
@@ -90,7 +90,7 @@ impl LooseSource {
     }
 
     /// The descriptor of its objects directory, if it has one open.
-    pub(super) fn dir(&self) -> Option<&OpenDir> {
+    pub(in crate::store) fn dir(&self) -> Option<&OpenDir> {
         #[cfg(unix)]
         match self {
             LooseSource::Probe(db) | LooseSource::Watched(db) => Some(db.dir()),
@@ -103,7 +103,7 @@ impl LooseSource {
 
     /// Call `f` with every loose object of fan-out directory `xx/` (`first` its byte) until it breaks: the
     /// directory is listed afresh whatever the mode (see [`LooseDb::each_in_fanout`]); `Off` holds none.
-    pub(super) fn each_in_fanout(
+    pub(in crate::store) fn each_in_fanout(
         &self,
         first: u8,
         f: &mut dyn FnMut(ObjectId) -> ControlFlow<()>,
@@ -117,16 +117,16 @@ impl LooseSource {
 }
 
 /// The objects directories to search, in order, with the loose source of each and the problems met opening them.
-pub(super) struct ObjectsDirs {
-    pub(super) dirs: Arc<[PathBuf]>,
-    pub(super) loose: Arc<[LooseSource]>,
-    pub(super) problems: Vec<Problem>,
+pub(in crate::store) struct ObjectsDirs {
+    pub(in crate::store) dirs: Arc<[PathBuf]>,
+    pub(in crate::store) loose: Arc<[LooseSource]>,
+    pub(in crate::store) problems: Vec<Problem>,
 }
 
 /// The objects directories to search (`objects_dir`, then its alternates), the loose source of each, and the
 /// problems met on the way (alternates not followed, loose directories that could not be opened). `opened`:
 /// `objects_dir` as discovery opened it; taken by its loose source, if it has one (not opened again).
-pub(super) fn open_objects_dirs(
+pub(in crate::store) fn open_objects_dirs(
     objects_dir: &Path,
     canonical: bool,
     alternates_absent: bool,
@@ -199,7 +199,7 @@ enum Listed {
 /// of the directory it was listed at and its ids (sorted, zero-padded to 32 bytes). Kept across refreshes
 /// while the change detector is the same.
 #[derive(Default)]
-pub(super) struct FanoutLists {
+pub(in crate::store) struct FanoutLists {
     /// The detector the versions are of.
     watch: Option<Arc<Watch>>,
     lists: Vec<Vec<Listed>>,
@@ -210,7 +210,7 @@ impl FanoutLists {
     /// false; with `fill`, lists the directory (watching it first). Without a watch on the directory (a
     /// fallback), a probe.
     #[inline(always)]
-    pub(super) fn contains(
+    pub(in crate::store) fn contains(
         &mut self,
         watch: &Arc<Watch>,
         dir: usize,

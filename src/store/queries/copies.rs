@@ -2,9 +2,9 @@
 //! cannot be read (a corrupt pack entry), as git's `mark_bad_packed_object` and the retry after it do (git's
 //! t5303): the other packs that list the object, in the listing's order, then the loose directories.
 
-use super::{Handle, Location};
 use crate::error::Error;
 use crate::oid::ObjectId;
+use crate::store::{Handle, Location};
 
 impl Handle {
     /// A location of `id` that is none of `exclude` (copies the caller found unreadable), or `None` if the
