@@ -163,7 +163,7 @@ fn claim_up_to(
 ) -> Vec<odb_index::testing::model::Ticket<'_, Fake, Plan>> {
     let mut tickets = Vec::new();
     while tickets.len() < n {
-        let w = map.load();
+        let w = map.word();
         if w.cursor() >= map.len() || w.is_closed() {
             break;
         }

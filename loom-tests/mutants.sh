@@ -63,7 +63,7 @@ walk-to-previous-cursor ~~ src/protocol.rs ~~ while self.next < w.cursor() { ~~ 
 walk-off-by-one ~~ src/protocol.rs ~~ while self.next < w.cursor() { ~~ while self.next + 1 < w.cursor() {
 hole-swap-skip ~~ src/protocol.rs ~~ self.holes.swap_remove(i);\n ~~ self.holes.swap_remove(i);\n                    i += 1;\n
 holes-not-revisited ~~ src/protocol.rs ~~ while i < self.holes.len() { ~~ while i < 0 * self.holes.len() {
-miss-path-rmw ~~ src/protocol.rs ~~ let map: &SlotMap<T, M> = &self.map;\n        let w = map.load(); ~~ let map: &SlotMap<T, M> = &self.map;\n        let w = Word(map.word.fetch_add(0, Ordering::Acquire));
+miss-path-rmw ~~ src/protocol.rs ~~ let map: &SlotMap<T, M> = &self.map;\n        let w = map.word(); ~~ let map: &SlotMap<T, M> = &self.map;\n        let w = Word(map.word.fetch_add(0, Ordering::Acquire));
 settled-ignores-holes ~~ src/protocol.rs ~~             && self.holes.is_empty()\n    } ~~     }
 settle-ignores-retired ~~ src/protocol.rs ~~ if w.is_retired() {\n                return Settled::Retired; ~~ if false && w.is_retired() {\n                return Settled::Retired;
 own-load-stays-a-hole ~~ src/protocol.rs ~~ self.holes.retain(|&h| h != index); ~~ let _ = &self.holes;
@@ -79,8 +79,8 @@ retire-not-closing ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); ~~ |w| w | R
 hole-hit-saves-word ~~ src/protocol.rs ~~ // `seen` stays stale, so the next call looks again at whatever is left.\n ~~ self.seen = w;\n
 walk-hit-saves-word ~~ src/protocol.rs ~~                     if let Some(x) = visit(map, slot, r) {\n                        return (w, Some(x)); ~~                     if let Some(x) = visit(map, slot, r) {\n                        self.seen = w;\n                        return (w, Some(x));
 remove-first-hole ~~ src/protocol.rs ~~ self.holes.swap_remove(i); ~~ self.holes.swap_remove(0);
-spin-never-parks ~~ src/protocol.rs ~~ if !self.load().same_state(seen) { ~~ if self.load().same_state(seen) {
-settled-clones-arc ~~ src/protocol.rs ~~ let w = self.map.load();\n        w.same_state(self.seen) ~~ let w = Arc::clone(&self.map).load();\n        w.same_state(self.seen)
+spin-never-parks ~~ src/protocol.rs ~~ if !self.word().same_state(seen) { ~~ if self.word().same_state(seen) {
+settled-clones-arc ~~ src/protocol.rs ~~ let w = self.map.word();\n        w.same_state(self.seen) ~~ let w = Arc::clone(&self.map).word();\n        w.same_state(self.seen)
 covered-pack-peeks ~~ src/store/listing/load.rs ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.wait_slot(*m) { ~~ if let SlotRef::Ready(Loaded::Midx(_)) = map.get(*m) {
 locate-clones-arc-on-miss ~~ src/store/lookup/handle.rs ~~             // 2. Loose objects (git's order ~~             let _map = sync::Arc::clone(self.view.map());\n            // 2. Loose objects (git's order
 arc-clone-uncounted ~~ src/sync/arc.rs ~~             count(|c| c.rmws += 1);\n            match self { ~~             match self {
@@ -89,7 +89,7 @@ acquire-counted-as-other ~~ src/sync/atomic.rs ~~ Ordering::Acquire => c.acquire
 failed-cas-uncounted ~~ src/sync/atomic.rs ~~ Err(_) => c.cas_failures += 1, ~~ Err(_) => {}
 pack-load-not-counted ~~ src/store/listing/load.rs ~~             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);\n            match load_pack( ~~             match load_pack(
 covered-pack-loads-anyway ~~ src/store/listing/load.rs ~~                     return Loaded::Covered;\n ~~ 
-steady-hit-ignores-retired ~~ src/store/lookup/steady.rs ~~             if self.view.map().load().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
+steady-hit-ignores-retired ~~ src/store/lookup/steady.rs ~~             if self.view.map().word().is_retired() {\n                return Err(Stage::Packs);\n            }\n            return Ok(Some(loc)); ~~             return Ok(Some(loc));
 steady-miss-unsettled ~~ src/store/lookup/steady.rs ~~ self.snap.bad_entry.is_some() || !self.view.is_settled()\n ~~ self.snap.bad_entry.is_some()\n
 filter-built-on-hit ~~ src/store/lookup/handle.rs ~~             Settled::Found(loc) => Some(Ok(loc)), ~~             Settled::Found(loc) => {\n                self.filter_tick();\n                Some(Ok(loc))\n            }
 lock-uncounted ~~ src/sync/mutex.rs ~~         count(|c| c.locks += 1);\n ~~ 

@@ -25,7 +25,7 @@ fn p4_steady_state_miss_is_one_load() {
 }
 
 /// The store's fast paths, counted: on a miss, `if view.is_settled() { Exhausted } else { settle }`; after a hit
-/// in the handle's snapshot, `view.map().load().is_retired()`. Each must be exactly one Acquire load.
+/// in the handle's snapshot, `view.map().word().is_retired()`. Each must be exactly one Acquire load.
 fn check_fast_paths(view: &mut View<Fake, Plan>, loads: &[AtomicUsize]) -> Result<(), String> {
     take_op_counts();
     if !view.is_settled() {
@@ -35,7 +35,7 @@ fn check_fast_paths(view: &mut View<Fake, Plan>, loads: &[AtomicUsize]) -> Resul
     if miss != OpCounts::ONE_ACQUIRE_LOAD {
         return Err(format!("the store's miss fast path did {miss:?}"));
     }
-    if view.map().load().is_retired() {
+    if view.map().word().is_retired() {
         return Err("retired without a refresh".into());
     }
     let hit = take_op_counts();
@@ -69,7 +69,7 @@ fn p4_the_facade_counts_what_p4_assumes() {
         assert_eq!(take_op_counts(), one_rmw, "an Arc clone");
         drop(other);
         assert_eq!(take_op_counts(), one_rmw, "an Arc drop");
-        let w = map.load();
+        let w = map.word();
         assert_eq!(
             take_op_counts(),
             OpCounts::ONE_ACQUIRE_LOAD,
@@ -145,6 +145,6 @@ fn facade_primitive_built_outside_the_model_fails_it() {
     let map: std::sync::Arc<SlotMap<Fake, Plan>> =
         std::sync::Arc::new(SlotMap::new(vec![vec![1]], 0, vec![]));
     builder().check(move || {
-        let _ = map.load();
+        let _ = map.word();
     });
 }

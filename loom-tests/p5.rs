@@ -94,7 +94,7 @@ fn p5_panicking_build_reopens_the_map() {
             SlotMap::new(carried, unloaded, plan)
         });
         assert!(!Arc::ptr_eq(&old, &new), "no successor published");
-        assert!(old.load().is_retired(), "old map not retired");
+        assert!(old.word().is_retired(), "old map not retired");
         assert!(Arc::ptr_eq(&current.get(), &new));
         let mut fresh = View::new(new);
         assert!(matches!(settle(&mut fresh, 1, &loads), Settled::Found(0)));

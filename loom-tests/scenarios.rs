@@ -346,7 +346,7 @@ pub fn run(sc: Scenario) {
                 }));
                 match r {
                     Ok(new) => {
-                        assert!(before.load().is_retired(), "replaced map not retired");
+                        assert!(before.word().is_retired(), "replaced map not retired");
                         assert!(Arc::ptr_eq(&new, &world.current.get()));
                     }
                     Err(_) => {
@@ -356,7 +356,7 @@ pub fn run(sc: Scenario) {
                             "a failed refresh changed the current map"
                         );
                         assert!(
-                            !before.load().is_closed(),
+                            !before.word().is_closed(),
                             "a failed refresh left the map closed"
                         );
                     }

@@ -46,7 +46,7 @@
 //!   fault tests (docs/RELIABILITY.md); not covered by semver. Without it every check is an inlined `Ok(())`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
-// No function with too many arguments, and no allowance for one (issue 31).
+// No function with too many arguments, and no allowance for one.
 #![forbid(clippy::too_many_arguments)]
 // The 80-line rule (clippy's `too_many_lines`, .clippy.toml) is for the shipped code, which the build without
 // `cfg(test)` checks; a unit test is a scenario read top to bottom.

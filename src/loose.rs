@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::oid::{HashKind, ObjectId};
 // The loose cache is outside the models (each bucket is listed once under its std mutex and published by std's
-// `OnceLock`; 256 modelled cells per cache would swamp the store models). Not yet modelled: issue 30.
+// `OnceLock`; 256 modelled cells per cache would swamp the store models). Not yet modelled.
 #[expect(
     clippy::disallowed_types,
     reason = "sync::plain: the loose cache, outside the models"

@@ -226,7 +226,7 @@ impl<T, M> SlotMap<T, M> {
 
     /// Read the state word.
     #[inline]
-    pub fn load(&self) -> Word {
+    pub fn word(&self) -> Word {
         // Acquire: pairs with the Release of every completion (`complete`) and of `retire`. Because the word is
         // only ever changed by read-modify-writes, the value read is in the release sequence of every earlier
         // completion, so every slot published before it is visible to this thread (P1).
@@ -353,7 +353,7 @@ impl<T, M> SlotMap<T, M> {
     /// reloads the word afterwards with [`load`](Self::load).
     pub fn wait_for_change(&self, seen: Word) {
         for _ in 0..spin_limit() {
-            if !self.load().same_state(seen) {
+            if !self.word().same_state(seen) {
                 return;
             }
             spin_loop();
@@ -387,7 +387,7 @@ impl<T, M> SlotMap<T, M> {
                 SlotRef::Pending => {}
                 r => return r,
             }
-            let w = self.load();
+            let w = self.word();
             assert!(
                 i < w.cursor(),
                 "waiting for slot {i}, which nobody has claimed"
@@ -421,7 +421,7 @@ impl<T, M> SlotMap<T, M> {
     /// Block until no load is in flight (after [`close`](Self::close), this is final). Returns that word.
     pub fn wait_idle(&self) -> Word {
         loop {
-            let w = self.load();
+            let w = self.word();
             if w.in_flight() == 0 {
                 return w;
             }
@@ -531,7 +531,7 @@ impl<T, M> View<T, M> {
     /// retired). Then `settle` would return `Exhausted` without visiting anything.
     #[inline]
     pub fn is_settled(&self) -> bool {
-        let w = self.map.load();
+        let w = self.map.word();
         w.same_state(self.seen)
             && w.cursor() == self.map.len()
             && w.in_flight() == 0
@@ -554,7 +554,7 @@ impl<T, M> View<T, M> {
         visit: &mut impl FnMut(&SlotMap<T, M>, usize, SlotRef<'_, T>) -> Option<R>,
     ) -> (Word, Option<R>) {
         let map: &SlotMap<T, M> = &self.map;
-        let w = map.load();
+        let w = map.word();
         if w.same_state(self.seen) {
             return (w, None);
         }
@@ -760,8 +760,8 @@ mod tests {
             }
         }
         let map = SlotMap::<Counted, ()>::new(vec![Counted(Box::new(1))], 3, ());
-        let published = map.try_claim(map.load()).expect("slot 1");
-        let claimed = map.load();
+        let published = map.try_claim(map.word()).expect("slot 1");
+        let claimed = map.word();
         std::thread::scope(|s| {
             let reader = s.spawn(|| {
                 map.wait_for_change(claimed);
@@ -773,7 +773,7 @@ mod tests {
             assert_eq!(*published.publish(Counted(Box::new(2))).0, 2);
             assert_eq!(reader.join().unwrap(), 2);
         });
-        drop(map.try_claim(map.load()).expect("slot 2"));
+        drop(map.try_claim(map.word()).expect("slot 2"));
         assert!(matches!(map.get(0), SlotRef::Ready(Counted(b)) if **b == 1));
         assert!(!matches!(map.get(2), SlotRef::Ready(_)), "abandoned");
         assert!(!matches!(map.get(3), SlotRef::Ready(_)), "never claimed");
@@ -789,8 +789,8 @@ mod tests {
     #[test]
     fn a_waiter_spins_then_parks_and_the_publish_wakes_it() {
         let map = SlotMap::<u32, ()>::new(vec![], 1, ());
-        let ticket = map.try_claim(map.load()).expect("the only claim");
-        let claimed = map.load();
+        let ticket = map.try_claim(map.word()).expect("the only claim");
+        let claimed = map.word();
         std::thread::scope(|s| {
             let waiter = s.spawn(|| {
                 map.wait_for_change(claimed);
@@ -798,7 +798,7 @@ mod tests {
             });
             // Not a timing threshold: poll (sleeping, so the loader itself makes no `sched_yield`) until the
             // waiter has parked or is about to.
-            while map.load().0 & WAITERS == 0 {
+            while map.word().0 & WAITERS == 0 {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
             assert_eq!(*ticket.publish(7), 7);

@@ -386,7 +386,7 @@ fn pack_names_trailing_bytes() {
     );
 }
 
-/// A pack name is its bytes, as git reads it (issue 38 item 4): on Unix, `\xff` is a file name like any other,
+/// A pack name is its bytes, as git reads it: on Unix, `\xff` is a file name like any other,
 /// and version 1's order is byte order (`\xff` after `a`).
 #[cfg(unix)]
 #[test]
@@ -742,7 +742,7 @@ fn id_not_in_fanout_bucket() {
     );
 }
 
-/// Issue 21: a `BTMP` chunk (v1 or v2 file) of the wrong size, or with a pack's bit range past the object
+/// A `BTMP` chunk (v1 or v2 file) of the wrong size, or with a pack's bit range past the object
 /// count, refuses the file at open (the packs' `.idx` files then answer); a right one is accepted.
 #[test]
 fn btmp_chunk_size_and_ranges_are_checked_at_open() {

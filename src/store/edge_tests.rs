@@ -1,4 +1,4 @@
-//! Issue 47, 8: the edges of the decisions that keep or let go of a pack and that settle a miss, each made
+//! The edges of the decisions that keep or let go of a pack and that settle a miss, each made
 //! deterministic on the real store (direct re-listings, or a hook between two steps) and checked against git.
 //! Each test names the one-line bug it fails with (`loom-tests/freshness-mutants.sh` plants them).
 //!
@@ -267,7 +267,7 @@ fn a_batch_searches_its_held_misses_again_when_a_pack_comes_before_its_check() {
     }
 }
 
-/// Issue 47, 7: a batch answers its misses as of the last listing it made. Its two ids are in a pack not yet in
+/// A batch answers its misses as of the last listing it made. Its two ids are in a pack not yet in
 /// the repository; after the first id's search a file is written into the pack directory (so the batch's check
 /// says "changed"), and right after the re-listing that the first id's second search makes, the pack is copied
 /// into place (as a pack renamed away for a moment comes back). The first id's second search is then a miss in
@@ -325,7 +325,7 @@ fn a_batch_answers_its_misses_in_the_listing_it_ended_on() {
     }
 }
 
-/// Issue 47, found by the command's fault matrix under `--threads 2` in a repository younger than its timestamps'
+/// Found by the command's fault matrix under `--threads 2` in a repository younger than its timestamps'
 /// resolution: the objects directory's loose descriptor failed to open (EIO, once) when the store was opened, so
 /// its loose objects were not searched. A lookup of one (handle `b`) found nothing, and its pack directory,
 /// listed too recently to trust, made it list again; meanwhile another thread's lookup (handle `a`, run by the
@@ -376,7 +376,7 @@ fn a_relisting_onto_loose_sources_not_yet_probed_probes_them() {
     assert!(git_has(p, &id));
 }
 
-/// Issue 47, found by the command's fault matrix under `--threads 2` (the first object of a covered pack,
+/// Found by the command's fault matrix under `--threads 2` (the first object of a covered pack,
 /// `missing`, one run in about 70): a covered pack's length is read on the first lookup that needs it (the
 /// listing does not `stat` it), by whichever thread gets there first. Between that thread's read and its store of
 /// the bound, this thread's search saw the bound 0 (the entry out of bounds), took "read already" for "the entry

@@ -317,14 +317,14 @@ impl Store {
     /// list the pack directories again.
     pub fn problems(&self) -> Vec<Problem> {
         let map = self.current.get();
-        let g = map.meta();
-        let mut problems = g.problems.to_vec();
+        let listing = map.meta();
+        let mut problems = listing.problems.to_vec();
         for (slot, v) in map.ready() {
             match v {
                 // Gone since the listing (git replaced or removed it): not a problem, as git says nothing.
                 Loaded::Failed { error, .. } if error.is_vanished() => {}
                 Loaded::Failed { error, midx } => {
-                    let (path, error) = (slot_path(g, slot), Arc::clone(error));
+                    let (path, error) = (slot_path(listing, slot), Arc::clone(error));
                     problems.push(if *midx {
                         // Worked around: the packs it covers load their own indices.
                         Problem::MultiPackIndexNotLoaded { path, error }
@@ -420,24 +420,27 @@ impl Store {
     /// Returns whether the pack listing changed. Loaded indices that are still present are kept, never reloaded.
     pub fn refresh(&self) -> Result<bool, Error> {
         let map = self.current.get();
-        self.refresh_from(&map, true, false)
+        Ok(self.refresh_from(&map, true, false)?.changed)
     }
 
-    /// Replace `seen` (if it is still current) with a fresh listing. Returns whether the map was replaced by
-    /// this call or by another since `seen`. `force`: an explicit refresh (timestamps not trusted, fresh loose
-    /// caches under `Cached`). `vanished`: a file of `seen` vanished before it was loaded: the map is replaced
-    /// even if the listing is the same (git put the file back), so that its slot is loaded again.
+    /// Replace `seen` (if it is still current) with a fresh listing, and say which map that left current and
+    /// whether the listing changed ([`Refreshed`]). `force`: an explicit refresh (timestamps not trusted, fresh
+    /// loose caches under `Cached`). `vanished`: a file of `seen` vanished before it was loaded: the map is
+    /// replaced even if the listing is the same (git put the file back), so that its slot is loaded again.
     fn refresh_from(
         &self,
         seen: &sync::Arc<Map>,
         force: bool,
         vanished: bool,
-    ) -> Result<bool, Error> {
+    ) -> Result<Refreshed, Error> {
         let mut state = lock(&self.refresh);
         let current = self.current.get();
         if !sync::Arc::ptr_eq(&current, seen) {
             // Another thread refreshed since `seen` was current.
-            return Ok(true);
+            return Ok(Refreshed {
+                map: current,
+                changed: true,
+            });
         }
         let old = current.meta();
         let alternates_changed =
@@ -461,7 +464,7 @@ impl Store {
             defer_events: old.fresh.keeps_deferring(),
         };
         let mut listing = list(req, &mut state)?;
-        // A re-listing after a miss keeps the loaded packs it did not find, as git does (issue 38, 5); an explicit
+        // A re-listing after a miss keeps the loaded packs it did not find, as git does; an explicit
         // refresh (and `locate_again`'s) sees the repository as it is.
         successor::keep_loaded(&current, &mut listing, &mut state, !force);
         Counters::add(&self.counters.listings, 1);
@@ -469,18 +472,34 @@ impl Store {
         // Unchanged (the old listing is still true, and its token now the newer drain's): keep the map. An
         // explicit refresh of cached loose objects always replaces it (fresh caches).
         if !fresh_loose && old.fresh.confirm(&listing.fresh, same, vanished) {
-            return Ok(false);
+            return Ok(Refreshed {
+                map: current,
+                changed: false,
+            });
         }
         // Replace the map even when only the stamps changed, so the next miss compares against them.
-        self.current
+        let map = self
+            .current
             .replace(|old_map| build_successor(old_map, listing));
         Counters::add(&self.counters.refreshes, 1);
         if !same {
             // Relaxed: a hint to re-check packs; `Store::pack`/`is_pack_live` read the listing under its lock.
             Counters::add(&self.counters.listing_changes, 1);
         }
-        Ok(!same)
+        Ok(Refreshed {
+            map,
+            changed: !same,
+        })
     }
+}
+
+/// What [`Store::refresh_from`] left current.
+struct Refreshed {
+    /// The current map: the one it put in place, the one another thread's refresh had put there since `seen`, or
+    /// `seen` itself when the listing was confirmed.
+    map: sync::Arc<Map>,
+    /// Whether the listing changed (by this refresh or another since `seen`).
+    changed: bool,
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

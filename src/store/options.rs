@@ -478,7 +478,7 @@ impl Options {
     /// On a 1 000 000-object multi-pack-index (28 MB) open + first miss took 18.8-93.7 ms with it against
     /// 0.13-0.22 ms without (25 runs each, page cache warm, load average 10.5-12.5 on 2 cores), and the
     /// process's peak resident memory rose from 5.6-7.7 MB to 30.8-31.0 MB (every page of the mapped file is
-    /// read); docs/RELIABILITY.md, issue 21 row 4, has the commands. The file is hashed once per load, in the
+    /// read); docs/RELIABILITY.md has the commands ("A multi-pack-index that lies in the default mode"). The file is hashed once per load, in the
     /// thread that loads it (the loading protocol loads each file once and carries it over a refresh that keeps
     /// it): never per lookup.
     ///

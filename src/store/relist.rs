@@ -23,13 +23,9 @@ impl Handle {
     /// this handle to the new listing if it changed.
     pub(super) fn refresh_after_miss(&mut self) -> Result<(), Error> {
         hooks::at(Point::BeforeRelist);
-        let map = sync::Arc::clone(self.view.map());
         // A file that vanished before it was loaded replaces the map whatever the listing says (its failure is
         // not carried over), so this handle leaves the snapshot that recorded it.
-        self.store.refresh_from(&map, false, self.snap.vanished)?;
-        if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
-            self.move_to_current();
-        }
+        self.relist(false, self.snap.vanished)?;
         hooks::at(Point::AfterRelist);
         Ok(())
     }
@@ -91,12 +87,19 @@ impl Handle {
         if !self.shape.refresh_on_miss() || !self.fault_seen() {
             return Ok(false);
         }
-        let map = sync::Arc::clone(self.view.map());
         // `vanished`: never confirm the old listing, so its recorded failures go with it.
-        self.store.refresh_from(&map, false, true)?;
-        if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
-            self.move_to_current();
-        }
+        self.relist(false, true)?;
         Ok(true)
+    }
+
+    /// List the repository again from this handle's map ([`Store::refresh_from`](crate::store::Store)'s `force`
+    /// and `vanished`) and move this handle to the map that left current, if it is another.
+    pub(in crate::store) fn relist(&mut self, force: bool, vanished: bool) -> Result<(), Error> {
+        let seen = sync::Arc::clone(self.view.map());
+        let now = self.store.refresh_from(&seen, force, vanished)?.map;
+        if !sync::Arc::ptr_eq(&seen, &now) {
+            self.move_to(now);
+        }
+        Ok(())
     }
 }

@@ -1,9 +1,9 @@
-//! Issue 21, found by `stress::prefixes` under real maintenance: git replaced a pack of the listing that a
+//! Found by `stress::prefixes` under real maintenance: git replaced a pack of the listing that a
 //! prefix lookup or an iteration had just re-listed before its index was loaded (`repack` renames its
 //! `.tmp-<pid>-pack-*` files away), and the call failed with `Incomplete` naming the vanished file. Made
 //! deterministic here: a hook run right after each re-listing of [`Handle::load_all_relisted`] repacks once.
 //!
-//! Issue 21 again (the same stress test, rarely): another thread's refresh replaced the listing while an
+//! Found by the same stress test, rarely: another thread's refresh replaced the listing while an
 //! iteration or a prefix lookup listed the loose objects, after git had moved some of them into a new pack; the
 //! last step's `load_all` moved the handle to that listing, whose token was current, so "not re-listed" was
 //! taken for "no new pack" and the new pack's objects were never listed. A hook run after the packed step
@@ -203,7 +203,7 @@ fn prefix_of_an_object_packed_while_loose_were_listed_under_a_trusted_listing_an
     prefix_of_an_object_packed_while_loose_were_listed(true);
 }
 
-/// Issue 28, 4: a miss under maintenance got `Incomplete` naming a pack that vanished between a re-listing and
+/// A miss under maintenance got `Incomplete` naming a pack that vanished between a re-listing and
 /// its load (`locate` re-listed once; `repack` had renamed the re-listed pack away meanwhile). A miss lists
 /// again while a file of its listing vanished (a few times at most), and a vanished file is never what makes a
 /// miss uncertain: the answer is git's, `None`, under the default `IncompleteMode::Error`. Here the handle's
@@ -402,7 +402,7 @@ fn an_object_packed_and_pruned_between_the_check_and_the_loose_step_is_found() {
     }
 }
 
-/// Issue 38, 10: another thread's refresh replaces the listing in the middle of a `locate_many` batch, after the
+/// Another thread's refresh replaces the listing in the middle of a `locate_many` batch, after the
 /// batch searched (and held the miss of) an object of a pack written before the batch began; the batch's next
 /// search notices the retired listing and moves the handle. The held miss was searched in a listing the handle
 /// has left: it is searched again in the new one and found (the other refresh drained the pack's event and its

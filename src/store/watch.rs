@@ -52,13 +52,13 @@ pub(super) enum Check {
     Changed,
     /// No events (the stat implementation, or inotify after a fallback, or events not set up yet:
     /// [`Watch::deferred`]): compare `stat`s and probe.
-    Stat,
+    NoEvents,
 }
 
 /// The change detector of one listing's objects directories (shared by the listings that keep the same
 /// directories).
 pub(super) struct Watch {
-    imp: Imp,
+    imp: Backend,
     /// Set on a `stat` detector that stands in until events are set up ([`Watch::deferred`]). Beside `imp`
     /// rather than a variant of it, so the events' check matches as it did without it (one compare: callgrind
     /// counted 7 more instructions per miss with a third variant).
@@ -69,7 +69,7 @@ pub(super) struct Watch {
     clippy::large_enum_variant,
     reason = "one per store, behind an Arc; boxing would add a pointer load to every miss's check"
 )]
-enum Imp {
+enum Backend {
     Stat,
     #[cfg(any(target_os = "linux", target_os = "android"))]
     Inotify(Inotify),
@@ -78,10 +78,10 @@ enum Imp {
 impl std::fmt::Debug for Watch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self.imp {
-            Imp::Stat if self.deferred.is_some() => "Watch::Deferred",
-            Imp::Stat => "Watch::Stat",
+            Backend::Stat if self.deferred.is_some() => "Watch::Deferred",
+            Backend::Stat => "Watch::Stat",
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(_) => "Watch::Inotify",
+            Backend::Inotify(_) => "Watch::Inotify",
         })
     }
 }
@@ -90,7 +90,7 @@ impl Watch {
     /// The `stat` implementation.
     pub(super) fn stat() -> Watch {
         Watch {
-            imp: Imp::Stat,
+            imp: Backend::Stat,
             deferred: None,
         }
     }
@@ -102,7 +102,7 @@ impl Watch {
     /// at exit), which a store that misses a few times never earns back (docs/PROTOCOL.md, section 8b).
     pub(super) fn deferred(after: u32) -> Watch {
         Watch {
-            imp: Imp::Stat,
+            imp: Backend::Stat,
             deferred: Some(Deferred {
                 misses: AtomicU64::new(0),
                 after: u64::from(after),
@@ -110,7 +110,7 @@ impl Watch {
         }
     }
 
-    /// Count `n` misses answered by [`Check::Stat`] on a [`deferred`](Self::deferred) detector; true once the
+    /// Count `n` misses answered by [`Check::NoEvents`] on a [`deferred`](Self::deferred) detector; true once the
     /// detector has counted enough of them to be replaced by events ([`upgrade_due`](Self::upgrade_due)).
     pub(super) fn note_misses(&self, n: u64) -> bool {
         match &self.deferred {
@@ -142,7 +142,7 @@ impl Watch {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         if let Some(i) = Inotify::open(dirs, &mut add_watch) {
             return Watch {
-                imp: Imp::Inotify(i),
+                imp: Backend::Inotify(i),
                 deferred: None,
             };
         }
@@ -152,7 +152,7 @@ impl Watch {
 
     /// Whether this detector gets events (it may still fall back later).
     pub(super) fn has_events(&self) -> bool {
-        !matches!(self.imp, Imp::Stat)
+        !matches!(self.imp, Backend::Stat)
     }
 
     /// The steady-state question, with `token` the [`drain`](Self::drain) value the listing was made after: one
@@ -160,9 +160,9 @@ impl Watch {
     #[inline]
     pub(super) fn check(&self, token: u64) -> Check {
         match &self.imp {
-            Imp::Stat => Check::Stat,
+            Backend::Stat => Check::NoEvents,
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(i) => i.check(token),
+            Backend::Inotify(i) => i.check(token),
         }
     }
 
@@ -171,18 +171,18 @@ impl Watch {
     /// whose event the counter includes.
     pub(super) fn drain(&self) -> u64 {
         match &self.imp {
-            Imp::Stat => FALLBACK,
+            Backend::Stat => FALLBACK,
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(i) => i.drain(),
+            Backend::Inotify(i) => i.drain(),
         }
     }
 
     /// Whether events are in use and trusted (no fallback yet).
     pub(super) fn trusted(&self) -> bool {
         match &self.imp {
-            Imp::Stat => false,
+            Backend::Stat => false,
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(i) => i.trusted(),
+            Backend::Inotify(i) => i.trusted(),
         }
     }
 
@@ -193,9 +193,9 @@ impl Watch {
     #[inline]
     pub(super) fn fanout_version(&self, dir: usize, fanout: u8) -> Option<u64> {
         match &self.imp {
-            Imp::Stat => None,
+            Backend::Stat => None,
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(i) => i.fanout_version(dir, fanout),
+            Backend::Inotify(i) => i.fanout_version(dir, fanout),
         }
     }
 
@@ -204,9 +204,9 @@ impl Watch {
     /// the directory is listed; `None` if it cannot be watched (the caller probes instead).
     pub(super) fn watch_fanout(&self, dir: usize, path: &Path, fanout: u8) -> Option<u64> {
         match &self.imp {
-            Imp::Stat => None,
+            Backend::Stat => None,
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Imp::Inotify(i) => i.watch_fanout(dir, path, fanout, &mut add_watch),
+            Backend::Inotify(i) => i.watch_fanout(dir, path, fanout, &mut add_watch),
         }
     }
 }
@@ -221,7 +221,7 @@ impl Watch {
     /// A detector with events on objects directory `objects` (whose `pack/` must exist), fed by the model.
     pub(crate) fn model(objects: &Path) -> Watch {
         Watch {
-            imp: Imp::Inotify(Inotify::for_model(objects)),
+            imp: Backend::Inotify(Inotify::for_model(objects)),
             deferred: None,
         }
     }
@@ -229,7 +229,7 @@ impl Watch {
     /// The watch descriptor of `pack/` (read it before other threads use the detector: see
     /// `Inotify::model_pack_wd`).
     pub(crate) fn model_pack_wd(&self) -> i32 {
-        let Imp::Inotify(i) = &self.imp else {
+        let Backend::Inotify(i) = &self.imp else {
             panic!("a detector with events");
         };
         i.model_pack_wd()
@@ -238,7 +238,7 @@ impl Watch {
     /// The model's `rename` of `name` into `pack/` (watched as `wd`): `write` changes the model's directory and
     /// the event is queued under the queue's lock, as the kernel queues it inside the system call.
     pub(crate) fn model_pack_event(&self, wd: i32, name: &[u8], write: impl FnOnce()) {
-        let Imp::Inotify(i) = &self.imp else {
+        let Backend::Inotify(i) = &self.imp else {
             return write();
         };
         i.model_pack_event(wd, name, write);

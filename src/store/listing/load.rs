@@ -200,11 +200,11 @@ impl LoadedMidx {
 
     /// The same file for the packs of another listing (pack ids and lengths may differ): what a refresh carries
     /// over, with the entries found wrong. Own indices are opened again when needed.
-    pub(in crate::store) fn for_listing(&self, packs: &[Option<usize>], g: &Listing) -> Self {
+    pub(in crate::store) fn for_listing(&self, packs: &[Option<usize>], listing: &Listing) -> Self {
         let mut m = LoadedMidx::new(
             Arc::clone(&self.midx),
             packs,
-            g,
+            listing,
             self.kind,
             self.mode,
             self.check,
@@ -230,8 +230,8 @@ impl LoadedMidx {
     ///
     /// The bound is stored by this thread whether or not another read the length first: between another
     /// thread's read (the `OnceLock` set) and its store of the bound, this thread's search saw the bound 0; had it
-    /// taken "read already" for "out of bounds", the entry would have gone to the packs' own indices (issue 47:
-    /// a silent miss under `--threads` when those failed to open).
+    /// taken "read already" for "out of bounds", the entry would have gone to the packs' own indices (a
+    /// silent miss under `--threads` when those failed to open).
     #[cold]
     #[inline(never)]
     pub(in crate::store) fn read_len_at(&self, i: u32) -> bool {
@@ -377,8 +377,8 @@ pub(in crate::store) fn load_slot(
     loads: &plain_atomic::AtomicU64,
 ) -> Loaded {
     let (mode, check) = (options.load, options.midx_check);
-    let g = map.meta();
-    match &g.slots[slot] {
+    let listing = map.meta();
+    match &listing.slots[slot] {
         SlotSpec::Midx {
             path,
             packs,
@@ -408,7 +408,7 @@ pub(in crate::store) fn load_slot(
                 Ok(midx) => Loaded::Midx(Arc::new(LoadedMidx::new(
                     Arc::new(midx),
                     packs,
-                    g,
+                    listing,
                     kind,
                     mode,
                     check,
@@ -428,7 +428,7 @@ pub(in crate::store) fn load_slot(
                     return Loaded::Covered;
                 }
             }
-            let p = &g.packs[*pack];
+            let p = &listing.packs[*pack];
             loads.fetch_add(1, plain_atomic::Ordering::Relaxed);
             match load_pack(p.id, p.mtime, &p.idx_path, kind, mode, options.pack_data) {
                 Ok(p) => Loaded::Pack(Arc::new(p)),

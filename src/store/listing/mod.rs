@@ -75,14 +75,14 @@ pub(in crate::store) struct RefreshState {
     pub(in crate::store) kept: HashMap<PathBuf, u32>,
 }
 
-pub(in crate::store) fn pack_path_in(g: &Listing, pack: PackId) -> Option<PathBuf> {
-    let i = *g.pack_by_id.get(&pack)?;
-    Some(g.packs[i].idx_path.with_extension("pack"))
+pub(in crate::store) fn pack_path_in(listing: &Listing, pack: PackId) -> Option<PathBuf> {
+    let i = *listing.pack_by_id.get(&pack)?;
+    Some(listing.packs[i].idx_path.with_extension("pack"))
 }
 
-pub(in crate::store) fn slot_path(g: &Listing, slot: usize) -> PathBuf {
-    match &g.slots[slot] {
-        SlotSpec::Pack { pack, .. } => g.packs[*pack].idx_path.clone(),
+pub(in crate::store) fn slot_path(listing: &Listing, slot: usize) -> PathBuf {
+    match &listing.slots[slot] {
+        SlotSpec::Pack { pack, .. } => listing.packs[*pack].idx_path.clone(),
         SlotSpec::Midx { path, .. } => path.clone(),
     }
 }
@@ -398,8 +398,8 @@ mod tests {
             trust_timestamps: false,
             defer_events: false,
         };
-        let g = list(req, state).unwrap();
-        let mut v: Vec<(String, bool, PackId)> = g
+        let listing = list(req, state).unwrap();
+        let mut v: Vec<(String, bool, PackId)> = listing
             .packs
             .iter()
             .map(|p| {
@@ -458,7 +458,7 @@ mod tests {
         );
     }
 
-    /// Issue 32: a pack the multi-pack-index lists is listed without a `stat` and keeps its id across listings
+    /// A pack the multi-pack-index lists is listed without a `stat` and keeps its id across listings
     /// while its `.idx` is the same file (the same inode); a file renamed over it (git's only way of replacing a
     /// pack) gives it a new id, and an old location's id is then stale. A pack the file does not list is
     /// `stat`ed as before.

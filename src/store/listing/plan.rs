@@ -267,8 +267,7 @@ impl Plan {
     ) -> Result<(OpenedMidx, Vec<OsString>, Stamp), Error> {
         let mode = self.midx.unwrap_or(LoadMode::Mmap);
         // Its bytes are read into memory whatever `mode` says (which only says when it is checked): a file
-        // truncated in place under a mapping (same inode) would make the next lookup die of SIGBUS (issue 38
-        // item 9).
+        // truncated in place under a mapping (same inode) would make the next lookup die of SIGBUS.
         let opened = if listed_regular {
             Data::open_seen_with_metadata(path, LoadMode::Read)
         } else {
@@ -313,7 +312,7 @@ impl DirPlan<'_> {
 
 /// The `.idx` file a multi-pack-index's pack name `n` stands for: `n` itself (`PNAM` names the `.idx`, what git
 /// writes), or `<stem>.idx` for a `<stem>.pack` (git's `cmp_idx_or_pack_name` matches either). File names as
-/// bytes, whatever they hold: a name that is not UTF-8 names its pack as git reads it (issue 38 item 4).
+/// bytes, whatever they hold: a name that is not UTF-8 names its pack as git reads it.
 pub(in crate::store) fn idx_name(n: &OsStr) -> OsString {
     let path = Path::new(n);
     match path.extension() {

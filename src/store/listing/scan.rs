@@ -383,7 +383,7 @@ mod tests {
         assert_eq!((p.keep, p.promisor, p.stated), (true, false, true));
     }
 
-    /// Issue 32: a pack the multi-pack-index files list, whose `.idx` and `.pack` the directory lists as regular
+    /// A pack the multi-pack-index files list, whose `.idx` and `.pack` the directory lists as regular
     /// files, is not `stat`ed (its stamp is its listed inode, its size unknown, and it sorts after the packs
     /// that are); one the files do not list is; a FIFO named like a listed pack's `.idx` is `stat`ed, found to be
     /// a FIFO and refused, never opened.

@@ -15,8 +15,9 @@ use crate::sync::plain::Arc;
 /// Whether two listings name the same objects directories, packs (by id) and multi-pack-indices (by file
 /// identity).
 pub(in crate::store) fn same_listing(a: &Listing, b: &Listing) -> bool {
-    fn midx(g: &Listing) -> Vec<(&Path, Stamp)> {
-        g.slots
+    fn midx(listing: &Listing) -> Vec<(&Path, Stamp)> {
+        listing
+            .slots
             .iter()
             .filter_map(|s| match s {
                 SlotSpec::Midx { path, stamp, .. } => Some((path.as_path(), *stamp)),
@@ -137,7 +138,7 @@ fn drop_opened(spec: &mut SlotSpec) {
 /// listings in a row without the file is a pack removed for good; a long-lived store lets its index go then.
 pub(in crate::store) const MAX_KEPT_LISTINGS: u32 = 64;
 
-/// Issue 38, 5: keep in `listing` (a re-listing after a miss) each pack of `old` whose index `old` has loaded and
+/// Keep in `listing` (a re-listing after a miss) each pack of `old` whose index `old` has loaded and
 /// which `listing` did not find (renamed away for a moment, or removed by a repack), as git keeps a pack it has
 /// opened: `reprepare_packed_git` never prunes its list, and an opened pack stays readable through its descriptor
 /// and mapping. The pack keeps its id, paths and stamp, and the successor map carries its loaded index; were it

@@ -176,20 +176,20 @@ impl Handle {
     }
 
     /// The misses `misses` (positions in `ids`, answered `None` at `out[base + position]` so far) of a batch whose
-    /// searches are all done, with one change check for them all. On an error, `out` is cut at the miss that
+    /// searches are all done (in the map `searched`), with one change check for them all. On an error, `out` is cut at the miss that
     /// failed.
     fn answer_misses(
         &mut self,
         ids: &[ObjectId],
         base: usize,
-        listing: &sync::Arc<crate::store::Map>,
+        searched: &sync::Arc<crate::store::Map>,
         misses: &mut Vec<usize>,
         out: &mut Vec<Option<Location>>,
     ) -> Result<(), Error> {
         if misses.is_empty() {
             return Ok(());
         }
-        if !sync::Arc::ptr_eq(listing, self.view.map()) {
+        if !sync::Arc::ptr_eq(searched, self.view.map()) {
             // Searched in a listing this handle has left: each miss again, in the current one.
             return self.all_again(ids, base, misses, out);
         }
@@ -199,7 +199,7 @@ impl Handle {
             match self.view.map().meta().fresh.steady() {
                 Check::Quiet => {
                     for &j in misses.iter() {
-                        if !sync::Arc::ptr_eq(listing, self.view.map()) {
+                        if !sync::Arc::ptr_eq(searched, self.view.map()) {
                             self.again(ids, base, j, out)?;
                             continue;
                         }
@@ -211,7 +211,7 @@ impl Handle {
                     return Ok(());
                 }
                 Check::Changed => return self.all_again(ids, base, misses, out),
-                Check::Stat => {}
+                Check::NoEvents => {}
             }
         }
         // The loose probes first, then one change check for the misses left (a single lookup's order: packs,
@@ -219,7 +219,7 @@ impl Handle {
         let mut left = 0;
         for i in 0..misses.len() {
             let j = misses[i];
-            if !sync::Arc::ptr_eq(listing, self.view.map()) {
+            if !sync::Arc::ptr_eq(searched, self.view.map()) {
                 self.again(ids, base, j, out)?;
                 continue;
             }
@@ -236,21 +236,23 @@ impl Handle {
         if left == 0 || !self.shape.refresh_on_miss() {
             return Ok(());
         }
-        let g = self.view.map().meta();
-        let check = if !sync::Arc::ptr_eq(listing, self.view.map()) {
+        let listing = self.view.map().meta();
+        let check = if !sync::Arc::ptr_eq(searched, self.view.map()) {
             Check::Changed
         } else if self.shape.watching() {
-            g.fresh.steady()
+            listing.fresh.steady()
         } else {
-            Check::Stat
+            Check::NoEvents
         };
         let changed = match check {
             Check::Quiet => false,
             Check::Changed => true,
             // Counted as `left` misses towards the deferred switch to events (F4 counts misses, not checks).
-            Check::Stat => g
-                .fresh
-                .stat_changed(&self.tally, g.dirs.len() * left, &RealFs),
+            Check::NoEvents => {
+                listing
+                    .fresh
+                    .stat_changed(&self.tally, listing.dirs.len() * left, &RealFs)
+            }
         };
         if changed {
             return self.all_again(ids, base, misses, out);

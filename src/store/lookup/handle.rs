@@ -192,7 +192,7 @@ impl Handle {
                         // git does not probe loose objects again after re-reading its packs: the files it probes are
                         // the same. Here they are not when the new listing opened its objects directories again (one
                         // that failed to open, which another thread's re-listing opened; an alternate added): the
-                        // loose step searches those, or an object there is a silent miss (issue 47).
+                        // loose step searches those, or an object there is a silent miss.
                         if relists < MAX_RELISTS
                             && probed
                                 .as_ref()
@@ -248,7 +248,7 @@ impl Handle {
         if let Some(loc) = self.snap.search(bytes) {
             // Hits notice a retired map too (one Acquire load), or a hit-only handle would keep the indices
             // of deleted packs mapped forever.
-            if self.view.map().load().is_retired() {
+            if self.view.map().word().is_retired() {
                 self.move_to_current();
                 return Some(Err(()));
             }
@@ -263,7 +263,7 @@ impl Handle {
         };
         match settled {
             // Like a snapshot hit: an answer from a map a refresh has replaced may name a deleted pack.
-            Settled::Found(_) if self.view.map().load().is_retired() => {
+            Settled::Found(_) if self.view.map().word().is_retired() => {
                 self.move_to_current();
                 Some(Err(()))
             }
@@ -386,13 +386,9 @@ impl Handle {
         gone: Location,
     ) -> Result<Option<Location>, Error> {
         for _ in 0..MAX_RELISTS {
-            let map = sync::Arc::clone(self.view.map());
             hooks::at(Point::BeforeAgainListing);
-            self.store.refresh_from(&map, true, false)?;
+            self.relist(true, false)?;
             hooks::at(Point::AfterAgainListing);
-            if !sync::Arc::ptr_eq(&map, &self.store.current.get()) {
-                self.move_to_current();
-            }
             match self.locate(id)? {
                 Some(loc) if loc == gone && !self.exists(id, loc) => continue,
                 answer => return Ok(answer),
@@ -464,8 +460,10 @@ impl Handle {
     /// every lookup path (drain the events and compare counters, or, without events, `stat` each directory),
     /// made after the lookup's loose step (F5).
     pub(in crate::store) fn packs_changed(&self) -> bool {
-        let g = self.view.map().meta();
-        g.fresh.changed(&self.tally, g.dirs.len(), &RealFs)
+        let listing = self.view.map().meta();
+        listing
+            .fresh
+            .changed(&self.tally, listing.dirs.len(), &RealFs)
     }
 
     #[cold]
@@ -550,8 +548,14 @@ impl Handle {
         self.view.map().meta()
     }
 
+    /// Move this handle to the store's current map, with a fresh snapshot.
     pub(in crate::store) fn move_to_current(&mut self) {
-        self.view = View::new(self.store.current.get());
+        self.move_to(self.store.current.get());
+    }
+
+    /// Move this handle to `map` (what a refresh left current), with a fresh snapshot.
+    pub(in crate::store) fn move_to(&mut self, map: sync::Arc<Map>) {
+        self.view = View::new(map);
         self.flush_counts();
         // The loose probes that failed in this lookup's last loose step stay: a re-listing after it (the refresh
         // check, a vanished index) must not turn them into a miss (the fault policy, `relist.rs`).

@@ -181,7 +181,7 @@ impl LoadedMidx {
         wrong: Option<Error>,
     ) -> Option<Location> {
         // Own indices that failed to load by a failure that may pass: the id may be in one of them, so not
-        // finding it is no miss (the fault policy, issue 47) but the lookup's error.
+        // finding it is no miss (the fault policy) but the lookup's error.
         let mut failed = Vec::new();
         for pack in 0..self.pack_count() {
             let own = match self.own_index(pack) {

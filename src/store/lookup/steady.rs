@@ -57,7 +57,7 @@ impl Handle {
             return Err(Stage::Packs);
         }
         if let Some(loc) = self.snap.search_warmed(id.as_bytes(), w) {
-            if self.view.map().load().is_retired() {
+            if self.view.map().word().is_retired() {
                 return Err(Stage::Packs);
             }
             return Ok(Some(loc));
@@ -87,7 +87,7 @@ impl Handle {
             MissShape::Check => match self.view.map().meta().fresh.steady() {
                 Check::Quiet => Ok(None),
                 Check::Changed => Err(Stage::Loose),
-                Check::Stat => self.stat_pack_dirs(),
+                Check::NoEvents => self.stat_pack_dirs(),
             },
             // The loose probe reads the file system, so it comes first and the change check after it (F5: an
             // object packed and pruned between a check and the probe would be missed).
@@ -96,7 +96,7 @@ impl Handle {
                 None => match self.view.map().meta().fresh.steady() {
                     Check::Quiet => Ok(None),
                     Check::Changed => Err(Stage::Refresh),
-                    Check::Stat => self.stat_pack_dirs(),
+                    Check::NoEvents => self.stat_pack_dirs(),
                 },
             },
             // The check first (quiet: nothing changed since the last drain, so the watched listings answer for
@@ -108,7 +108,7 @@ impl Handle {
                         .map_err(|()| Stage::Loose),
                     Check::Changed => Err(Stage::Loose),
                     // Without events: probe the loose objects, then, under `OnMiss`, `stat` the pack directories.
-                    Check::Stat => match self.steady_probe(id)? {
+                    Check::NoEvents => match self.steady_probe(id)? {
                         Some(loc) => Ok(Some(loc)),
                         None if self.shape == MissShape::Watched => self.stat_pack_dirs(),
                         None => Ok(None),
@@ -161,13 +161,13 @@ impl Handle {
         id: &ObjectId,
         step: LooseStep,
     ) -> Result<Option<Location>, ()> {
-        let g = self.view.map().meta();
-        for (i, l) in g.loose.iter().enumerate() {
+        let listing = self.view.map().meta();
+        for (i, l) in listing.loose.iter().enumerate() {
             let r = match l {
                 LooseSource::Watched(db) if step.quiet() => {
                     match self
                         .fanouts
-                        .contains(g.fresh.watch(), i, db, id, step.is_slow())
+                        .contains(listing.fresh.watch(), i, db, id, step.is_slow())
                     {
                         Some(r) => r,
                         None => return Err(()),
@@ -182,11 +182,15 @@ impl Handle {
             };
             match r {
                 Ok(false) => {}
-                Ok(true) => return Ok(Some(Location::Loose { dir: g.dir_ids[i] })),
+                Ok(true) => {
+                    return Ok(Some(Location::Loose {
+                        dir: listing.dir_ids[i],
+                    }));
+                }
                 Err(e) if step.is_slow() => self
                     .snap
                     .loose_failed
-                    .push((g.dirs[i].clone(), Arc::new(e))),
+                    .push((listing.dirs[i].clone(), Arc::new(e))),
                 Err(_) => return Err(()),
             }
         }
@@ -253,7 +257,9 @@ impl Handle {
     /// up ([`Options::change_events_after`](crate::store::Options::change_events_after)), and says "changed" once the
     /// count is reached: the refresh that follows sets them up.
     fn pack_dirs_changed(&self) -> bool {
-        let g = self.view.map().meta();
-        g.fresh.stat_changed(&self.tally, g.dirs.len(), &RealFs)
+        let listing = self.view.map().meta();
+        listing
+            .fresh
+            .stat_changed(&self.tally, listing.dirs.len(), &RealFs)
     }
 }

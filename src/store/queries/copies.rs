@@ -69,10 +69,11 @@ impl Handle {
                 return Some(Location::Packed { pack, offset });
             }
         }
-        let g = self.listing();
-        g.loose
+        let listing = self.listing();
+        listing
+            .loose
             .iter()
-            .zip(g.dir_ids.iter())
+            .zip(listing.dir_ids.iter())
             .map(|(source, &dir)| (source, Location::Loose { dir }))
             .find(|(source, loc)| !exclude.contains(loc) && source.probe(id).unwrap_or(false))
             .map(|(_, loc)| loc)

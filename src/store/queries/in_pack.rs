@@ -124,9 +124,9 @@ impl Handle {
             return p.data.clone();
         }
         let map = self.store().current.get();
-        let g = map.meta();
-        let listed = *g.pack_by_id.get(&pack)?;
-        let slot = g
+        let listing = map.meta();
+        let listed = *listing.pack_by_id.get(&pack)?;
+        let slot = listing
             .slots
             .iter()
             .position(|s| matches!(s, SlotSpec::Pack { pack, .. } if *pack == listed))?;
@@ -166,8 +166,8 @@ impl Handle {
             return Ok(Arc::clone(idx));
         }
         let store = Arc::clone(self.store());
-        let g = self.listing();
-        let listed = g.pack_by_id.get(&pack).map(|&i| &g.packs[i]);
+        let listing = self.listing();
+        let listed = listing.pack_by_id.get(&pack).map(|&i| &listing.packs[i]);
         let Some(listed) = listed else {
             return Err(Error::StalePack { pack });
         };

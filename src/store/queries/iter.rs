@@ -250,8 +250,13 @@ impl Handle {
             return Ok(());
         }
         hooks::at(Point::AfterPacks);
-        let g = self.listing();
-        for ((l, &dir_id), dir) in g.loose.iter().zip(g.dir_ids.iter()).zip(g.dirs.iter()) {
+        let listing = self.listing();
+        for ((l, &dir_id), dir) in listing
+            .loose
+            .iter()
+            .zip(listing.dir_ids.iter())
+            .zip(listing.dirs.iter())
+        {
             for first in visit.fanouts() {
                 match l.each_in_fanout(first, &mut |id| visit.loose(dir_id, id)) {
                     Ok(ControlFlow::Break(())) => return Ok(()),

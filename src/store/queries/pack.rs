@@ -93,16 +93,17 @@ fn info(p: &ListedPack) -> PackInfo {
     }
 }
 
-pub(in crate::store) fn pack_in(g: &Listing, pack: PackId) -> Result<PackInfo, Error> {
-    g.pack_by_id
+pub(in crate::store) fn pack_in(listing: &Listing, pack: PackId) -> Result<PackInfo, Error> {
+    listing
+        .pack_by_id
         .get(&pack)
-        .map(|&i| info(&g.packs[i]))
+        .map(|&i| info(&listing.packs[i]))
         .ok_or(Error::StalePack { pack })
 }
 
 /// `objects_dir/xx/yyyy…`, the file of loose object `id`.
-fn loose_path_in(g: &Listing, dir: usize, id: &ObjectId) -> Option<PathBuf> {
-    let base = g.numbered_dirs.get(dir)?;
+fn loose_path_in(listing: &Listing, dir: usize, id: &ObjectId) -> Option<PathBuf> {
+    let base = listing.numbered_dirs.get(dir)?;
     let hex = id.to_string();
     Some(base.join(&hex[..2]).join(&hex[2..]))
 }
@@ -223,10 +224,10 @@ impl Handle {
 }
 
 /// [`Handle::packs_in_git_order`] of listing `g`.
-fn git_order_in(g: &Listing) -> Vec<PackId> {
+fn git_order_in(listing: &Listing) -> Vec<PackId> {
     // The multi-pack-index slots of each pack directory (a chain's layers, base first), in directory order.
     let mut midx_groups: Vec<(&Path, Vec<usize>)> = Vec::new();
-    for slot in &g.slots {
+    for slot in &listing.slots {
         let SlotSpec::Midx {
             path, packs, layer, ..
         } = slot
@@ -257,24 +258,32 @@ fn git_order_in(g: &Listing) -> Vec<PackId> {
     order.reverse();
     // The others, in the order they were installed (directory order, then as each directory listed them), then
     // each put at the front; then sorted, stably.
-    let mut others: Vec<usize> = (0..g.packs.len()).filter(|p| !seen.contains(p)).collect();
-    others.sort_by_key(|&p| (dir_rank(g, g.packs[p].dir), g.packs[p].listed_at));
-    others.reverse();
-    let own = g.dir_ids.first().copied();
+    let mut others: Vec<usize> = (0..listing.packs.len())
+        .filter(|p| !seen.contains(p))
+        .collect();
     others.sort_by_key(|&p| {
-        let p = &g.packs[p];
+        (
+            dir_rank(listing, listing.packs[p].dir),
+            listing.packs[p].listed_at,
+        )
+    });
+    others.reverse();
+    let own = listing.dir_ids.first().copied();
+    others.sort_by_key(|&p| {
+        let p = &listing.packs[p];
         (
             Some(p.dir) != own,
             std::cmp::Reverse(whole_seconds(p.mtime)),
         )
     });
     order.extend(others);
-    order.into_iter().map(|p| g.packs[p].id).collect()
+    order.into_iter().map(|p| listing.packs[p].id).collect()
 }
 
 /// The position of objects directory number `dir` in the listing's search order.
-fn dir_rank(g: &Listing, dir: usize) -> usize {
-    g.dir_ids
+fn dir_rank(listing: &Listing, dir: usize) -> usize {
+    listing
+        .dir_ids
         .iter()
         .position(|&d| d == dir)
         .unwrap_or(usize::MAX)

@@ -203,7 +203,7 @@ impl Inotify {
         if w == token {
             Check::Quiet
         } else if w & FALLBACK != 0 {
-            Check::Stat
+            Check::NoEvents
         } else {
             Check::Changed
         }
@@ -508,7 +508,7 @@ mod tests {
     }
 
     /// The watch limit reached when a fan-out directory is first watched: the store falls back to stat for
-    /// good (every check answers `Stat`, no fan-out is watched), never trusting a listing it cannot keep.
+    /// good (every check answers `NoEvents`, no fan-out is watched), never trusting a listing it cannot keep.
     #[test]
     fn watch_limit_later_falls_back() {
         let (_tmp, objects) = objects();
@@ -525,7 +525,7 @@ mod tests {
         assert!(i.fanout_version(0, 0xab).unwrap() > v);
         let mut refuse = |_: &std::os::fd::OwnedFd, _: &Path, _| Err(Errno::NOSPC);
         assert_eq!(i.watch_fanout(0, &objects, 0xcd, &mut refuse), None);
-        assert_eq!(i.check(token), Check::Stat);
+        assert_eq!(i.check(token), Check::NoEvents);
         assert_eq!(i.fanout_version(0, 0xab), None);
         assert_ne!(i.drain() & FALLBACK, 0);
     }
