@@ -113,6 +113,51 @@ alone = re.compile(r"^[&*]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # snake_case
                    r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"  # CamelCase
                    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"  # SCREAMING_CASE
                    r"(?:\(.*\)|!|<.*>)?$", re.S)  # then arguments, a macro's `!` or generics
+
+# Test paths: a span's path with a test module in it (`store::listing::scan::tests::a_test`,
+# `store::relist_tests::a_test`, an integration test file's `never_wrong::a_test`) is resolved module by module
+# from a crate root, as rustc would (`x.rs` or `x/mod.rs` in the folder of the module above, or an inline
+# `mod x {`), and its last name must be a function of the file it ends in: a test that moved to another module
+# keeps its name but not its path, and a mutant row or a document naming its old path would find nothing.
+roots = {"lib": ["src/lib.rs", "gix/src/lib.rs", "cli/src/main.rs", "testkit/src/lib.rs", "bench/src/main.rs"],
+         "int": ["tests/integration/main.rs"], "loom": ["loom-tests/main.rs", "loom-tests/shuttle.rs"],
+         "prop": ["proptests/main.rs"],
+         "tests": ["cli/tests/cli/main.rs", "gix/tests/interop/main.rs"]
+         + ["gix/tests/" + f for f in sorted(os.listdir("gix/tests")) if f.endswith(".rs")]}
+all_roots = [r for rs in roots.values() for r in rs]
+_texts = {}
+def text_of(f):
+    if f not in _texts:
+        _texts[f] = open(f, encoding="utf-8", errors="replace").read() if os.path.isfile(f) else None
+    return _texts[f]
+def resolves(root, segs):
+    f = root
+    if os.path.basename(root) not in ("lib.rs", "main.rs", "mod.rs", "shuttle.rs"):
+        # A test file that is a crate root of its own (`gix/tests/answers.rs`): its items directly.
+        pass
+    for k, seg in enumerate(segs):
+        last = k == len(segs) - 1
+        t = text_of(f)
+        if last:
+            return t is not None and re.search(r"\bfn " + re.escape(seg) + r"\b", t) is not None
+        d = os.path.dirname(f) if os.path.basename(f) in ("lib.rs", "main.rs", "mod.rs", "shuttle.rs") else f[:-3]
+        if f in all_roots and os.path.basename(f) not in ("lib.rs", "main.rs", "shuttle.rs"):
+            d = os.path.dirname(f)
+        declared = t is not None and re.search(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod " + re.escape(seg) + r"\s*;", t, re.M)
+        inline = t is not None and re.search(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod " + re.escape(seg) + r"\s*\{", t, re.M)
+        if declared and os.path.isfile(f"{d}/{seg}.rs"):
+            f = f"{d}/{seg}.rs"
+        elif declared and os.path.isfile(f"{d}/{seg}/mod.rs"):
+            f = f"{d}/{seg}/mod.rs"
+        elif inline:
+            continue
+        else:
+            return False
+    return False
+def is_test_path(segs):
+    return len(segs) >= 2 and any(x == "tests" or x.endswith("_tests") for x in segs[:-1])
+def test_path_ok(segs, kinds=None):
+    return any(resolves(r, segs) for k in (kinds or roots) for r in roots[k])
 bad = 0
 for doc in docs:
     name = doc[len(comments) + 1:] + " (comments)" if doc.startswith(comments + "/") else doc
@@ -136,10 +181,23 @@ for doc in docs:
             if external.match(segs[0]):
                 continue
             gone = [x for x in segs if x not in known and x not in allow and not external.match(x)]
+            if not gone and is_test_path(segs) and not test_path_ok(segs):
+                line = text.count("\n", 0, m.start()) + 1
+                print(f"{name}:{line} names the test `{'::'.join(segs)}`: no such module path", file=sys.stderr)
+                bad = 1
             if gone:
                 line = text.count("\n", 0, m.start()) + 1
                 print(f"{name}:{line} names `{'::'.join(segs)}`: no {', '.join(gone)} in the sources",
                       file=sys.stderr)
+                bad = 1
+# The mutant lists' checks (`lib:store::relist_tests::a_test`, `int:chain::a_test`, `loom:p1::a_model`,
+# `prop:filter::a_property`): each a whole test path from its target's root, whatever its module names.
+for f in sorted(x for x in files if x.startswith("loom-tests/") and x.endswith(".sh")):
+    for n, line in enumerate(open(f, encoding="utf-8"), 1):
+        for m in re.finditer(r"~~ (lib|int|loom|prop):([A-Za-z_][\w:]*)", line):
+            segs = m.group(2).split("::")
+            if not test_path_ok(segs, [m.group(1)]):
+                print(f"{f}:{n} checks with `{m.group(1)}:{m.group(2)}`: no such test", file=sys.stderr)
                 bad = 1
 sys.exit(bad)
 PY

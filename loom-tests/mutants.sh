@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation score of the loom suite (issues 11 and 23). Each mutant below is one small semantic edit of the protocol
 # (src/protocol.rs), of the store's loader and lookup paths (src/store/, run for real by the store_* models), of
-# the loose objects (src/loose.rs, src/store/listing/loose_sources.rs) or of the counting facade (src/sync/), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
+# the loose objects (src/loose/mod.rs, src/store/listing/loose_sources.rs) or of the counting facade (src/sync/), given as literal `anchor ~~ replacement` pairs (`\n` stands for a newline). The script applies one mutant at a time to a
 # scratch copy of the crate, builds the loom suite into a shared target directory (only the crate recompiles), and
 # runs every model in its own process with `--exact` (a deadlock that loom finds aborts the binary; that counts as
 # caught without hiding the other models), quick models first. A mutant that no model catches must be listed in
@@ -98,10 +98,10 @@ other-load-uncounted ~~ src/sync/atomic.rs ~~             _ => c.other_loads += 
 fetch-or-uncounted ~~ src/sync/atomic.rs ~~                 };\n                count(|c| c.rmws += 1);\n                r\n            }\n        )*}; ~~                 };\n                if stringify!($op) != "fetch_or" {\n                    count(|c| c.rmws += 1);\n                }\n                r\n            }\n        )*};
 std-side-unchecked ~~ src/sync/model.rs ~~         !in_model(),\n ~~         true || !in_model(),\n
 free-values-on-retire ~~ src/protocol.rs ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release ~~ |w| w | RETIRED | CLOSED); // ORDERING: retire-release\n        for s in self.slots.iter() {\n            s.value.with_mut(|p| unsafe { *p = None });\n        }
-fanout-name-upper-case ~~ src/loose.rs ~~ const DIGITS: &[u8; 16] = b"0123456789abcdef"; ~~ const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-fanout-name-shifted ~~ src/loose.rs ~~ hex[2..2 + name_len].copy_from_slice(name); ~~ hex[..name_len].copy_from_slice(name);
-fanout-listing-accepts-upper-case ~~ src/loose.rs ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f') ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
-cache-refresh-keeps-listings ~~ src/loose.rs ~~ b.listing.take(); ~~ let _ = b.listing.get();
+fanout-name-upper-case ~~ src/loose/mod.rs ~~ const DIGITS: &[u8; 16] = b"0123456789abcdef"; ~~ const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+fanout-name-shifted ~~ src/loose/mod.rs ~~ hex[2..2 + name_len].copy_from_slice(name); ~~ hex[..name_len].copy_from_slice(name);
+fanout-listing-accepts-upper-case ~~ src/loose/mod.rs ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f') ~~ matches!(b, b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+cache-refresh-keeps-listings ~~ src/loose/mod.rs ~~ b.listing.take(); ~~ let _ = b.listing.get();
 watched-listing-version-ignored ~~ src/store/listing/loose_sources.rs ~~ && watch.fanout_version(dir, b) == Some(*v) ~~ && (watch.fanout_version(dir, b) == Some(*v) || true)
 covered-by-not-remapped ~~ src/store/listing/successor.rs ~~ covered_by: covered_by.map(|c| new_index[c]), ~~ covered_by,
 drain-release-relaxed ~~ src/store/watch/inotify.rs ~~ s.state.fetch_sub(DRAINING, Ordering::Release); ~~ s.state.fetch_sub(DRAINING, Ordering::Relaxed);

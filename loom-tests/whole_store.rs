@@ -89,7 +89,7 @@ fn store_refresh_racing_a_handle() {
     builder_bounded(2).check(store::refresh_racing_a_handle);
 }
 
-/// Loose objects through the real store in each loose mode (`src/loose.rs`, `src/store/listing/loose_sources.rs`; one thread:
+/// Loose objects through the real store in each loose mode (`src/loose/mod.rs`, `src/store/listing/loose_sources.rs`; one thread:
 /// the file system is what is checked, the mutants of section 10 that touch it are caught here).
 #[test]
 fn store_loose_objects_in_every_mode() {

@@ -350,7 +350,7 @@ impl<T, M> SlotMap<T, M> {
     /// A change already made when this checks returns at once, whatever it was. Once parked, the thread is woken by
     /// the next completion, `close`, reopen or `retire`, **not** by a claim (claims notify nobody), so wait only
     /// for one of those: a load in flight to complete, or a closed map to be retired or reopened. The caller
-    /// reloads the word afterwards with [`load`](Self::load).
+    /// reloads the word afterwards with [`word`](Self::word).
     pub fn wait_for_change(&self, seen: Word) {
         for _ in 0..spin_limit() {
             if !self.word().same_state(seen) {

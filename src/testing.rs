@@ -85,16 +85,16 @@ impl PackIndexExt for PackIndex {
         PackIndex::with_pack_len(self, pack_len)
     }
     fn lookup(&self, id: &[u8]) -> Option<u64> {
-        self.find(id).ok().flatten()
+        PackIndex::lookup(self, id)
     }
     fn lookup_id(&self, id: &ObjectId) -> Option<u64> {
-        self.lookup(id.as_bytes())
+        PackIndex::lookup_id(self, id)
     }
     fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
-        self.checked_offset_at(self.position_binary(id)?)?.ok()
+        PackIndex::lookup_binary(self, id)
     }
     fn position(&self, id: &[u8]) -> Option<u32> {
-        PackIndex::search(self, id, None)
+        PackIndex::position(self, id)
     }
     fn position_binary(&self, id: &[u8]) -> Option<u32> {
         PackIndex::position_binary(self, id)

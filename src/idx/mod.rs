@@ -470,6 +470,31 @@ impl PackIndex {
     }
 }
 
+/// The lookups the tests compare, defined once: the crate's own tests call them here, the other targets through
+/// `testing::PackIndexExt`, which forwards to them.
+#[cfg(any(test, feature = "test-support"))]
+impl PackIndex {
+    /// [`find`](Self::find) with a bad entry answered `None`.
+    pub(crate) fn lookup(&self, id: &[u8]) -> Option<u64> {
+        self.find(id).ok().flatten()
+    }
+
+    /// [`lookup`](Self::lookup) for an [`ObjectId`]; `None` if it is of another hash kind.
+    pub(crate) fn lookup_id(&self, id: &ObjectId) -> Option<u64> {
+        self.lookup(id.as_bytes())
+    }
+
+    /// [`lookup`](Self::lookup) by git's plain binary search ([`position_binary`](Self::position_binary)).
+    pub(crate) fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
+        self.checked_offset_at(self.position_binary(id)?)?.ok()
+    }
+
+    /// The position of `id` in sorted order ([`search`](Self::search) from the start).
+    pub(crate) fn position(&self, id: &[u8]) -> Option<u32> {
+        self.search(id, None)
+    }
+}
+
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 

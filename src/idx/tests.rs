@@ -2,30 +2,6 @@
 use super::write::{Entry, write_idx};
 use super::*;
 
-/// The lookups these tests compare (the other test targets have them from `testing::PackIndexExt`): `find` with
-/// a bad entry answered `None`, and the same by git's binary search.
-trait Lookups {
-    fn lookup(&self, id: &[u8]) -> Option<u64>;
-    fn lookup_id(&self, id: &ObjectId) -> Option<u64>;
-    fn lookup_binary(&self, id: &[u8]) -> Option<u64>;
-    fn position(&self, id: &[u8]) -> Option<u32>;
-}
-
-impl Lookups for PackIndex {
-    fn lookup(&self, id: &[u8]) -> Option<u64> {
-        self.find(id).ok().flatten()
-    }
-    fn lookup_id(&self, id: &ObjectId) -> Option<u64> {
-        self.lookup(id.as_bytes())
-    }
-    fn lookup_binary(&self, id: &[u8]) -> Option<u64> {
-        self.checked_offset_at(self.position_binary(id)?)?.ok()
-    }
-    fn position(&self, id: &[u8]) -> Option<u32> {
-        self.search(id, None)
-    }
-}
-
 const PATH: &str = "/some/dir/pack-1234.idx";
 
 fn id(kind: HashKind, first: u8, last: u8) -> ObjectId {

@@ -2,7 +2,8 @@
 //! the order of the ids, every entry, and ([`MultiPackIndex::verify_with_packs`]) every entry against the `.idx`
 //! of its pack, as `git multi-pack-index verify` does.
 
-use super::{MidxProblem, MultiPackIndex, bucket_problem};
+use super::access::bucket_problem;
+use super::{MidxProblem, MultiPackIndex};
 use crate::error::Error;
 use crate::fanout;
 use crate::idx::PackIndex;

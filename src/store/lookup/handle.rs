@@ -1,34 +1,43 @@
 //! A thread's access to the store: the [`Handle`], and its lookup.
 //!
-//! **The search order** is git's: 1. the packs: first what this handle has seen (its [`Snapshot`],
-//! `snapshot.rs`: the pack of the last hit, the other packs newest first, then the multi-pack-indices), then what
-//! the current map holds that it has not (`View::settle`: slots other lookups loaded, or loaded by this one in
-//! slot order, blocking while another thread loads the one it needs; docs/PROTOCOL.md); 2. the loose objects,
-//! each objects directory in turn (the repository's own, then its alternates); 3. under
-//! `RefreshMode::OnMiss`, the change check: if a pack directory changed since the listing (or was listed too
-//! recently to trust), or an index vanished before it was loaded, re-list ([`Store::refresh`]'s `refresh_from`)
-//! and search the packs of the new listing (step 1 again; at most [`MAX_RELISTS`] times while git keeps replacing
-//! the packs of each new listing).
+//! # The search order
 //!
-//! **Two paths.** [`Handle::locate`] runs the steady path inline (`steady.rs`): a hit in the snapshot (one
-//! Acquire load after it, to notice a retired map), or a miss in a settled map followed by what the handle's
-//! [`MissShape`] says (loose probe, change check, in its order), with no lock, allocation or read-modify-write
-//! (P4). Anything else (an index to load, a map replaced, a failed index, an entry with a bad offset, an
-//! unreadable directory, a failed probe, a change) makes it stop with the [`Stage`] it reached, and the slow path
-//! ([`locate_slow`](Handle::locate_slow), here) goes on from there: the general loop of the three steps above,
-//! with the errors (an entry whose offset cannot be right, [`Error::Incomplete`]) decided once the object was
-//! found nowhere ([`not_found`](Handle::not_found)). [`Handle::locate_many`] runs the same steps per id
-//! (`batch.rs`), its misses sharing one change check.
+//! git's, in three steps:
+//! 1. The packs: first what this handle has seen (its [`Snapshot`], `snapshot.rs`: the pack of the last hit, the
+//!    other packs newest first, then the multi-pack-indices), then what the current map holds that it has not
+//!    (`View::settle`: slots other lookups loaded, or loaded by this one in slot order, blocking while another
+//!    thread loads the one it needs; docs/PROTOCOL.md).
+//! 2. The loose objects, each objects directory in turn (the repository's own, then its alternates).
+//! 3. Under `RefreshMode::OnMiss`, the change check: if a pack directory changed since the listing (or was listed
+//!    too recently to trust), or an index vanished before it was loaded, list again ([`Handle::relist`]) and
+//!    search the packs of the new listing (step 1 again; at most [`MAX_RELISTS`] times while git keeps replacing
+//!    the packs of each new listing).
 //!
-//! **F5** (docs/PROTOCOL.md, section 8c): every change check that decides a miss is made after that miss's loose
-//! step (a loose object that `repack -d` packs and prunes between a check and the loose step is then found in
-//! the new pack), except where the loose step reads no file ([`MissShape::check_first`]). The slow path drains the
+//! # Two paths
+//!
+//! [`Handle::locate`] runs the steady path inline (`steady.rs`): a hit in the snapshot (one Acquire load after
+//! it, to notice a retired map), or a miss in a settled map followed by what the handle's [`MissShape`] says
+//! (loose probe, change check, in its order), with no lock, allocation or read-modify-write (P4).
+//!
+//! Anything else (an index to load, a map replaced, a failed index, an entry with a bad offset, an unreadable
+//! directory, a failed probe, a change) makes it stop with the [`Stage`] it reached, and the slow path
+//! ([`locate_slow`](Handle::locate_slow), here) goes on from there: the general loop of the three steps, with
+//! the answer for an id found nowhere decided once, at the end (`miss.rs`).
+//!
+//! [`Handle::locate_many`] runs the same steps per id (`batch.rs`), its misses sharing one change check.
+//!
+//! # The check after the loose step
+//!
+//! F5 (docs/FRESHNESS.md): every change check that decides a miss is made after that miss's loose step (a loose
+//! object that `repack -d` packs and prunes between a check and the loose step is then found in the new pack),
+//! except where the loose step reads no file (the watched shapes of [`MissShape`]). The slow path drains the
 //! change events before its loose step (the watched listings then count every file written before the lookup
 //! began) and makes its own check after it ([`packs_changed`](Handle::packs_changed)).
 //!
-//! The rest of a handle's surface: [`Handle::locate_again`] (a located file was gone), the re-listing prefix
-//! lookups and iteration use ([`load_all_relisted`](Handle::load_all_relisted)), and the answer for a miss
-//! ([`check_complete`](Handle::check_complete)).
+//! # The rest
+//!
+//! [`Handle::locate_again`] (a located file was gone), and the loading of every index that prefix lookups and
+//! iteration need ([`load_all_relisted`](Handle::load_all_relisted), `relist.rs`).
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
@@ -40,7 +49,7 @@ use crate::store::listing::load::{Loaded, Map, load_slot};
 use crate::store::listing::loose_sources::{FanoutLists, LooseSource, LooseStep};
 use crate::store::listing::{Listing, pack_path_in};
 use crate::store::metrics::Counters;
-use crate::store::options::{IncompleteMode, MissShape};
+use crate::store::options::MissShape;
 use crate::store::watch::FALLBACK;
 
 use crate::error::Error;
@@ -135,7 +144,7 @@ impl Handle {
     /// Errors: [`Error::CorruptIndex`] or [`Error::CorruptMultiPackIndex`] naming the file when an index lists
     /// `id` with an offset that cannot be right (past its pack's end, inside its header, a 64-bit reference
     /// outside the file, a pack int id that names no pack) and nothing else has it: never a wrong location
-    /// (whatever the [`IncompleteMode`]); [`Error::Incomplete`] when the object was not found and some index
+    /// (whatever the [`IncompleteMode`](crate::store::IncompleteMode)); [`Error::Incomplete`] when the object was not found and some index
     /// file could not be loaded (a pack that does not match its index, for one), a pack directory or alternate
     /// could not be read, or a loose directory could not be probed, so "missing" cannot be claimed, unless the
     /// store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`; [`Store::problems`] names the file
@@ -276,71 +285,6 @@ impl Handle {
         }
     }
 
-    /// The answer for `bytes` found nowhere.
-    fn not_found(&mut self, bytes: &[u8]) -> Result<Option<Location>, Error> {
-        // Found nowhere. An entry for it whose offset cannot be right is the answer (a typed error naming the
-        // index, never a location); then indices that failed to load, directories that could not be read.
-        if self
-            .snap
-            .bad_entry
-            .as_ref()
-            .is_some_and(|(bad_id, _)| **bad_id == *bytes)
-            && let Some((_, e)) = self.snap.bad_entry.take()
-        {
-            return Err(e);
-        }
-        // A loose probe that failed is never a miss under `Error`; under `Miss` neither, once it may pass (the
-        // fault policy: a failed system call is no evidence that the object is gone).
-        if !self.snap.loose_failed.is_empty()
-            && (self.store.options.incomplete == IncompleteMode::Error
-                || self
-                    .snap
-                    .loose_failed
-                    .iter()
-                    .any(|(_, e)| e.may_be_transient()))
-        {
-            let mut failed = self.incomplete_list();
-            failed.append(&mut self.snap.loose_failed);
-            return Err(Error::Incomplete { failed });
-        }
-        self.miss()
-    }
-
-    /// The answer for an object found nowhere: `Ok(None)`, or [`Error::Incomplete`] if some index failed to load
-    /// (or a directory could not be read) and the store was opened with [`IncompleteMode::Error`].
-    pub(in crate::store) fn miss<T>(&self) -> Result<Option<T>, Error> {
-        self.check_complete()?;
-        Ok(None)
-    }
-
-    /// [`Error::Incomplete`] if some index this handle has seen failed to load, or some pack directory or
-    /// alternate could not be read, and the store was opened with [`IncompleteMode::Error`]; under
-    /// [`IncompleteMode::Miss`] too when one of those failures was a system call that may pass
-    /// ([`Error::is_transient`]: the fault policy, docs/RELIABILITY.md "Faults"): only a file that is there
-    /// but cannot be used (corrupt, of the wrong kind) makes git's `missing`.
-    pub(in crate::store) fn check_complete(&self) -> Result<(), Error> {
-        let certain = self.snap.failed.iter().all(|f| self.gone_is_absent(f))
-            && self.view.map().meta().unreadable.is_empty();
-        if certain
-            || (self.store.options.incomplete == IncompleteMode::Miss && !self.transient_in_view())
-        {
-            Ok(())
-        } else {
-            Err(Error::Incomplete {
-                failed: self.incomplete_list(),
-            })
-        }
-    }
-
-    /// Whether failure `f` (an index that did not load) leaves a miss certain: its file vanished since the listing
-    /// (git replaced or removed it, as `repack` does) and misses list the repository again
-    /// (`RefreshMode::OnMiss`), so the objects it held are found where git moved them, or are gone. git never
-    /// reports such a file either. Under `RefreshMode::Never` nothing is listed again: it makes a miss
-    /// [`Error::Incomplete`].
-    fn gone_is_absent(&self, f: &(PathBuf, Arc<Error>)) -> bool {
-        self.shape.refresh_on_miss() && f.1.is_vanished()
-    }
-
     /// Locate `id` again after the file at `gone` (an answer of [`locate`](Self::locate) for `id`) turned out to be
     /// missing when the caller opened it: git moved the object and removed the file in between (`repack -d`
     /// packs loose objects and prunes them; `repack -a -d` replaces packs). Lists the repository again (whatever
@@ -473,20 +417,6 @@ impl Handle {
             expected: self.store.kind,
             found: id.kind(),
         }
-    }
-
-    /// The index files that failed to load (as this handle has seen them), then the directories and files of
-    /// the listing that could not be read.
-    fn incomplete_list(&self) -> Vec<(PathBuf, Arc<Error>)> {
-        let mut failed: Vec<_> = self
-            .snap
-            .failed
-            .iter()
-            .filter(|f| !self.gone_is_absent(f))
-            .cloned()
-            .collect();
-        failed.extend(self.view.map().meta().unreadable.iter().cloned());
-        failed
     }
 
     /// Load every index file of the repository now (lookups load them lazily, as needed), so that this handle's

@@ -6,5 +6,6 @@
 pub(in crate::store) mod batch;
 pub(in crate::store) mod handle;
 pub(in crate::store) mod midx_lookup;
+pub(in crate::store) mod miss;
 pub(in crate::store) mod snapshot;
 pub(in crate::store) mod steady;
