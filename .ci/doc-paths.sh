@@ -66,7 +66,7 @@ git's functions (the documents compare with git's code): prepare_packed_git_one 
   files_read_raw_ref packed_read_raw_ref get_snapshot validate_snapshot stat_validity_check
 gix-ref's and gix-fs's code (docs/upstream/gix-ref-pack-refs/ describes it): follow peel_to_id find_packed
   recent_snapshot
-Linux's inotify and VFS code (PROTOCOL.md 8b argues from it): vfs_rename vfs_mkdir vfs_link fsnotify_move
+Linux's inotify and VFS code (FRESHNESS.md §1 argues from it): vfs_rename vfs_mkdir vfs_link fsnotify_move
   fsnotify_mkdir fsnotify_link fsnotify_create fsnotify_add_event fsnotify_wait_marks_destroyed
   fsnotify_destroy_group wait_for_completion inotify_read inotify_ioctl inotify_handle_inode_event get_one_event
   spin_lock notification_lock

@@ -1,4 +1,4 @@
-//! Change detection under loom (docs/PROTOCOL.md, sections 8b and 8c): the watch's invariant (a lookup that
+//! Change detection under loom (docs/FRESHNESS.md): the watch's invariant (a lookup that
 //! begins after a write returned never answers from a listing that lacks it), freshness F1 and F2 (a pack renamed
 //! in before a lookup began is found; a pack removed and put back is loaded again) and batches' B1 (one change
 //! check per batch, made after the batch began). What could go wrong: a drain that loses an event, a listing whose
@@ -8,7 +8,7 @@
 
 use super::*;
 
-/// The change detector's invariant (docs/PROTOCOL.md section 8b) on the real `Inotify` state word, versions and
+/// The change detector's invariant (docs/FRESHNESS.md, section 1) on the real `Inotify` state word, versions and
 /// drain, the kernel queue stood in for by a loom mutex: a lookup that begins after a write returned never
 /// answers from a listing that lacks it, whatever a concurrent drain is doing.
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -37,7 +37,7 @@ fn watch_lookup_after_a_pack_write_sees_it() {
     });
 }
 
-/// F1 (docs/PROTOCOL.md, section 8c), `stat` detector: a pack renamed into place while another thread refreshes
+/// F1 (docs/FRESHNESS.md, section 2), `stat` detector: a pack renamed into place while another thread refreshes
 /// is found by a lookup that began after the rename returned (the real `Freshness`, the file system behind its
 /// seam).
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -80,7 +80,7 @@ fn freshness_switch_pack_written_during_a_refresh_is_found() {
     });
 }
 
-/// F2 (docs/PROTOCOL.md, section 8c): a pack removed and put back while a lookup loads it; a refresh after the
+/// F2 (docs/FRESHNESS.md, section 2): a pack removed and put back while a lookup loads it; a refresh after the
 /// failed load must not keep the listing (and its recorded failure).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[test]
@@ -93,7 +93,7 @@ fn freshness_vanished_pack_back_is_loaded_again() {
     });
 }
 
-/// B1 (docs/PROTOCOL.md, section 8c), events: a pack renamed into place while another thread refreshes is found
+/// B1 (docs/FRESHNESS.md, section 2), events: a pack renamed into place while another thread refreshes is found
 /// by a batch that began after the rename returned, whose misses share one check made after its searches.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[test]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation score of the freshness code (issue 28; docs/PROTOCOL.md section 8c): each mutant is one small edit of
+# Mutation score of the freshness code (issue 28; docs/FRESHNESS.md, section 2): each mutant is one small edit of
 # src/store/freshness.rs, handle.rs, relist.rs, steady.rs, mod.rs, successor.rs, batch.rs, scan.rs, load.rs, loose_sources.rs or src/dir.rs, given as a literal `anchor ~~
 # replacement` pair (`\n` stands for a newline), with the check that must catch it: a loom model (`loom:NAME`,
 # the test target `loom` built with `--cfg loom`), a unit test (`lib:NAME`, the library's unit tests, where

@@ -6,8 +6,8 @@
 //! dev-dependency on the crate itself, the benchmark and the fuzz targets through their dependency. Nothing here
 //! is covered by semver.
 //!
-//! The methods are in extension traits ([`PackIndexExt`], [`MultiPackIndexExt`]): import one and the method
-//! calls read as before (`idx.lookup_binary(id)`).
+//! The methods are in extension traits ([`PackIndexExt`], [`MultiPackIndexExt`]): import one and call them on
+//! the type they extend (`idx.lookup_binary(id)`).
 //!
 //! ```
 //! use odb_index::HashKind;

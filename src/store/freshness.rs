@@ -3,7 +3,7 @@
 //! ([`Freshness::listing`]: detector first, then the scan), the steady question of a miss
 //! ([`Freshness::steady`]), the refresh check ([`Freshness::changed`]), the deferred count of misses before
 //! events are set up ([`Tally`]) and "is the new listing the same as the old" ([`Freshness::confirm`]).
-//! `docs/PROTOCOL.md`, section 8c, states its invariants (F1-F4) and names the model of each
+//! `docs/FRESHNESS.md`, section 2, states its invariants (F1-F4) and names the model of each
 //! (`freshness/model.rs`, on this code with the file system behind [`Fs`]).
 //!
 //! The detectors themselves (`stat` and inotify) are `watch.rs`'s; this module decides when to ask them and what

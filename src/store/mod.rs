@@ -4,11 +4,30 @@
 //! slot at a time, by whichever lookup needs them first, through the crate-private protocol of `src/protocol.rs`
 //! (`docs/PROTOCOL.md`). A lookup that must wait for another thread's load blocks. Once everything is loaded, a
 //! miss reads the protocol's shared state with one Acquire load (no read-modify-write, lock or allocation); what
-//! else it does depends on the options (`docs/PROTOCOL.md`, P4 and section 8b): under `RefreshMode::Never`, no
-//! system call but the loose probe asked for (one `fstatat` per objects directory with `LooseMode::Probe`); in the
-//! default configuration, once change events are set up (after 2 048 misses, on Linux), one `ioctl` (`FIONREAD` on
-//! the store's inotify descriptor) and one more Acquire load, of the change detector's state, in place of the
-//! pack directories' `stat`s and the probes it makes before.
+//! else it does depends on the options (`docs/PROTOCOL.md`, P4, and `docs/FRESHNESS.md`, section 1): under
+//! `RefreshMode::Never`, no system call but the loose probe asked for (one `fstatat` per objects directory with
+//! `LooseMode::Probe`); in the default configuration, once change events are set up (after 2 048 misses, on
+//! Linux), one `ioctl` (`FIONREAD` on the store's inotify descriptor) and one more Acquire load, of the change
+//! detector's state, in place of the pack directories' `stat`s and the probes it makes before.
+//!
+//! # The files, along the data path
+//!
+//! - `mod.rs` (here): [`Store`] (open, refresh, problems) and [`Location`].
+//! - `lookup/`: answering one id or many. `handle.rs` ([`Handle`], the search order, the slow path), `steady.rs`
+//!   (the steady path, one arm per `MissShape`), `snapshot.rs` (the search of what a handle has loaded),
+//!   `midx_lookup.rs` (through a multi-pack-index), `miss.rs` (the answer for an id found nowhere), `batch.rs`
+//!   ([`Handle::locate_many`]).
+//! - `listing/`: what a repository holds and how it is loaded. `mod.rs` (the `Listing`, built in phases),
+//!   `loose_sources.rs` (the objects directories), `scan.rs` (a pack directory), `plan.rs` (the slots),
+//!   `load.rs` (loading one slot), `successor.rs` (the next listing's map, what it keeps), `filter.rs` and
+//!   `bloom.rs` (the listing's miss filter).
+//! - `queries/`: the rest of the API: `prefix.rs`, `iter.rs`, `in_pack.rs`, `copies.rs`, `pack.rs`
+//!   ([`PackInfo`], liveness), `verify.rs`.
+//! - Freshness, the second protocol (`docs/FRESHNESS.md`): `freshness.rs` (is a listing still true), `watch.rs`
+//!   (the change detectors: `stat`, and inotify in `watch/inotify.rs`), `relist.rs` (listing again after a miss
+//!   or a fault).
+//! - `options.rs`, `metrics.rs`, `problem.rs`; `hooks.rs` (the points where the crate's own tests act, nothing
+//!   outside them); the tests that need the store's internals: `edge_tests.rs`, `relist_tests.rs`.
 //!
 //! ```
 //! # use std::process::Command;

@@ -94,7 +94,7 @@ pub enum RefreshMode {
 /// What a lookup does once its pack search missed in a settled map (the steady path: `store/lookup/steady.rs`), chosen
 /// once when a handle is made ([`MissShape::of`]) from [`RefreshMode`] and [`LooseMode`]: one value to branch on,
 /// with no shape that no options make. Each shape keeps git's order (packs, loose, then the pack directories
-/// again) and F5 (docs/PROTOCOL.md, section 8c): a change check that decides a miss comes after that miss's loose
+/// again) and F5 (docs/FRESHNESS.md, section 2): a change check that decides a miss comes after that miss's loose
 /// step, unless the loose step reads no file ([`check_first`](Self::check_first)).
 ///
 /// Each shape's discriminant is the set of its properties (`LOOSE`, `REFRESH`, `WATCH`, `FIRST`), so that asking
@@ -426,7 +426,7 @@ impl Options {
     /// `change_events(false)` does), a miss counting once per objects directory it stats and probes (with
     /// alternates each miss makes more system calls, which events save); 0 sets them up when the store is
     /// opened. The next miss after the count is
-    /// reached lists the pack directories again with the events set up (docs/PROTOCOL.md, section 8b, says why
+    /// reached lists the pack directories again with the events set up (docs/FRESHNESS.md, section 1, says why
     /// no write is missed across the switch). Handles report their misses in batches of 64 and when dropped.
     ///
     /// Why not at once: an inotify descriptor with watches makes its process wait when it is closed, dropped

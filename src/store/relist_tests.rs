@@ -350,7 +350,7 @@ fn a_dropped_handle_reports_its_uncounted_misses() {
 
 /// A loose object packed as `git repack -d` packs it (a new pack written, then the loose file pruned) between
 /// a lookup's change check and its loose step: the object was in the repository all along, so the lookup must
-/// find it (git's order: packs, loose, then the pack directories again; F5 in docs/PROTOCOL.md, 8c). Where it
+/// find it (git's order: packs, loose, then the pack directories again; F5 in docs/FRESHNESS.md, section 2). Where it
 /// happens: `LooseMode::Watched` on the slow path, after the drain that lets it list a fan-out directory afresh
 /// (the refresh check reused that drain and said "nothing changed"); `Probe` and `Cached` with events on the
 /// steady path, whose quiet check came before the probe.

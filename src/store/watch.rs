@@ -99,7 +99,7 @@ impl Watch {
     /// ([`note_misses`](Self::note_misses)); then [`upgrade_due`](Self::upgrade_due) says so, and the next
     /// listing replaces this detector by [`Watch::open`]'s. Why: an inotify descriptor with watches costs its
     /// process 0.3-10 ms of wall time when it is closed (the kernel waits for the marks' teardown, also
-    /// at exit), which a store that misses a few times never earns back (docs/PROTOCOL.md, section 8b).
+    /// at exit), which a store that misses a few times never earns back (docs/FRESHNESS.md, section 1).
     pub(super) fn deferred(after: u32) -> Watch {
         Watch {
             imp: Backend::Stat,

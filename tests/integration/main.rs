@@ -12,7 +12,7 @@
 //!   lookup within one pack, pack information and stale packs, loose paths, environment alternates, the
 //!   `IncompleteMode` contract, incremental multi-pack-index chains; all against git.
 //! - `covered`: packs a multi-pack-index covers, listed without a `stat`, their files changed between a listing
-//!   and its use (docs/PROTOCOL.md, F6).
+//!   and its use (docs/FRESHNESS.md, F6).
 //! - `faults`: the in-process fault matrix: a failed system call at every position of a run, never a silent
 //!   "missing" (docs/RELIABILITY.md, G11).
 //! - `freshness`: files that vanish between a listing and their use (a loose object packed and pruned, a pack
@@ -21,8 +21,8 @@
 //! - `never_wrong`: abbreviated ids and iteration follow the lookup's order; unreadable loose fan-out directories.
 //! - `watch`: change detection by inotify; every way its events can be incomplete ends in a rescan or `stat`.
 //!
-//! Under `--cfg loom` the library is built on loom's primitives, which only work inside a loom model: this
-//! binary is then empty (the loom models are `loom-tests/`).
+//! Under `--cfg loom` or `--cfg shuttle` the library is built on the checker's primitives, which only work
+//! inside a model: this binary is then empty (the models are `loom-tests/`).
 #![cfg(not(any(loom, shuttle)))]
 // .clippy.toml's rules (the facade, the guarded read, 80-line functions) are for the shipped code, not tests.
 #![allow(

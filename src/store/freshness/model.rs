@@ -1,4 +1,4 @@
-//! Freshness under loom (docs/PROTOCOL.md, section 8c): the real `Freshness::listing`, `steady`, `changed` and
+//! Freshness under loom (docs/FRESHNESS.md, section 2): the real `Freshness::listing`, `steady`, `changed` and
 //! `confirm` (`src/store/freshness.rs`) on loom's atomics, with the file system behind the module's `Fs` seam.
 //! The model's file system is one pack directory: which packs it holds and a version standing for its `stat`,
 //! under a loom mutex; a write ("rename a pack's `.idx` into `pack/`") changes both and queues an event for each

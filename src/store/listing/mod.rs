@@ -190,7 +190,7 @@ pub(in crate::store) fn list(
     state.listing_number += 1;
     // The change detector goes with the directories it watches, until a deferred one has counted its misses
     // (`Options::change_events_after`): then this listing sets events up. `Freshness::listing` takes the
-    // detector and its token before it runs the scan below (docs/PROTOCOL.md, F1).
+    // detector and its token before it runs the scan below (docs/FRESHNESS.md, F1).
     let detector = Detector::for_options(req.options, req.defer_events);
     let prev = req.reuse_loose.map(|g| &g.fresh);
     let midx = req.options.multi_pack_index.then_some(req.options.load);

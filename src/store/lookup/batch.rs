@@ -17,7 +17,7 @@
 //!    settled map is held (its position kept in the handle's `batch_misses`); anything else goes through the slow
 //!    path at once (`Handle::locate_slow`), after which every warm state is stale ([`STALE`]). A state is used only
 //!    while the pack tried first is the one it was made for.
-//! 3. **One change check for the held misses** (docs/PROTOCOL.md, section 8c, B1), once every search of the batch
+//! 3. **One change check for the held misses** (docs/FRESHNESS.md, section 2, B1), once every search of the batch
 //!    is done, so after each miss's search began, as a single lookup's check is. Each miss keeps a single lookup's
 //!    order ([`MissShape`](crate::store::options::MissShape)): where the check comes first (watched listings), the check,
 //!    then each miss's loose step; otherwise each miss's loose probe, then the one check (an `ioctl` with events;

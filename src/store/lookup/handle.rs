@@ -147,7 +147,7 @@ impl Handle {
     /// (whatever the [`IncompleteMode`](crate::store::IncompleteMode)); [`Error::Incomplete`] when the object was not found and some index
     /// file could not be loaded (a pack that does not match its index, for one), a pack directory or alternate
     /// could not be read, or a loose directory could not be probed, so "missing" cannot be claimed, unless the
-    /// store was opened with [`IncompleteMode::Miss`] (then `Ok(None)`; [`Store::problems`] names the file
+    /// store was opened with [`IncompleteMode::Miss`](crate::store::IncompleteMode::Miss) (then `Ok(None)`; [`Store::problems`] names the file
     /// either way); [`Error::WrongIdHashKind`] for an id of the other hash kind.
     #[inline]
     pub fn locate(&mut self, id: &ObjectId) -> Result<Option<Location>, Error> {
@@ -229,7 +229,7 @@ impl Handle {
                 //    The check is made after the loose step, never taken from the drain before it: a loose object
                 //    that `repack -d` packed (new pack written) and pruned between that drain and the loose step was
                 //    in the repository all along, and only a check after the loose step sees its new pack (F5,
-                //    docs/PROTOCOL.md section 8c; `relist_tests::an_object_packed_and_pruned_between_the_check_and_
+                //    docs/FRESHNESS.md, section 2; `relist_tests::an_object_packed_and_pruned_between_the_check_and_
                 //    the_loose_step_is_found`).
                 let refresh = self.shape.refresh_on_miss()
                     && (stage == Stage::Refresh || self.snap.vanished || self.packs_changed());

@@ -1,5 +1,5 @@
 //! The inotify detector (Linux): the store's one non-blocking inotify descriptor, its watches, and the shared
-//! state its drains write (`docs/PROTOCOL.md`, section 8b). Compiled on Linux only (one `cfg`, on this module in
+//! state its drains write (`docs/FRESHNESS.md`, section 1). Compiled on Linux only (one `cfg`, on this module in
 //! `watch.rs`); everything else of change detection is portable.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! B1 under loom (docs/PROTOCOL.md, section 8c): one change check per batch. The real `Freshness::listing`,
+//! B1 under loom (docs/FRESHNESS.md, section 2): one change check per batch. The real `Freshness::listing`,
 //! `steady`, `changed` and `confirm` (`src/store/freshness.rs`) on loom's atomics, with the file system behind
 //! the module's `Fs` seam; the model file system and store are `model.rs`'s (one pack directory under
 //! a loom mutex, whose writes queue an event for each detector with events made on it, inside the lock; the

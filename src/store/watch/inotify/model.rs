@@ -1,4 +1,4 @@
-//! The change detector's protocol core under loom (docs/PROTOCOL.md section 8b, "Invariant (for a model)"): the
+//! The change detector's protocol core under loom (docs/FRESHNESS.md, section 1, "Invariant (for a model)"): the
 //! real `Inotify::check`, `drain`, `fanout_version` and `watch_fanout` (`src/store/watch/inotify.rs`) on loom's atomics
 //! and mutex, with the kernel's event queue stood in for by a loom mutex around a queue (`model_queue`, compiled
 //! only in loom builds with `model-checking`, and set only for a detector built in a model; the real descriptor is still read, and stays empty here). The writer's
