@@ -73,6 +73,8 @@ use std::path::{Path, PathBuf};
 use crate::bytes::{be32, be64};
 use crate::data::{Data, LoadMode};
 use crate::error::Error;
+// Defined in src/error/idx.rs, below `Error`, which names it: this module returns `Error`, and the two would
+// import each other if the problem lived here.
 pub use crate::error::IdxProblem;
 use crate::fanout::BucketState;
 use crate::oid::{HashKind, ObjectId};

@@ -73,6 +73,8 @@ use std::path::{Path, PathBuf};
 use crate::bytes::{be32, be64, head};
 use crate::data::{Data, LoadMode};
 use crate::error::Error;
+// Defined in src/error/midx.rs, below `Error`, which names it: this module returns `Error`, and the two would
+// import each other if the problem lived here.
 pub use crate::error::MidxProblem;
 use crate::fanout::{self, BucketFault};
 pub use crate::ids::ChunkId;
