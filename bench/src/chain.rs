@@ -40,7 +40,7 @@ pub fn rows(dir: &Path, layers: usize, runs: usize) -> Result<Vec<Row>, String> 
     let ids_file = dir.join("chain-ids.txt");
     let text: String = ids.iter().map(|id| format!("{id}\n")).collect();
     std::fs::write(&ids_file, text).map_err(|e| format!("{}: {e}", ids_file.display()))?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = crate::self_exe()?;
     let arms = [Arm::Odb(&exe), Arm::Git];
     let mut wall = [Vec::new(), Vec::new()];
     for _ in 0..runs {

@@ -282,16 +282,19 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             .map(|()| ExitCode::SUCCESS);
     }
     targets::LoadSampler::start();
+    // The table run prints each row as it is measured (the table and the verdicts at the end); `--json` prints
+    // only JSON lines.
+    row::SHOW_ROWS.store(!args.json, std::sync::atomic::Ordering::Relaxed);
     let rows = match (&args.ratio_rows, &args.scenario) {
-        (Some(many), _) => scenarios::ratio_rows(&objects, many, args.quick)?,
+        (Some(many), _) => row::shown(scenarios::ratio_rows(&objects, many, args.quick)?),
         (None, Some(group)) if group == "open-chain" => {
             let tmp = fixture::TempDir::new("bench-chain")?;
             let (layers, runs) = if args.quick { (100, 3) } else { (1000, 9) };
-            chain::rows(tmp.path(), layers, runs)?
+            row::shown(chain::rows(tmp.path(), layers, runs)?)
         }
         (None, Some(_batches)) => {
             let tmp = fixture::TempDir::new("bench-batches")?;
-            batch::rows(tmp.path(), &objects, args.quick)?
+            row::shown(batch::rows(tmp.path(), &objects, args.quick)?)
         }
         (None, None) => scenarios::all(&objects, args.path.is_some(), args.quick)?,
     };
@@ -314,6 +317,19 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!("bench: wrote {}", svg.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// This program, for the scenarios that run it again as a child (a process of its own per arm, counted with
+/// strace or timed cold). On Linux `/proc/<this process>/exe`, the running file itself, whoever opens the path
+/// (strace too, where `/proc/self` would be strace): `cargo build` or `cargo test` in another terminal replaces
+/// `target/release/odb-index-bench` while a main job runs, and the path `current_exe` gives then names a deleted
+/// file (`... (deleted)`), which cannot be run. Elsewhere `current_exe`.
+pub fn self_exe() -> Result<PathBuf, String> {
+    let proc_exe = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
+    if proc_exe.exists() {
+        return Ok(proc_exe);
+    }
+    std::env::current_exe().map_err(|e| format!("this program's path: {e}"))
 }
 
 /// splitmix64: reproducible random ids and shuffles without a dependency.

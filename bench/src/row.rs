@@ -40,6 +40,24 @@ impl Row {
         self
     }
 
+    /// The row in one line, as the main job prints it the moment it is measured (the table and the verdicts
+    /// follow at the end): scenario, arm, median and minimum ns per lookup, and the note.
+    pub fn progress_line(&self) -> String {
+        let ns = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.1}"));
+        let mut line = format!(
+            "row: {} | {} | median {} ns, min {} ns",
+            self.scenario,
+            self.arm,
+            ns(self.ns_median),
+            ns(self.ns_min)
+        );
+        if !self.note.is_empty() {
+            line.push_str(" | ");
+            line.push_str(&self.note);
+        }
+        line
+    }
+
     /// The row as one JSON object (serde_json): fixed fields, then the extra ones.
     pub fn json(&self) -> String {
         use serde_json::{Map, Value, json};
@@ -69,4 +87,22 @@ impl Row {
         }
         Value::Object(o).to_string()
     }
+}
+
+/// Whether rows are printed to standard output as they are measured ([`shown`]): the main job's table run
+/// sets it, so a run that stops (or is stopped) early has printed what it measured.
+pub static SHOW_ROWS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `rows`, each printed to standard output first (one [`Row::progress_line`], flushed) when [`SHOW_ROWS`] is set.
+pub fn shown(rows: Vec<Row>) -> Vec<Row> {
+    if SHOW_ROWS.load(std::sync::atomic::Ordering::Relaxed) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for r in &rows {
+            // A closed standard output (`| head`) stops nothing here: the run goes on, as before.
+            let _ = writeln!(out, "{}", r.progress_line());
+        }
+        let _ = out.flush();
+    }
+    rows
 }

@@ -17,7 +17,7 @@ pub(super) fn syscalls(objects: &Path, k: usize) -> Result<Vec<Row>, String> {
             ..Row::new(scenario, "-")
         }]);
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = crate::self_exe()?;
     let mut counts = Vec::new();
     for m in [k, 2 * k] {
         let out = std::env::temp_dir().join(format!(
@@ -87,7 +87,7 @@ pub(super) fn cachegrind(big: &Path, name: &str, n: usize) -> Result<Vec<Row>, S
             ..Row::new("batch-cachegrind", "-")
         }]);
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = crate::self_exe()?;
     let run = |what: &str, arm: &str, m: usize| -> Result<(f64, f64), String> {
         let o = Command::new("valgrind")
             // The last level simulated as this machine's second-level cache (2 MB per core): its third level

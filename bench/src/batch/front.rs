@@ -23,7 +23,7 @@ pub(super) fn front_end(dir: &Path, s: &Sizes) -> Result<Vec<Row>, String> {
         fixture::history(dir, s.front_commits, 11)?;
     }
     let (n, ids_file, empty_file) = rev_list_ids(dir, &repo)?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = crate::self_exe()?;
     let arms: [(&str, Vec<PathBuf>); 3] = [
         (
             "odb-index adapter info_many",

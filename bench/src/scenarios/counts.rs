@@ -17,7 +17,7 @@ pub(super) fn instructions(objects: &Path, n: usize) -> Result<Vec<Row>, String>
             ..Row::new("instructions-per-miss", "all")
         }]);
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = crate::self_exe()?;
     let mut rows = Vec::new();
     for k in [
         Kind::OdbNone,
@@ -86,7 +86,7 @@ pub(super) fn syscalls(
             ..Row::new(scenario, "all")
         }]);
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = crate::self_exe()?;
     let mut rows = Vec::new();
     for &k in kinds {
         let mut counts = Vec::new();

@@ -11,7 +11,7 @@ use super::Rng;
 use super::arms::{Arm, Ids, Kind, odb_options};
 use super::fixture;
 use super::report::add_ratios;
-use super::row::{Row, Val};
+use super::row::{Row, Val, shown};
 use odb_index_testkit::alloc::thread_allocs;
 
 mod counts;
@@ -347,39 +347,42 @@ pub fn all(objects: &Path, user_path: bool, quick: bool) -> Result<Vec<Row>, Str
     let misses = absent(4096, 1);
     // Fresh ids for the fresh-id scenarios (a different seed: none of the cached misses).
     let fresh = absent(plan.fresh_ids, 11);
-    let mut rows = vec![machine()];
+    let mut rows = shown(vec![machine()]);
 
     // Floors: the bare cost of one probe of a missing loose path, inline in the timing loop and in a function.
-    rows.extend(floors(objects, &misses, plan.misses, plan.runs)?);
+    rows.extend(shown(floors(objects, &misses, plan.misses, plan.runs)?));
     // 1 and 2: misses and hits on the one-pack fixture; 3: two threads missing at once.
-    rows.extend(one_pack(objects, &misses, &fresh, &plan)?);
-    rows.extend(two_threads_rows(objects, &misses, &plan)?);
+    rows.extend(shown(one_pack(objects, &misses, &fresh, &plan)?));
+    rows.extend(shown(two_threads_rows(objects, &misses, &plan)?));
 
     // 4. 100 packs, without and with a multi-pack-index.
     let tmp = fixture::TempDir::new("bench-synthetic")?;
-    rows.extend(many_packs(tmp.path(), &misses, &fresh, &plan)?);
+    rows.extend(shown(many_packs(tmp.path(), &misses, &fresh, &plan)?));
 
     // 5. A 1 000 000-object index (then 6, its waiters, and 5b, the sparse index).
+    let before = rows.len();
     let big = big_index(tmp.path(), &misses, &fresh, &plan, &mut rows)?;
-    rows.extend(waiters(&big, misses.oids[0], plan.cold_runs)?);
-    rows.extend(sparse_open(
+    let new = shown(rows.split_off(before));
+    rows.extend(new);
+    rows.extend(shown(waiters(&big, misses.oids[0], plan.cold_runs)?));
+    rows.extend(shown(sparse_open(
         tmp.path(),
         plan.sparse_objects,
         plan.cold_runs.min(3),
-    )?);
+    )?));
 
     // 8. A history: a generated project's commits, imported with git fast-import.
-    rows.extend(real(tmp.path(), &misses, &fresh, &plan)?);
+    rows.extend(shown(real(tmp.path(), &misses, &fresh, &plan)?));
     // 11. Batches: locate_many beside locate, syscalls per miss in a batch, LL misses, the end-to-end front end
     // on a larger real history of its own (bench/src/batch/).
-    rows.extend(super::batch::rows(tmp.path(), objects, quick)?);
+    rows.extend(shown(super::batch::rows(tmp.path(), objects, quick)?));
     // 12. Opening a 1 000-layer multi-pack-index chain over 1 000 packs, beside git (bench/src/chain.rs).
     let (layers, runs) = if quick { (100, 3) } else { (1000, 9) };
-    rows.extend(super::chain::rows(tmp.path(), layers, runs)?);
+    rows.extend(shown(super::chain::rows(tmp.path(), layers, runs)?));
     drop(tmp);
 
     // 7, 10 and 9: system calls per miss, three objects directories, instructions per miss.
-    rows.extend(counted(objects, &misses, &plan)?);
+    rows.extend(shown(counted(objects, &misses, &plan)?));
     add_ratios(&mut rows);
     Ok(rows)
 }

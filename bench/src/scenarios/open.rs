@@ -6,7 +6,7 @@ use super::*;
 /// `--open-first-miss` mode) killed after 5 s; the child reports its time and its peak resident memory.
 pub(super) fn sparse_open(dir: &Path, objects: u64, runs: usize) -> Result<Vec<Row>, String> {
     let sparse = fixture::sparse_index(dir, objects)?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = crate::self_exe()?;
     let name = if objects == 1 << 31 {
         "2^31".to_owned()
     } else {

@@ -248,3 +248,29 @@ fn table_run_ends_with_targets_and_the_comparison() {
     assert!(tail.contains("batch: front end, a history"), "{tail}");
     assert!(tail.contains("during the rows"), "{tail}");
 }
+
+/// A main job survives a rebuild of its binary while it runs (`cargo test` in another terminal replaces
+/// `target/release/odb-index-bench`): the scenarios that run the program again as a child run the file that is
+/// running, not the path it was started from. Here the copy that runs is deleted right after it starts; the
+/// chain scenario then runs it as its own child (and under strace) many times. Fails (exit 2, "No such file")
+/// when the children are started from `current_exe`, which names the deleted file.
+#[test]
+fn a_run_survives_its_binary_being_replaced() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let copy = dir.path().join("odb-index-bench");
+    std::fs::copy(env!("CARGO_BIN_EXE_odb-index-bench"), &copy).expect("copy the binary");
+    let child = Command::new(&copy)
+        .args(["--scenario", "open-chain", "--quick"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the copy");
+    // As cargo replaces the binary: the running file is gone from its path.
+    std::fs::remove_file(&copy).expect("remove the running copy");
+    let out = child.wait_with_output().expect("wait for the run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("chain"), "no chain row: {stdout}");
+}
