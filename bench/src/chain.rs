@@ -1,4 +1,4 @@
-//! Scenario 12 (issue 32, What 4; docs/BENCHMARKS.md, "Opening a 1 000-layer chain"): a process that opens a
+//! Scenario 12 (docs/BENCHMARKS.md, "Opening a 1 000-layer chain"): a process that opens a
 //! repository of 1 000 packs under an incremental multi-pack-index chain of 1 000 layers and reads the type and
 //! size of 10 of its objects, beside `git cat-file --batch-check` on the same ids: system calls (`strace -f -c`,
 //! one run each) and wall time (runs interleaved), as ratios to git's.
@@ -104,7 +104,7 @@ pub fn rows(dir: &Path, layers: usize, runs: usize) -> Result<Vec<Row>, String> 
 const ODB_ARM: &str = "odb-index adapter info (process)";
 const GIT_ARM: &str = "git cat-file --batch-check (process)";
 
-/// The scenario's targets (issue 32, What 5).
+/// The scenario's targets.
 pub const TARGETS: &[Target] = &[
     Target {
         name: "open-chain: a 1 000-layer chain's open in no more system calls than git",

@@ -93,7 +93,7 @@ const DEFAULT: &str = Kind::OdbDefault.name();
 const ONMISS_PROBE: &str = Kind::OdbOnMissProbe.name();
 const SPARSE: &str = "open-first-miss-sparse-2^31*";
 
-/// The main scenarios' targets (issues 1, 14 and 22), in the order they are printed.
+/// The main scenarios' targets, in the order they are printed.
 pub const MAIN: &[Target] = &[
     t(
         "miss with loose probe vs gix-odb 0.87",

@@ -248,7 +248,7 @@ impl Objects {
     /// iteration's) is first looked up in the current listing, as [`Objects::answer`] looks up an id: a pack that
     /// listing kept (renamed away for a moment after it was read, as git keeps a pack it has opened) is read
     /// where it is, not re-listed away by [`Handle::locate_again`](odb_index::Handle::locate_again), which keeps
-    /// nothing (issue 47, 7: a batch then lost such a pack's objects where a lookup by id did not). A file not
+    /// nothing (a batch then lost such a pack's objects where a lookup by id did not). A file not
     /// found, a second move, or an id that lookup does not find: `locate_again`.
     fn relocate(
         &self,

@@ -1,4 +1,4 @@
-//! Scenario group "batches" (issue 32; docs/BENCHMARKS.md, "Batches"): `Handle::locate_many` beside `locate` per
+//! Scenario group "batches" (docs/BENCHMARKS.md, "Batches"): `Handle::locate_many` beside `locate` per
 //! id (random hits and fresh misses on the 1M-object index, its multi-pack-index, 100 packs and 100 packs under
 //! a multi-pack-index), system calls per miss in batches of 4 096 under `Options::default()` (strace), last-level
 //! cache misses per lookup for both (cachegrind), a front end's end-to-end run on a generated history (ids
@@ -340,7 +340,7 @@ enum Hits {
     Subset(usize),
 }
 
-/// The group's targets (issue 32; judged by [`crate::targets::evaluate`]). The end-to-end row is a time ratio
+/// The group's targets (judged by [`crate::targets::evaluate`]). The end-to-end row is a time ratio
 /// (load-dependent); the system calls and the memory are not.
 pub const TARGETS: &[Target] = &[
     Target {
