@@ -14,6 +14,7 @@ use odb_index::{Handle, HashKind, IncompleteMode, Options, PackId, Store};
 
 use crate::Error;
 use crate::convert::kind_to_gix;
+use crate::delta_bases::{DEFAULT_LIMIT, DeltaBases, key_of};
 use crate::rev::RevIndex;
 
 /// gix-object's [`Find`](https://docs.rs/gix-object/0.66/gix_object/trait.Find.html) and [`FindHeader`](https://docs.rs/gix-object/0.66/gix_object/trait.FindHeader.html) on an odb-index [`Handle`].
@@ -65,6 +66,8 @@ pub struct Objects {
     pub(crate) loose: RefCell<gix_zlib::Decompress>,
     /// Files that were unusable but had a fallback (a broken `.rev`), not yet taken by [`Objects::take_problems`].
     pub(crate) problems: RefCell<Vec<Error>>,
+    /// The bases deltas were applied to, resolved ([`Objects::with_delta_base_cache`], `delta_bases.rs`).
+    pub(crate) delta_bases: RefCell<DeltaBases>,
 }
 
 impl std::fmt::Debug for Objects {
@@ -85,6 +88,7 @@ impl Clone for Objects {
         clone.shared = Arc::clone(&self.shared);
         clone.packs.replace(self.packs.borrow().clone());
         clone.listing_seen.set(self.listing_seen.get());
+        clone.delta_bases = RefCell::new(DeltaBases::new(self.delta_bases.borrow().limit()));
         clone
     }
 }
@@ -103,7 +107,35 @@ impl Objects {
             inflate: RefCell::new(gix_zlib::Inflate::default()),
             loose: RefCell::new(gix_zlib::Decompress::new()),
             problems: RefCell::new(Vec::new()),
+            delta_bases: RefCell::new(DeltaBases::new(DEFAULT_LIMIT)),
         }
+    }
+
+    /// This reader with a delta-base cache of at most `bytes` of object data (0: none). Reading a deltified
+    /// object applies its chain of deltas to the chain's base; the cache keeps the objects deltas were applied
+    /// to, so that the next object whose chain passes through one of them (the next version of a tree or a
+    /// file, in a history walk) inflates only the deltas above it. git's `core.deltaBaseCacheLimit` is the same
+    /// bound, 96 MiB by default, which is this reader's default too; each clone has a cache of its own of the
+    /// same bound (as each has its own inflater), so `n` threads hold up to `n` times it.
+    ///
+    /// ```
+    /// # let repo = tempfile::tempdir()?;
+    /// # std::process::Command::new("git").args(["init", "-q"]).current_dir(repo.path()).status()?;
+    /// use odb_index_gix::Objects;
+    ///
+    /// let objects = Objects::open(repo.path())?.with_delta_base_cache(16 << 20); // 16 MiB
+    /// assert_eq!(objects.delta_base_cache_limit(), 16 << 20);
+    /// assert_eq!(objects.clone().delta_base_cache_limit(), 16 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_delta_base_cache(self, bytes: usize) -> Objects {
+        self.delta_bases.replace(DeltaBases::new(bytes));
+        self
+    }
+
+    /// The bound of this reader's delta-base cache ([`with_delta_base_cache`](Self::with_delta_base_cache)).
+    pub fn delta_base_cache_limit(&self) -> usize {
+        self.delta_bases.borrow().limit()
     }
 
     /// Open the repository at `path` with default [`Options`] (so [`IncompleteMode::Error`](crate::IncompleteMode):
@@ -254,12 +286,14 @@ impl Pack {
                     source,
                 })?,
         };
-        let data =
+        let mut data =
             gix_pack::data::File::from_data(map, self.path.to_path_buf(), kind_to_gix(self.kind))
                 .map_err(|source| Error::PackOpen {
                 path: self.path.to_path_buf(),
                 source,
             })?;
+        // The delta-base cache's key: the store's id, never a hash of the path (`delta_bases.rs`).
+        data.id = key_of(self.id).unwrap_or(u32::MAX);
         Ok(self.data.get_or_init(|| data))
     }
 

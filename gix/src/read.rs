@@ -13,6 +13,7 @@ use gix_pack::data::entry::Header as EntryHeader;
 
 use crate::Error;
 use crate::convert::oid_to_gix;
+use crate::delta_bases::key_of;
 use crate::loose::Loose;
 use crate::objects::{Objects, Pack};
 use crate::place::Place;
@@ -210,6 +211,7 @@ impl Objects {
                     Ok(self.base_in(&p, base)?.map(EntryBase::InPack))
                 };
                 let mut inflate = self.inflate.borrow_mut();
+                let mut bases = self.delta_bases.borrow_mut();
                 let outcome = p
                     .data()?
                     .decode_entry(
@@ -217,7 +219,7 @@ impl Objects {
                         out,
                         &mut inflate,
                         &resolve,
-                        &mut gix_pack::cache::Never,
+                        bases.for_pack(key_of(p.id)),
                     )
                     .map_err(p.decode_error(*offset))?;
                 Ok(outcome.kind)
