@@ -108,7 +108,7 @@ fn verify(p: &mut lexopt::Parser) -> Result<Command, String> {
     let mut path = None;
     let mut load = LoadMode::Mmap;
     while let Some(arg) = p.next().map_err(text)? {
-        match arg {
+        match full(arg, &["load", "help"])? {
             Long("load") => load = choice(p, "--load", LOAD)?,
             Long("help") | Short('h') => return Ok(Command::Help),
             Value(v) if path.is_none() => path = Some(PathBuf::from(v)),
@@ -130,6 +130,52 @@ const MIDX_CHECK: &[(&str, MidxCheck)] = &[
     ("bounds", MidxCheck::Bounds),
     ("pack-index", MidxCheck::PackIndex),
 ];
+
+/// `batch-check`'s long options, in git's order where git has them (its ambiguity message names the last two
+/// that a prefix matches, in this order).
+const BATCH_LONGS: &[&str] = &[
+    "batch",
+    "batch-check",
+    "batch-command",
+    "batch-all-objects",
+    "buffer",
+    "unordered",
+    "threads",
+    "no-refresh",
+    "no-events",
+    "events-after",
+    "loose",
+    "load",
+    "midx-check",
+    "midx-checksum",
+    "help",
+];
+
+/// `arg` with a long option's name completed as git's option parser completes it: the option of that exact name,
+/// else the only one it is a prefix of (`--buf` is `--buffer`); a prefix of several is git's "ambiguous option".
+fn full(arg: lexopt::Arg<'_>, longs: &[&'static str]) -> Result<lexopt::Arg<'static>, String> {
+    match arg {
+        Short(c) => Ok(Short(c)),
+        Value(v) => Ok(Value(v)),
+        Long(given) => {
+            if let Some(name) = longs.iter().find(|n| **n == given) {
+                return Ok(Long(name));
+            }
+            let hits: Vec<&'static str> = longs
+                .iter()
+                .copied()
+                .filter(|n| !given.is_empty() && n.starts_with(given))
+                .collect();
+            match hits[..] {
+                [name] => Ok(Long(name)),
+                [] => Err(Long(given).unexpected().to_string()),
+                [.., a, b] => Err(format!(
+                    "ambiguous option: {given} (could be --{a} or --{b})"
+                )),
+            }
+        }
+    }
+}
 
 /// The options seen, before their conflicts are checked.
 #[derive(Default)]
@@ -154,7 +200,7 @@ fn batch_check(p: &mut lexopt::Parser) -> Result<Command, String> {
     let mut path = None;
     let mut seen = Seen::default();
     while let Some(arg) = p.next().map_err(text)? {
-        match arg {
+        match full(arg, BATCH_LONGS)? {
             Long(m @ ("batch-check" | "batch" | "batch-command")) => {
                 let name = format!("--{m}");
                 seen.modes.push(match m {

@@ -22,6 +22,7 @@ use odb_index_testkit::{
 
 mod answers;
 mod as_git;
+mod as_git_reads;
 mod differences;
 mod errors;
 mod fault_cases;
