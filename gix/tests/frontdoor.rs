@@ -466,3 +466,23 @@ fn examples_match_git_byte_for_byte() {
         );
     }
 }
+
+/// (issue 49, item 10) The batch example answers a line that is not UTF-8 as git does, `<line> missing`, and goes
+/// on; it aborted there (exit 1).
+#[test]
+fn batch_example_answers_a_line_that_is_not_utf8_as_git() {
+    for (repo, _alt, format) in repos() {
+        let r = repo.path();
+        let input: &[u8] = b"HEAD\ncaf\xe9\nHEAD:caf\xe9x\n\xff\xfe\nmain~1\n";
+        let want = git_bytes(r, &["cat-file", "--batch"], input);
+        assert_eq!(
+            want.windows(7).filter(|w| w == b"missing").count(),
+            3,
+            "{format}: git says missing three times"
+        );
+        assert!(
+            run_example("batch", &[r.to_str().unwrap()], input) == want,
+            "{format}: cat-file --batch on lines that are not UTF-8"
+        );
+    }
+}
