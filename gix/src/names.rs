@@ -465,7 +465,7 @@ impl delegate::Revision for Resolver<'_> {
     fn disambiguate_prefix(
         &mut self,
         prefix: gix_hash::Prefix,
-        _hint: Option<delegate::PrefixHint<'_>>,
+        hint: Option<delegate::PrefixHint<'_>>,
     ) -> Step {
         let hex = prefix.to_string();
         // git (`get_oid_basic`): a full id first, then a ref, then an abbreviation.
@@ -479,6 +479,10 @@ impl delegate::Revision for Resolver<'_> {
         match self.objects.lookup_name(&hex) {
             Ok(Some(id)) => self.set(Some(id)),
             Err(e @ Error::AmbiguousName { .. }) => self.fail(e),
+            // git takes a full id as the id, object or not (a ref spelled like it is never read): missing.
+            Ok(None) if hint.is_none() && hex.len() == self.objects.hash_kind().hex_len() => {
+                self.nothing()
+            }
             // No such object, or not a name of ours (another hash's length): gix-revision tries the name as a
             // ref next (`git describe` output, a ref spelled in hex).
             Ok(None) | Err(Error::BadName { .. }) => Err(gix_error::message("no object").raise()),

@@ -486,3 +486,42 @@ fn batch_example_answers_a_line_that_is_not_utf8_as_git() {
         );
     }
 }
+
+/// (issue 49, item 11) `Refs::resolve` takes a full-length hex name as an id before a ref spelled like it, as git
+/// does, object or not: a blob's id answers the blob, an absent id (`~0`, `^{commit}`, `:a` after it too) nothing,
+/// where a ref of that name names a commit.
+#[test]
+fn a_full_length_hex_name_is_an_id_before_a_ref_as_git() {
+    for (repo, _alt, format) in repos() {
+        let r = repo.path();
+        let head = git(r, &["rev-parse", "HEAD"]).trim().to_owned();
+        let blob = git(r, &["rev-parse", "HEAD:a.txt"]).trim().to_owned();
+        let absent = "0123456789abcdef".repeat(4)[..blob.len()].to_owned();
+        for name in [&blob, &absent] {
+            std::fs::write(r.join(".git/refs/heads").join(name), format!("{head}\n")).unwrap();
+        }
+        let names = [
+            blob.clone(),
+            format!("{blob}^{{}}"),
+            absent.clone(),
+            format!("{absent}~0"),
+            format!("{absent}^{{commit}}"),
+            format!("{absent}:a.txt"),
+            format!("heads/{absent}"),
+        ];
+        let input: String = names.iter().map(|n| format!("{n}\n")).collect();
+        let want = git_bytes(
+            r,
+            &["cat-file", "--batch-check=%(objectname)"],
+            input.as_bytes(),
+        );
+        let want = String::from_utf8(want).unwrap();
+        let found = Repository::discover(r).unwrap();
+        for (name, want) in names.iter().zip(want.lines()) {
+            let ours = found.resolve(name).unwrap().map(|id| id.to_string());
+            let want = (!want.ends_with(" missing")).then(|| want.to_owned());
+            assert_eq!(ours, want, "{format}: {name}");
+        }
+        assert_eq!(found.resolve(&blob).unwrap().unwrap().to_string(), blob);
+    }
+}

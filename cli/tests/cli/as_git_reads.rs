@@ -1,7 +1,7 @@
 //! Issue 49: names, refs, options and odd repositories read exactly as git reads them, each case built with git
 //! in a temporary directory and compared with `git cat-file` itself (stdout, stderr's first word, exit status).
 
-use odb_index_testkit::{git, init_repo};
+use odb_index_testkit::{git, git_stdin, init_repo};
 
 use super::as_git::{git_run, odb_run, same};
 
@@ -60,5 +60,123 @@ fn unique_prefixes_of_long_options_are_taken_as_git_takes_them() {
             err,
             format!("odb-index: {git_says} (try `odb-index --help`)\n")
         );
+    }
+}
+
+/// (item 11) `--buffer` honours replace refs as the line-by-line path does (its batch path locates plain ids
+/// together and must leave a replaced one to the replacement): `blob 24`, not the original's `blob 16`.
+#[test]
+fn buffer_honours_replace_refs_as_git() {
+    let repo = small_repo();
+    let r = repo.path();
+    let blob = |text: &str| {
+        let id = git_stdin(r, &["hash-object", "-w", "--stdin"], text.as_bytes());
+        id.trim().to_owned()
+    };
+    let (a, b) = (blob("original 16 byte"), blob("the replacement, 24 byte"));
+    git(r, &["replace", "-f", &a, &b]);
+    let head = git(r, &["rev-parse", "HEAD"]).trim().to_owned();
+    let input = format!("{a}\n{head}\n{b}\n{a}\nHEAD:a\n");
+    for args in [
+        &["--batch-check", "--buffer"][..],
+        &["--batch", "--buffer"],
+        &["--batch-check=%(objectname) %(objectsize)", "--buffer"],
+        &["--batch-check", "--buffer", "--threads", "2"],
+    ] {
+        let (out, _, code) = if args.contains(&"--threads") {
+            let (out, err, code) = odb_run(r, args, input.as_bytes());
+            let (want, _, _) = git_run(r, &args[..2], input.as_bytes());
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&want),
+                "{args:?}: {err}"
+            );
+            (out, err, code)
+        } else {
+            same(r, args, input.as_bytes())
+        };
+        assert_eq!(code, Some(0));
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with(&format!("{a} ")), "{args:?}: {out}");
+        assert!(
+            !out.contains(" 16\n"),
+            "{args:?}: the original's size: {out}"
+        );
+    }
+}
+
+/// (item 11) `--batch-all-objects --unordered` lists an object once, whether it sits in two packs or packed and
+/// loose, as git does.
+#[test]
+fn unordered_listing_names_an_object_in_two_places_once_as_git() {
+    let repo = small_repo();
+    let r = repo.path();
+    git(r, &["repack", "-dq"]); // the loose objects into a pack of their own, the loose files removed
+    std::fs::write(r.join("a"), "a3\n").unwrap();
+    git(r, &["commit", "-qam", "three"]);
+    let loose = git(r, &["rev-parse", "HEAD"]).trim().to_owned();
+    // Everything in one more pack, the old one and the loose files kept: the first commits' objects in two packs,
+    // the third's packed and loose.
+    git(r, &["repack", "-aq"]);
+    std::fs::write(r.join("a"), "a4\n").unwrap();
+    git(r, &["commit", "-qam", "four"]); // loose only
+    let objects = r.join(".git/objects");
+    assert!(
+        objects.join(&loose[..2]).join(&loose[2..]).is_file(),
+        "still loose"
+    );
+    assert_eq!(odb_index_testkit::idx_files(&objects).len(), 2);
+    for format in ["--batch-check", "--batch-check=%(objectname)"] {
+        let (out, _, code) = same(r, &[format, "--batch-all-objects", "--unordered"], b"");
+        assert_eq!(code, Some(0));
+        let out = String::from_utf8(out).unwrap();
+        let mut lines: Vec<&str> = out.lines().collect();
+        let n = lines.len();
+        lines.sort_unstable();
+        lines.dedup();
+        assert_eq!(lines.len(), n, "git lists each once");
+        assert!(out.contains(&loose));
+    }
+}
+
+/// (item 11) A full-length hex name is an id before it is a ref (git's `get_oid_basic`), even when a ref of that
+/// name exists, and even when no object has that id (`missing`, also with `~0` or `^{commit}` after it).
+#[test]
+fn a_full_length_hex_name_is_an_id_before_a_ref_as_git() {
+    for hash in ["sha1", "sha256"] {
+        let repo = init_repo(hash, false);
+        let r = repo.path();
+        std::fs::write(r.join("a"), "a\n").unwrap();
+        git(r, &["add", "."]);
+        git(r, &["commit", "-qm", "one"]);
+        let blob = git(r, &["rev-parse", "HEAD:a"]).trim().to_owned();
+        let absent = "0123456789abcdef".repeat(4)[..blob.len()].to_owned();
+        for name in [&blob, &absent] {
+            // A ref spelled as the id, naming the commit (what `git switch -c "" $(...)` once made).
+            let at = r.join(".git/refs/heads").join(name);
+            std::fs::write(&at, git(r, &["rev-parse", "HEAD"])).unwrap();
+        }
+        let input: String = [
+            blob.clone(),
+            format!("{blob}^{{}}"),
+            absent.clone(),
+            format!("{absent}~0"),
+            format!("{absent}^{{commit}}"),
+            format!("{absent}:a"),
+            format!("heads/{absent}"),
+            blob[..12].to_owned(),
+        ]
+        .iter()
+        .map(|n| format!("{n}\n"))
+        .collect();
+        for args in [&["--batch-check"][..], &["--batch-check", "--buffer"]] {
+            let (out, _, _) = same(r, args, input.as_bytes());
+            let out = String::from_utf8(out).unwrap();
+            assert!(
+                out.starts_with(&format!("{blob} blob 2\n")),
+                "{hash}: {out}"
+            );
+            assert_eq!(out.matches(" missing").count(), 4, "{hash}: {out}");
+        }
     }
 }
