@@ -1,7 +1,7 @@
 //! `git cat-file --batch` on odb-index-gix: for each object name on stdin (an id, full or abbreviated, `HEAD`,
 //! a ref, `rev~2`, `rev:path`, ...), `<id> <type> <size>`, the contents and a newline; or `<name> missing` /
-//! `<name> ambiguous` (a line that is not UTF-8 names nothing: `missing`, as git); an index that cannot be read
-//! makes its objects missing, as git. `cargo run -p odb-index-gix --example batch -- <repository> < names`
+//! `<name> ambiguous` (names are bytes, as git reads them: `HEAD:caf\xe9`); an index that cannot be read makes
+//! its objects missing, as git. `cargo run -p odb-index-gix --example batch -- <repository> < names`
 use odb_index_gix::{Error, IncompleteMode, Options, Repository};
 use std::io::{BufRead, Write};
 
@@ -16,18 +16,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for line in std::io::stdin().lock().split(b'\n') {
         let line = line?;
         let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        let answer = std::str::from_utf8(line).map(|name| repo.read_by_name(name, &mut data));
+        let answer = match repo.refs().resolve_bytes(repo.objects(), line) {
+            Ok(Some(id)) => repo.objects().read(&id, &mut data),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
         match answer {
-            Ok(Ok(Some(info))) => {
+            Ok(Some(info)) => {
                 writeln!(out, "{} {} {}", info.id, info.kind, info.size)?;
                 out.write_all(&data)?;
                 writeln!(out)?;
             }
-            Ok(Ok(None)) | Err(_) => out.write_all(&[line, b" missing\n"].concat())?,
-            Ok(Err(Error::AmbiguousName { .. })) => {
-                out.write_all(&[line, b" ambiguous\n"].concat())?
-            }
-            Ok(Err(e)) => return Err(e.into()),
+            Ok(None) => out.write_all(&[line, b" missing\n"].concat())?,
+            Err(Error::AmbiguousName { .. }) => out.write_all(&[line, b" ambiguous\n"].concat())?,
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(out.flush()?)

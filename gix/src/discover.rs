@@ -59,6 +59,25 @@ impl Dirs {
     }
 }
 
+impl Dirs {
+    /// The work tree and the directory `path` names in it (relative, `""` at its top, else ending in `/`), as
+    /// git's `prefix` for `rev:./path`; `None` when `path` is not in the work tree (a bare repository, a git
+    /// directory: git is then outside a work tree) or cannot be made canonical.
+    pub(crate) fn relative_to(&self, path: &Path) -> Option<(PathBuf, Vec<u8>)> {
+        let work_tree = self.work_tree.as_ref()?;
+        let path = path.canonicalize().ok()?;
+        if path.starts_with(&self.git_dir) {
+            return None;
+        }
+        let rest = path.strip_prefix(work_tree).ok()?;
+        let dir: Vec<u8> = rest
+            .components()
+            .flat_map(|c| [c.as_os_str().as_encoded_bytes(), b"/"].concat())
+            .collect();
+        Some((work_tree.clone(), dir))
+    }
+}
+
 /// The common directory a linked worktree's git directory names in its `commondir` file (relative to it), or
 /// `None` when it has none.
 fn common_dir_of(git_dir: &Path) -> Result<Option<PathBuf>, Error> {

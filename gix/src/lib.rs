@@ -83,6 +83,7 @@ mod prefix;
 mod read;
 mod repository;
 mod rev;
+mod tree_path;
 
 /// For the fuzz targets only (`fuzz/`, built with `--cfg fuzzing`): the prefix decoder, compared there with zlib.
 #[cfg(fuzzing)]

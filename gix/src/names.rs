@@ -4,7 +4,10 @@
 //! (`<name>`, `refs/<name>`, `refs/tags/<name>`, `refs/heads/<name>`, `refs/remotes/<name>`,
 //! `refs/remotes/<name>/HEAD`; loose or in `packed-refs`; symbolic refs followed), `rev^`, `rev^N`, `rev~N`,
 //! `rev^{tree}`/`^{commit}`/`^{blob}`/`^{tag}`/`^{object}`/`^{}`, `rev:path` and git's `describe` output. As in
-//! git, a ref wins over an abbreviated id of the same spelling, and a full-length id over a ref.
+//! git, a ref wins over an abbreviated id of the same spelling, and a full-length id over a ref. The path of
+//! `rev:path` is bytes, read literally as git reads it (`dir/` is the tree, `a/`, `dir//b`, `dir/./b` and `.`
+//! name nothing), but for `./path` and `../path`, relative to the work tree's directory the refs were discovered
+//! from ([`Refs::resolve_bytes`]).
 //!
 //! Not resolved, each an [`Error::UnsupportedName`] naming what (never a wrong answer): reflog forms
 //! (`@{1}`, `@{yesterday}`, `@{-1}`), `@{upstream}`/`@{push}`, `:path` and `:N:path` (the index), `:/text`
@@ -81,6 +84,10 @@ pub struct Refs {
     commits: Arc<Mutex<gix_hashtable::HashMap<ObjectId, Commit>>>,
     /// The last `packed-refs` read, with its `stat` stamp (shared by clones and threads).
     packed: PackedRefs,
+    /// The work tree and the directory in it (relative, `""` or ending in `/`) that `rev:./path` and
+    /// `rev:../path` are relative to; `None` outside a work tree (a bare repository, a git directory), where git
+    /// refuses them.
+    relative_to: Option<(PathBuf, Vec<u8>)>,
     #[cfg(feature = "test-hooks")]
     hook: Hook,
 }
@@ -120,6 +127,7 @@ impl Refs {
             reftable: reftable.is_dir().then_some(reftable),
             commits: Arc::default(),
             packed: PackedRefs::default(),
+            relative_to: None,
             #[cfg(feature = "test-hooks")]
             hook: Arc::new(Mutex::new(pack_refs_from_env())),
         }
@@ -156,7 +164,15 @@ impl Refs {
     /// git dies there).
     pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
         let dirs = crate::discover::Dirs::discover(path)?;
-        Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
+        let mut refs = Refs::at(&dirs.git_dir, &dirs.common_dir, kind);
+        refs.relative_to = dirs.relative_to(path);
+        Ok(refs)
+    }
+
+    /// These refs with `rev:./path` read relative to `dir` of the work tree `work_tree` (see `relative_to`).
+    pub(crate) fn with_relative_to(mut self, relative_to: Option<(PathBuf, Vec<u8>)>) -> Refs {
+        self.relative_to = relative_to;
+        self
     }
 
     /// The object the ref `name` names by git's rules (`<name>`, `refs/<name>`, `refs/tags/<name>`, ...;
@@ -168,7 +184,7 @@ impl Refs {
         let d = Resolver {
             refs: self,
             objects,
-            name,
+            name: name.as_bytes(),
             current: None,
             outcome: None,
             buf: Vec::new(),
@@ -208,6 +224,14 @@ impl Refs {
     /// }
     /// ```
     pub fn resolve(&self, objects: &Objects, name: &str) -> Result<Option<ObjectId>, Error> {
+        self.resolve_bytes(objects, name.as_bytes())
+    }
+
+    /// [`Refs::resolve`] for a name that need not be UTF-8, as git reads it (a path of `rev:path` is bytes:
+    /// `HEAD:caf\xe9`). A path starting `./` or `../` is relative to the directory of the work tree the refs were
+    /// discovered from ([`Refs::discover`]; [`Error::RelativePath`] outside a work tree or above its top, as git
+    /// dies there).
+    pub fn resolve_bytes(&self, objects: &Objects, name: &[u8]) -> Result<Option<ObjectId>, Error> {
         if let Some(path) = &self.reftable {
             return Err(Error::Reftable { path: path.clone() });
         }
@@ -219,7 +243,7 @@ impl Refs {
             outcome: None,
             buf: Vec::new(),
         };
-        let parsed = gix_revision::spec::parse(name.as_bytes().as_bstr(), &mut d);
+        let parsed = gix_revision::spec::parse(name.as_bstr(), &mut d);
         match (d.outcome, parsed) {
             (Some(Err(e)), _) => Err(e),
             (Some(Ok(())), _) => Ok(None),
@@ -235,7 +259,7 @@ impl Refs {
 struct Resolver<'a> {
     refs: &'a Refs,
     objects: &'a Objects,
-    name: &'a str,
+    name: &'a [u8],
     current: Option<ObjectId>,
     outcome: Option<Result<(), Error>>,
     buf: Vec<u8>,
@@ -258,7 +282,7 @@ impl Resolver<'_> {
 
     fn unsupported(&mut self, what: &'static str) -> Step {
         let e = Error::UnsupportedName {
-            name: self.name.to_owned(),
+            name: String::from_utf8_lossy(self.name).into_owned(),
             what,
         };
         self.fail(e)
@@ -376,25 +400,27 @@ impl Resolver<'_> {
         }
     }
 
-    /// The entry at `path` in the tree the current object peels to.
+    /// The entry at `path` in the tree the current object peels to, read literally as git reads it (see
+    /// [`crate::tree_path`]), a path starting `./` or `../` relative to the work tree's directory.
     fn path(&mut self, path: &BStr) -> Result<Option<ObjectId>, Error> {
-        let hash = kind_to_gix(self.objects.hash_kind());
-        let Some(mut id) = self.peel_to(Some(Kind::Tree))? else {
+        let relative;
+        let mut path: &[u8] = path;
+        if crate::tree_path::is_relative(path) {
+            let outside = |work_tree: Option<&PathBuf>| Error::RelativePath {
+                path: String::from_utf8_lossy(path).into_owned(),
+                work_tree: work_tree.cloned(),
+            };
+            let Some((work_tree, dir)) = &self.refs.relative_to else {
+                return Err(outside(None));
+            };
+            relative = crate::tree_path::normalize(&[dir.as_slice(), path].concat())
+                .ok_or_else(|| outside(Some(work_tree)))?;
+            path = &relative;
+        }
+        let Some(tree) = self.peel_to(Some(Kind::Tree))? else {
             return Ok(None);
         };
-        for part in path.split_str("/").filter(|p| !p.is_empty() && *p != b".") {
-            if self.read(&id)? != Some(Kind::Tree) {
-                return Ok(None);
-            }
-            let entry = gix_object::TreeRefIter::from_bytes(&self.buf, hash)
-                .filter_map(Result::ok)
-                .find(|e| e.filename == part);
-            match entry {
-                Some(e) => id = e.oid.to_owned(),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(id))
+        crate::tree_path::entry(self.objects, tree, path, &mut self.buf)
     }
 
     /// The `n`th parent (1-based) of the current commit (peeled), or `None`.

@@ -473,7 +473,8 @@ fn examples_match_git_byte_for_byte() {
 fn batch_example_answers_a_line_that_is_not_utf8_as_git() {
     for (repo, _alt, format) in repos() {
         let r = repo.path();
-        let input: &[u8] = b"HEAD\ncaf\xe9\nHEAD:caf\xe9x\n\xff\xfe\nmain~1\n";
+        let input: &[u8] =
+            b"HEAD\ncaf\xe9\nHEAD:caf\xe9x\n\xff\xfe\nmain~1\nHEAD:\xc3\xa9t\xc3\xa9.txt\n";
         let want = git_bytes(r, &["cat-file", "--batch"], input);
         assert_eq!(
             want.windows(7).filter(|w| w == b"missing").count(),
@@ -523,5 +524,75 @@ fn a_full_length_hex_name_is_an_id_before_a_ref_as_git() {
             assert_eq!(ours, want, "{format}: {name}");
         }
         assert_eq!(found.resolve(&blob).unwrap().unwrap().to_string(), blob);
+    }
+}
+
+/// (issue 49, item 1) `Repository::resolve` reads `rev:path` literally as git does (`dir/sub/` the tree, `a.txt/`,
+/// `dir//b.txt` and `.` nothing), a path not UTF-8 through `Refs::resolve_bytes`, and `./`, `../` relative to the
+/// work tree's directory it was discovered from, as git run there reads them (`git -C <dir> rev-parse`).
+#[test]
+fn rev_paths_resolve_as_git_from_a_subdirectory() {
+    for (repo, _alt, format) in repos() {
+        let r = repo.path();
+        // The history is imported, not checked out: the directory `dir` of the work tree is made.
+        std::fs::create_dir_all(r.join("dir")).unwrap();
+        for (at, names) in [
+            (
+                r.to_owned(),
+                &[
+                    "HEAD:dir/sub/",
+                    "HEAD:a.txt/",
+                    "HEAD:dir//b.txt",
+                    "HEAD:.",
+                    "HEAD:./dir/b.txt",
+                    "HEAD:./",
+                ][..],
+            ),
+            (
+                r.join("dir"),
+                &[
+                    "HEAD:./b.txt",
+                    "HEAD:../a.txt",
+                    "HEAD:./sub/c.txt",
+                    "HEAD:./",
+                    "HEAD:b.txt",
+                    "HEAD:..",
+                ],
+            ),
+        ] {
+            let found = Repository::discover(&at).unwrap();
+            for name in names {
+                let ours = found.resolve(name).unwrap().map(|id| id.to_string());
+                let want = git_cmd(&at)
+                    .args(["rev-parse", "--verify", "-q", name])
+                    .output()
+                    .unwrap();
+                let want = want
+                    .status
+                    .success()
+                    .then(|| String::from_utf8(want.stdout).unwrap().trim().to_owned());
+                assert_eq!(ours, want, "{format}: {name} in {}", at.display());
+            }
+        }
+        let found = Repository::discover(r.join("dir")).unwrap();
+        assert!(matches!(
+            found.resolve("HEAD:../../a.txt"),
+            Err(Error::RelativePath {
+                work_tree: Some(_),
+                ..
+            })
+        ));
+        let bare = Repository::discover(r.join(".git")).unwrap();
+        assert!(matches!(
+            bare.resolve("HEAD:./a.txt"),
+            Err(Error::RelativePath {
+                work_tree: None,
+                ..
+            })
+        ));
+        let name = b"HEAD:\xc3\xa9t\xc3\xa9.txt";
+        let blob = found.refs().resolve_bytes(found.objects(), name).unwrap();
+        assert_eq!(blob, found.resolve("HEAD:\u{e9}t\u{e9}.txt").unwrap());
+        assert!(blob.is_some());
     }
 }

@@ -180,3 +180,91 @@ fn a_full_length_hex_name_is_an_id_before_a_ref_as_git() {
         }
     }
 }
+
+/// A repository for `rev:path`: `a`, `dir/b`, `dir/sub/c`, a file named `caf\xe9` (not UTF-8), a symlink `ln` to
+/// `a` and `lndir` to `dir`.
+fn paths_repo() -> tempfile::TempDir {
+    use std::os::unix::ffi::OsStrExt as _;
+    let repo = small_repo();
+    let r = repo.path();
+    std::fs::write(r.join(std::ffi::OsStr::from_bytes(b"caf\xe9")), "x\n").unwrap();
+    std::os::unix::fs::symlink("a", r.join("ln")).unwrap();
+    std::os::unix::fs::symlink("dir", r.join("lndir")).unwrap();
+    git(r, &["add", "."]);
+    git(r, &["commit", "-qm", "paths"]);
+    repo
+}
+
+/// (item 1) `rev:path` is read literally, as git's `get_tree_entry` reads it: `dir/` is the tree, but `a/`,
+/// `dir/b/`, `ln/`, `dir//b`, `dir/./b`, `sub/.`, `/a`, `//a` and `.` are `missing`; a path that is not UTF-8 is
+/// found; `./` and `../` paths are relative to the work tree's top (normalised, as git), `../` above it is git's
+/// fatal error, and outside a work tree (the git directory, a bare repository) so is `./`.
+#[test]
+fn rev_path_is_read_literally_as_git() {
+    let repo = paths_repo();
+    let r = repo.path();
+    let mut input: Vec<u8> = [
+        "HEAD:a",
+        "HEAD:a/",
+        "HEAD:dir",
+        "HEAD:dir/",
+        "HEAD:dir/b/",
+        "HEAD:ln/",
+        "HEAD:lndir/",
+        "HEAD:lndir/b",
+        "HEAD:dir//b",
+        "HEAD:dir/./b",
+        "HEAD:dir//",
+        "HEAD:dir/.",
+        "HEAD:sub/.",
+        "HEAD:dir/sub/.",
+        "HEAD:/a",
+        "HEAD://a",
+        "HEAD:.",
+        "HEAD:",
+        "HEAD:a//",
+        "HEAD:.a",
+        "HEAD:dir/../a",
+        "HEAD:dir/sub/",
+        "HEAD:dir/sub/c/",
+        "HEAD:./a",
+        "HEAD:./",
+        "HEAD:./.",
+        "HEAD:.//a",
+        "HEAD:./dir/./b",
+        "HEAD:./dir/",
+        "HEAD:./dir/sub/../b",
+        "HEAD^{tree}:dir/b",
+        "HEAD~1:a",
+        "nope:./a",
+    ]
+    .iter()
+    .flat_map(|n| [n.as_bytes(), b"\n"].concat())
+    .collect();
+    input.extend_from_slice(b"HEAD:caf\xe9\nHEAD:caf\xe9/\nHEAD:./caf\xe9\n");
+    let (out, _, code) = same(r, &["--batch-check"], &input);
+    assert_eq!(code, Some(0));
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(out.matches(" missing").count(), 20, "{out}");
+    assert!(
+        !out.contains("HEAD:caf\u{fffd} missing"),
+        "the blob is found: {out}"
+    );
+    same(r, &["--batch"], &input);
+    same(r, &["--batch-check", "--buffer"], &input);
+    // Above the top: git's fatal error after the answers before it.
+    for tail in ["HEAD:../a\n", "HEAD:./..\n", "HEAD:./dir/../../a\n"] {
+        let input = format!("HEAD:a\n{tail}HEAD:a\n");
+        let (out, err, code) = same(r, &["--batch-check"], input.as_bytes());
+        assert_eq!(code, Some(128), "{tail}: {err}");
+        assert!(
+            err.starts_with("fatal: ") && out.ends_with(b" blob 3\n"),
+            "{tail}: {err}"
+        );
+    }
+    // Outside a work tree `./` is refused too (git run in the git directory, the command given it).
+    let git_dir = r.join(".git");
+    let (out, err, code) = same(&git_dir, &["--batch-check"], b"HEAD:a\nHEAD:./a\n");
+    assert_eq!(code, Some(128), "{err}");
+    assert!(err.starts_with("fatal: ") && !out.is_empty(), "{err}");
+}
