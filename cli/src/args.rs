@@ -24,8 +24,8 @@ pub const USAGE: &str = "usage:
       is `fatal: ...` (exit 128), as git. Replace refs (refs/replace/) are honoured as git honours them: a
       replaced id is answered with its replacement's type, size and contents under its own name (not with
       --batch-all-objects, nor with GIT_NO_REPLACE_OBJECTS set). HEAD, ref names and rev:path are resolved
-      as git resolves them (refs of the repository at or above PATH); reflog forms (@{1}), :path (the index),
-      :/text and refs in the reftable format are not: `<name> error <message>` naming the form.
+      as git resolves them (refs of the repository at or above PATH), rev^{/text} and :/text too; reflog forms
+      (@{1}), :path (the index) and refs in the reftable format are not: `<name> error <message>` naming the form.
       %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is the pack's file name (`pack-<hash>.pack`; quoted as git quotes paths when it holds a
       control character, `\"`, `\\` or a byte outside ASCII) or `loose`, %(objectoffset) empty for loose objects.

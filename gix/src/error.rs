@@ -198,8 +198,7 @@ pub enum Error {
         /// The work tree the path is relative to, if there is one.
         work_tree: Option<PathBuf>,
     },
-    /// A name in a form git resolves but [`crate::Refs::resolve`] does not (reflogs, the index, message search,
-    /// ranges).
+    /// A name in a form git resolves but [`crate::Refs::resolve`] does not (reflogs, the index).
     #[error("{name:?}: {what} are not resolved")]
     UnsupportedName {
         /// The name as given.

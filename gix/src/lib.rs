@@ -73,6 +73,7 @@ mod error;
 mod find;
 mod list;
 mod loose;
+mod message_search;
 mod name;
 pub mod names;
 mod objects;

@@ -9,10 +9,13 @@
 //! name nothing), but for `./path` and `../path`, relative to the work tree's directory the refs were discovered
 //! from ([`Refs::resolve_bytes`]).
 //!
+//! `rev^{/text}` and `:/text` search commit messages as git 2.47 does (the regular
+//! expression is regex-automata's, which agrees with POSIX ERE on the common forms). A range (`a..b`, `a...b`,
+//! `^a`, `a^!`, `a^@`) names nothing (`Ok(None)`), as git's `get_oid` fails on it.
+//!
 //! Not resolved, each an [`Error::UnsupportedName`] naming what (never a wrong answer): reflog forms
-//! (`@{1}`, `@{yesterday}`, `@{-1}`), `@{upstream}`/`@{push}`, `:path` and `:N:path` (the index), `:/text`
-//! and `^{/text}` (message search), ranges (`a..b`, `a...b`, `^a`), and a repository whose refs are in the
-//! reftable format ([`Error::Reftable`]).
+//! (`@{1}`, `@{yesterday}`, `@{-1}`), `@{upstream}`/`@{push}`, `:path` and `:N:path` (the index), and a
+//! repository whose refs are in the reftable format ([`Error::Reftable`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -256,11 +259,11 @@ impl Refs {
 
 /// gix-revision's delegate: the object named so far (`current`), and why parsing stopped, if it was for a
 /// reason of ours (`Ok(())`: the name names nothing; `Err`: an error to return).
-struct Resolver<'a> {
-    refs: &'a Refs,
-    objects: &'a Objects,
+pub(crate) struct Resolver<'a> {
+    pub(crate) refs: &'a Refs,
+    pub(crate) objects: &'a Objects,
     name: &'a [u8],
-    current: Option<ObjectId>,
+    pub(crate) current: Option<ObjectId>,
     outcome: Option<Result<(), Error>>,
     buf: Vec<u8>,
 }
@@ -311,7 +314,7 @@ impl Resolver<'_> {
     /// of `packed-refs`; if the file was rewritten since the snapshot was read (`git pack-refs` writes the new
     /// file before it deletes the loose ones it packed), a loose ref read may have missed a ref that moved, or
     /// found a value the move replaced, and the lookup is made again with the new file.
-    fn find_ref(&self, name: &BStr) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn find_ref(&self, name: &BStr) -> Result<Option<ObjectId>, Error> {
         let Ok(partial) = <&gix_ref::PartialNameRef>::try_from(name) else {
             return Ok(None);
         };
@@ -369,7 +372,7 @@ impl Resolver<'_> {
     }
 
     /// Peel the current object until it is of `kind` (tags to their targets, a commit to its tree).
-    fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<ObjectId>, Error> {
         let hash = self.objects.hash_kind();
         let Some(mut id) = self.current else {
             return Ok(None);
@@ -557,8 +560,11 @@ impl delegate::Navigate for Resolver<'_> {
         }
     }
 
-    fn find(&mut self, _regex: &BStr, _negated: bool) -> Step {
-        self.unsupported("searching commit messages (:/text, ^{/text})")
+    fn find(&mut self, regex: &BStr, negated: bool) -> Step {
+        match self.search(regex, negated) {
+            Ok(id) => self.set(id),
+            Err(e) => self.fail(e),
+        }
     }
 
     fn index_lookup(&mut self, _path: &BStr, _stage: u8) -> Step {
@@ -568,7 +574,8 @@ impl delegate::Navigate for Resolver<'_> {
 
 impl delegate::Kind for Resolver<'_> {
     fn kind(&mut self, _kind: gix_revision::spec::Kind) -> Step {
-        self.unsupported("ranges (a..b, a...b, ^a), which name more than one object")
+        // A range (`a..b`, `a...b`, `^a`, `a^!`, `a^@`, `a^-`) names no one object: git's `get_oid` fails on it.
+        self.nothing()
     }
 }
 

@@ -268,3 +268,80 @@ fn rev_path_is_read_literally_as_git() {
     assert_eq!(code, Some(128), "{err}");
     assert!(err.starts_with("fatal: ") && !out.is_empty(), "{err}");
 }
+
+/// (item 6) A range (`HEAD^!`, `HEAD..HEAD`, `^HEAD`, ...) is `missing`, as git's `get_oid` fails on it (it was an
+/// error line); `rev^{/text}` and `:/text` find the youngest commit whose message matches, as git's walk by
+/// commit date does (negated with `!-`, `!!` for a leading `!`, `^{/}` the commit itself, an invalid regular
+/// expression or a tree `missing`).
+#[test]
+fn ranges_and_message_searches_as_git() {
+    let repo = small_repo();
+    let r = repo.path();
+    // A side branch merged, with commit dates out of the parents' order, so that the walk's order matters.
+    git(r, &["checkout", "-qb", "side", "HEAD~1"]);
+    for (i, when) in [(1, "1700000300"), (2, "1700000100")] {
+        std::fs::write(r.join("side"), format!("{i}\n")).unwrap();
+        git(r, &["add", "side"]);
+        let date = format!("{when} +0000");
+        let mut c = odb_index_testkit::git_cmd(r);
+        c.env("GIT_COMMITTER_DATE", &date)
+            .env("GIT_AUTHOR_DATE", &date);
+        let st = c
+            .args(["commit", "-qm", &format!("side fix {i}\n\nbody line {i}")])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    git(r, &["checkout", "-q", "main"]);
+    git(r, &["merge", "-q", "--no-ff", "-m", "merge fix", "side"]);
+    git(r, &["tag", "-a", "-m", "t", "tagged", "HEAD~1"]);
+    let names = [
+        "HEAD^!",
+        "HEAD..HEAD",
+        "HEAD...HEAD",
+        "^HEAD",
+        "HEAD^@",
+        "HEAD^-",
+        "HEAD^-1",
+        "..HEAD",
+        "HEAD..",
+        "HEAD^{/fix}",
+        "HEAD^{/side}",
+        "HEAD^{/side fix 2}",
+        "HEAD^{/^side}",
+        "HEAD^{/^one$}",
+        "HEAD^{/body}",
+        "HEAD^{/line 1$}",
+        "HEAD^{/nomatch}",
+        "HEAD^{/!-fix}",
+        "HEAD^{/!!x}",
+        "HEAD^{/}",
+        "HEAD~1^{/two}",
+        "HEAD^{tree}^{/x}",
+        "HEAD^{/[}",
+        "HEAD^{/f.x}",
+        "tagged^{/one}",
+        "side^{/fix 2}",
+        ":/fix",
+        ":/one",
+        ":/!-fix",
+        ":/nomatch",
+        "HEAD^{/(side|merge) fix}",
+        "HEAD^{/fix}:a",
+        "HEAD^{/side}~1",
+    ];
+    let input: String = names.iter().map(|n| format!("{n}\n")).collect();
+    for args in [&["--batch-check"][..], &["--batch-check", "--buffer"]] {
+        let (out, _, code) = git_run(r, args, input.as_bytes());
+        assert_eq!(code, Some(0));
+        let (ours, err, our_code) = odb_run(r, args, input.as_bytes());
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&out),
+            "{args:?}: {err}"
+        );
+        assert_eq!(our_code, code);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches(" missing").count(), 16, "{text}");
+    }
+}
