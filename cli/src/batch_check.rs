@@ -236,6 +236,12 @@ pub fn answer_line(
         Some(found) => found,
         None => crate::names::resolve(objects, format.refs.as_deref(), name),
     };
+    // git's warnings about refs the lookup passed over (`ignoring broken ref ...`), on stderr as git prints them.
+    if let Some(refs) = format.refs.as_deref() {
+        for w in refs.take_warnings() {
+            eprintln!("warning: {w}");
+        }
+    }
     match resolved {
         Ok(PrefixLookup::Unique(id)) => {
             // The replacement's data under the name of the object asked for, as git prints it.

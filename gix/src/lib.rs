@@ -82,6 +82,7 @@ mod packed_refs;
 mod place;
 mod prefix;
 mod read;
+mod ref_rules;
 mod repository;
 mod rev;
 mod tree_path;

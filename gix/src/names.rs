@@ -24,7 +24,6 @@ use gix_error::ErrorExt;
 use gix_hash::ObjectId;
 use gix_object::Kind;
 use gix_object::bstr::{BStr, ByteSlice};
-use gix_ref::file::ReferenceExt;
 use gix_revision::spec::parse::delegate::{self, PeelTo, Traversal};
 
 use crate::convert::kind_to_gix;
@@ -63,9 +62,6 @@ struct Commit {
 /// such as `main~500` and `main~501` walk the same ones; git keeps every commit it parsed.
 const COMMITS_CACHED: usize = 1 << 20;
 
-/// git's limit on symbolic ref chains (`SYMREF_MAXDEPTH`).
-const SYMREF_MAX_DEPTH: usize = 5;
-
 /// How many times a ref lookup is made in all when `packed-refs` is rewritten while it looks (each time again
 /// needs another rewrite during the lookup: `git pack-refs` running back to back); then the last answer stands.
 const PACKED_REFS_TRIES: usize = 8;
@@ -91,6 +87,8 @@ pub struct Refs {
     /// `rev:../path` are relative to; `None` outside a work tree (a bare repository, a git directory), where git
     /// refuses them.
     relative_to: Option<(PathBuf, Vec<u8>)>,
+    /// git's warnings about refs passed over since [`Refs::take_warnings`] was last called (shared by clones).
+    pub(crate) warnings: Arc<Mutex<Vec<String>>>,
     #[cfg(feature = "test-hooks")]
     hook: Hook,
 }
@@ -131,6 +129,7 @@ impl Refs {
             commits: Arc::default(),
             packed: PackedRefs::default(),
             relative_to: None,
+            warnings: Arc::default(),
             #[cfg(feature = "test-hooks")]
             hook: Arc::new(Mutex::new(pack_refs_from_env())),
         }
@@ -148,7 +147,7 @@ impl Refs {
 
     /// At a point of loose reads: run the hook if this is its point.
     #[cfg(feature = "test-hooks")]
-    fn hook_point(&self) {
+    pub(crate) fn hook_point(&self) {
         let mut hook = self.hook.lock().expect("not poisoned");
         let due = hook.as_mut().is_some_and(|(n, _)| {
             *n = n.saturating_sub(1);
@@ -193,6 +192,14 @@ impl Refs {
             buf: Vec::new(),
         };
         d.find_ref(name.as_bytes().as_bstr())
+    }
+
+    /// The warnings git prints on stderr about refs a lookup passed over since the last call (of this `Refs` or
+    /// a clone), without git's `warning: ` prefix: `ignoring broken ref refs/tags/main` (a loose ref that cannot
+    /// be read: the next of git's rules is tried), `ignoring dangling symref refs/heads/x` (a symbolic ref whose
+    /// target does not resolve).
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().expect("not poisoned"))
     }
 
     /// gix-ref's store, for what [`Refs::resolve`] does not do (iterating refs, reflogs).
@@ -332,43 +339,6 @@ impl Resolver<'_> {
             packed = now;
         }
         Ok(found)
-    }
-
-    /// [`Resolver::find_ref`] with the packed refs `packed`: gix-ref's lookup by git's rules, each name read loose
-    /// first, then in `packed`; symbolic refs followed the same way.
-    fn find_ref_in(
-        &self,
-        partial: &gix_ref::PartialNameRef,
-        packed: Option<&gix_ref::packed::Buffer>,
-    ) -> Result<Option<ObjectId>, Error> {
-        let store = &self.refs.store;
-        let refs_error = |source| Error::Refs {
-            path: store.git_dir().to_owned(),
-            source,
-        };
-        let Some(mut r) = store.try_find_packed(partial, packed).map_err(refs_error)? else {
-            return Ok(None);
-        };
-        for _ in 0..=SYMREF_MAX_DEPTH {
-            #[cfg(feature = "test-hooks")]
-            if r.target.try_name().is_some() {
-                self.refs.hook_point();
-            }
-            match r.follow_packed(store, packed) {
-                None => return Ok(r.target.try_id().map(ToOwned::to_owned)),
-                Some(Ok(next)) => r = next,
-                // A symbolic ref to a ref that does not exist (an unborn branch).
-                Some(Err(e))
-                    if e.downcast_any_ref::<gix_ref::file::find::NotFound>()
-                        .is_some() =>
-                {
-                    return Ok(None);
-                }
-                // Its target could not be read (not "not found"): git's `error:`, never an unborn branch.
-                Some(Err(e)) => return Err(refs_error(e)),
-            }
-        }
-        Ok(None)
     }
 
     /// Peel the current object until it is of `kind` (tags to their targets, a commit to its tree).

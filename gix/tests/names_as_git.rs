@@ -162,3 +162,33 @@ fn rev_paths_resolve_as_git_from_a_subdirectory() {
         assert!(blob.is_some());
     }
 }
+
+/// (issue 49, item 4) A broken loose ref is passed over for the next of git's rules, with git's warning from
+/// `Refs::take_warnings`; a symbolic ref chain stops at git's depth.
+#[test]
+fn broken_refs_are_passed_over_with_gits_warning() {
+    for (repo, (), format) in repos() {
+        let r = repo.path();
+        let head = git(r, &["rev-parse", "HEAD"]).trim().to_owned();
+        std::fs::write(r.join(".git/refs/tags/main"), "").unwrap();
+        git(r, &["update-ref", "refs/heads/r0", &head]);
+        for i in 1..6 {
+            let (this, prev) = (format!("refs/heads/r{i}"), format!("refs/heads/r{}", i - 1));
+            git(r, &["symbolic-ref", &this, &prev]);
+        }
+        let found = Repository::discover(r).unwrap();
+        let id = |name: &str| found.resolve(name).unwrap().map(|id| id.to_string());
+        assert_eq!(id("main").as_deref(), Some(head.as_str()), "{format}");
+        assert_eq!(
+            found.refs().take_warnings(),
+            ["ignoring broken ref refs/tags/main"]
+        );
+        assert_eq!(id("r4").as_deref(), Some(head.as_str()), "{format}");
+        assert_eq!(id("r5"), None, "{format}");
+        assert_eq!(
+            found.refs().take_warnings(),
+            ["ignoring dangling symref refs/heads/r5"]
+        );
+        assert!(found.refs().take_warnings().is_empty());
+    }
+}
