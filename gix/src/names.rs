@@ -343,30 +343,53 @@ impl Resolver<'_> {
 
     /// Peel the current object until it is of `kind` (tags to their targets, a commit to its tree).
     pub(crate) fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<ObjectId>, Error> {
+        self.peel(kind, true)
+    }
+
+    /// [`Resolver::peel_to`]; `claims` holds each tag to the type its `type` line claims for its target, as git's
+    /// `deref_tag` does (a target of another type is git's `error: object ... is a blob, not a commit`: nothing),
+    /// where `rev:path` (git's `read_object_with_reference`) goes by what the objects are.
+    fn peel(&mut self, kind: Option<Kind>, claims: bool) -> Result<Option<ObjectId>, Error> {
         let hash = self.objects.hash_kind();
         let Some(mut id) = self.current else {
             return Ok(None);
         };
+        // The type the tag that led to `id` claims for it.
+        let mut claimed: Option<Kind> = None;
+        let lies = |claimed: Option<Kind>, is: Kind| claims && claimed.is_some_and(|c| c != is);
         loop {
             if matches!(kind, Some(Kind::Tree | Kind::Commit))
                 && let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id)
             {
+                if lies(claimed, Kind::Commit) {
+                    return Ok(None);
+                }
                 return Ok(Some(if kind == Some(Kind::Tree) { c.tree } else { id }));
             }
             let Some(found) = self.read(&id)? else {
                 return Ok(None);
             };
+            if lies(claimed, found) {
+                return Ok(None);
+            }
             if Some(found) == kind {
                 return Ok(Some(id));
             }
-            id = match found {
+            (id, claimed) = match found {
                 Kind::Tag => {
-                    gix_object::TagRefIter::from_bytes(&self.buf, kind_to_gix(hash)).target_id()?
+                    let target = gix_object::TagRefIter::from_bytes(&self.buf, kind_to_gix(hash));
+                    let claim = claimed_type(&self.buf);
+                    if claims && claim.is_none() {
+                        return Ok(None);
+                    }
+                    (target.target_id()?, claim)
                 }
                 // `^{}`: the first object that is not a tag.
                 _ if kind.is_none() => return Ok(Some(id)),
                 Kind::Commit if kind == Some(Kind::Tree) => {
-                    gix_object::CommitRefIter::from_bytes(&self.buf, kind_to_gix(hash)).tree_id()?
+                    let mut tree =
+                        gix_object::CommitRefIter::from_bytes(&self.buf, kind_to_gix(hash));
+                    (tree.tree_id()?, None)
                 }
                 _ => return Ok(None),
             };
@@ -390,7 +413,7 @@ impl Resolver<'_> {
                 .ok_or_else(|| outside(Some(work_tree)))?;
             path = &relative;
         }
-        let Some(tree) = self.peel_to(Some(Kind::Tree))? else {
+        let Some(tree) = self.peel(Some(Kind::Tree), false)? else {
             return Ok(None);
         };
         crate::tree_path::entry(self.objects, tree, path, &mut self.buf)
@@ -553,4 +576,11 @@ impl gix_revision::spec::parse::Delegate for Resolver<'_> {
     fn done(&mut self) -> Step {
         Ok(())
     }
+}
+
+/// The type a tag's `type` header line claims for its target, if it names one.
+fn claimed_type(tag: &[u8]) -> Option<Kind> {
+    let headers = tag.split(|&b| b == b'\n').take_while(|l| !l.is_empty());
+    let name = headers.into_iter().find_map(|l| l.strip_prefix(b"type "))?;
+    Kind::from_bytes(name).ok()
 }

@@ -466,3 +466,84 @@ fn an_invalid_head_is_no_repository_as_git() {
     std::fs::write(r.join(".git/HEAD"), head).unwrap();
     same(r, &["--batch-check"], b"HEAD\nmain\n");
 }
+
+/// (item 5) Objects that lie: a tag whose `type` line claims another type than its target's is not peeled
+/// through (`lie^{}`, `lie^{blob}`, `lie2^{commit}`, `lie2~1` are `missing`, as git's `deref_tag` finds the
+/// target is not what the tag says), but `rev:path` goes by what the objects are (`lie3:a`, as git's
+/// `read_object_with_reference`); a tree whose entries are out of order is searched as git searches it, stopping
+/// at the first entry after the name (`unsorted:a` is `missing`). stdout as git's (git's `error:` lines about
+/// the lies are not printed).
+#[test]
+fn lying_tags_and_unsorted_trees_as_git() {
+    let repo = small_repo();
+    let r = repo.path();
+    let rev = |name: &str| git(r, &["rev-parse", name]).trim().to_owned();
+    let (blob, commit, tree) = (rev("HEAD:a"), rev("HEAD"), rev("HEAD^{tree}"));
+    for (name, target, claims) in [
+        ("lie", &blob, "commit"),
+        ("lie2", &commit, "blob"),
+        ("lie3", &tree, "commit"),
+    ] {
+        let text = format!(
+            "object {target}\ntype {claims}\ntag {name}\ntagger t <t@example.invalid> 1700000000 +0000\n\n{name}\n"
+        );
+        let args = ["hash-object", "-t", "tag", "-w", "--stdin", "--literally"];
+        let id = git_stdin(r, &args, text.as_bytes()).trim().to_owned();
+        git(r, &["update-ref", &format!("refs/tags/{name}"), &id]);
+    }
+    // A tree of `b` then `a`: out of order.
+    let hex = |h: &str| -> Vec<u8> {
+        (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let mut entries = Vec::new();
+    for (name, id) in [("b", rev("HEAD:dir/b")), ("a", blob.clone())] {
+        entries.extend_from_slice(format!("100644 {name}\0").as_bytes());
+        entries.extend(hex(&id));
+    }
+    let args = ["hash-object", "-t", "tree", "-w", "--stdin", "--literally"];
+    let unsorted = git_stdin(r, &args, &entries).trim().to_owned();
+    let c = git(r, &["commit-tree", "-m", "unsorted", &unsorted])
+        .trim()
+        .to_owned();
+    git(r, &["update-ref", "refs/heads/unsorted", &c]);
+    let names = [
+        "lie",
+        "lie^{}",
+        "lie^{blob}",
+        "lie^{commit}",
+        "lie~1",
+        "lie:a",
+        "lie^{tag}",
+        "lie2",
+        "lie2^{}",
+        "lie2^{commit}",
+        "lie2^{tree}",
+        "lie2~1",
+        "lie2^",
+        "lie2:a",
+        "lie3^{}",
+        "lie3^{tree}",
+        "lie3:a",
+        "lie3:dir/b",
+        "lie3~0",
+        "unsorted:a",
+        "unsorted:b",
+        "unsorted^{tree}",
+    ];
+    let input: String = names.iter().map(|n| format!("{n}\n")).collect();
+    for args in [&["--batch-check"][..], &["--batch"]] {
+        let (want, _, code) = git_run(r, args, input.as_bytes());
+        let (out, err, our_code) = odb_run(r, args, input.as_bytes());
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want),
+            "{args:?}: {err}"
+        );
+        assert_eq!(our_code, code);
+        let text = String::from_utf8_lossy(&want);
+        assert_eq!(text.matches(" missing").count(), 14, "{text}");
+    }
+}
