@@ -6,7 +6,7 @@ use odb_index_testkit::{git, git_stdin, init_repo};
 use super::as_git::{git_run, odb_run, same};
 
 /// A repository of two commits on `main`: `a`, `dir/b`, `dir/sub/c`.
-fn small_repo() -> tempfile::TempDir {
+pub(super) fn small_repo() -> tempfile::TempDir {
     let repo = init_repo("sha1", false);
     let r = repo.path();
     std::fs::create_dir_all(r.join("dir/sub")).unwrap();
@@ -344,127 +344,6 @@ fn ranges_and_message_searches_as_git() {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.matches(" missing").count(), 16, "{text}");
     }
-}
-
-/// (item 4) Refs as git reads them: a chain of symbolic refs stops at git's depth (five refs read: `r5` is
-/// `missing`), a loose ref that cannot be read (garbage, too long, too short, empty) is passed over with git's
-/// `warning: ignoring broken ref ...` and the next of git's rules tried (an empty `refs/tags/main` leaves `main`
-/// to `refs/heads/main`), a symbolic ref whose target is missing or broken is `missing` with `ignoring dangling
-/// symref`; stdout and stderr as git's, in every mode.
-#[test]
-fn refs_are_read_as_git_reads_them() {
-    let repo = small_repo();
-    let r = repo.path();
-    let head = git(r, &["rev-parse", "HEAD"]).trim().to_owned();
-    git(r, &["update-ref", "refs/heads/r0", &head]);
-    for i in 1..8 {
-        let (this, prev) = (format!("refs/heads/r{i}"), format!("refs/heads/r{}", i - 1));
-        git(r, &["symbolic-ref", &this, &prev]);
-    }
-    let heads = r.join(".git/refs/heads");
-    for (name, text) in [
-        ("garb", "garbage\n".to_owned()),
-        ("long", format!("{head}0000\n")),
-        ("short", format!("{}\n", &head[..39])),
-        ("empty", String::new()),
-        ("trail", format!("{head} junk\n")),
-        ("nonl", head.clone()),
-        (
-            "dang",
-            "0123456789012345678901234567890123456789\n".to_owned(),
-        ),
-        ("togarb", "ref: refs/heads/garb\n".to_owned()),
-    ] {
-        std::fs::write(heads.join(name), text).unwrap();
-    }
-    git(
-        r,
-        &[
-            "symbolic-ref",
-            "refs/remotes/origin/HEAD",
-            "refs/remotes/origin/nope",
-        ],
-    );
-    // What a crash leaves: an empty tag of the branch's name.
-    std::fs::write(r.join(".git/refs/tags/main"), "").unwrap();
-    let names = [
-        "r1",
-        "r4",
-        "r5",
-        "r6",
-        "r7",
-        "r4~0",
-        "r5~0",
-        "garb",
-        "long",
-        "short",
-        "empty",
-        "trail",
-        "nonl",
-        "dang",
-        "togarb",
-        "refs/heads/garb",
-        "heads/garb",
-        "garb~1",
-        "origin",
-        "origin/HEAD",
-        "main",
-        "main~0",
-        "main:a",
-        "refs/heads/main",
-        "tags/main",
-        "HEAD",
-    ];
-    let input: String = names.iter().map(|n| format!("{n}\n")).collect();
-    for args in [
-        &["--batch-check"][..],
-        &["--batch-check", "--buffer"],
-        &["--batch"],
-    ] {
-        let (out, err, code) = same(r, args, input.as_bytes());
-        assert_eq!(code, Some(0), "{args:?}: {err}");
-        assert!(
-            err.contains("warning: ignoring broken ref refs/tags/main\n"),
-            "{err}"
-        );
-        assert!(
-            err.contains("warning: ignoring dangling symref refs/heads/r5\n"),
-            "{err}"
-        );
-        let out = String::from_utf8_lossy(&out);
-        assert!(!out.contains(" error "), "{out}");
-    }
-    let commands: String = names.iter().map(|n| format!("info {n}\n")).collect();
-    same(r, &["--batch-command"], commands.as_bytes());
-}
-
-/// (item 4) A `HEAD` git does not take for a repository's (`validate_headref`: not `ref: refs/...`, not an id)
-/// makes the directory no repository: git's `fatal:`, exit 128, where the command answered.
-#[test]
-fn an_invalid_head_is_no_repository_as_git() {
-    for text in ["garbage\n", "", "ref: foo\n", "ref: heads/main\n"] {
-        let repo = small_repo();
-        let r = repo.path();
-        std::fs::write(r.join(".git/HEAD"), text).unwrap();
-        let (_, git_err, git_code) = git_run(r, &["--batch-check"], b"HEAD\nmain\n");
-        assert_eq!(git_code, Some(128), "{text:?}: {git_err}");
-        assert!(
-            git_err.starts_with("fatal: not a git repository"),
-            "{git_err}"
-        );
-        let (out, err, code) = odb_run(r, &["--batch-check"], b"HEAD\nmain\n");
-        assert_eq!((code, out.is_empty()), (Some(128), true), "{text:?}: {err}");
-        assert!(
-            err.starts_with("fatal: ") && err.contains("not a git repository"),
-            "{err}"
-        );
-    }
-    // Valid ones: a symbolic ref to refs/ (white space after `ref:` as git allows), an id.
-    let repo = small_repo();
-    let r = repo.path();
-    let head = git(r, &["rev-parse", "HEAD"]);
-    std::fs::write(r.join(".git/HEAD"), head).unwrap();
-    same(r, &["--batch-check"], b"HEAD\nmain\n");
 }
 
 /// (item 5) Objects that lie: a tag whose `type` line claims another type than its target's is not peeled
