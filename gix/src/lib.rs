@@ -68,6 +68,7 @@ mod base_kinds;
 mod batch;
 pub mod convert;
 mod count;
+mod delta_base;
 mod discover;
 mod error;
 mod find;

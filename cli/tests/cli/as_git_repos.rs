@@ -215,3 +215,80 @@ fn batch_all_objects_dies_on_a_multi_pack_index_git_cannot_load() {
     super::replace_file(&path, &good);
     same(r, &args, b"");
 }
+
+/// (item 3, git's t5303) A delta whose base entry in the pack is corrupt, where the base has a good loose copy:
+/// git reads the base from that copy ("failed to read delta base object", then by id) and answers the delta;
+/// so does the command (it printed `<id> error ... cannot decode the entry`). Without a copy, an error line.
+#[test]
+fn a_delta_whose_base_entry_is_corrupt_is_read_on_a_good_copy_of_the_base_as_git() {
+    use odb_index_testkit::{git_stdin, init_repo};
+    for copy in [true, false] {
+        let repo = init_repo("sha1", true);
+        let p = repo.path();
+        let text: String = (1..3000).map(|i| format!("line {i}\n")).collect();
+        let ids: Vec<String> = [text.clone(), format!("{text}one more\n")]
+            .iter()
+            .map(|t| {
+                let id = git_stdin(p, &["hash-object", "-w", "--stdin"], t.as_bytes());
+                id.trim().to_owned()
+            })
+            .collect();
+        let loose = |id: &str| p.join("objects").join(&id[..2]).join(&id[2..]);
+        let saved: Vec<Vec<u8>> = ids
+            .iter()
+            .map(|id| std::fs::read(loose(id)).unwrap())
+            .collect();
+        let name = git_stdin(
+            p,
+            &["pack-objects", "-q", "objects/pack/pack"],
+            ids.join("\n").as_bytes(),
+        );
+        let pack = p.join(format!("objects/pack/pack-{}.pack", name.trim()));
+        let idx = pack.with_extension("idx");
+        // `git verify-pack -v`: `<id> <type> <size> <size in pack> <offset> <depth> <base>` for the delta.
+        let listing = git(p, &["verify-pack", "-v", idx.to_str().unwrap()]);
+        let delta_line = listing
+            .lines()
+            .find(|l| l.split(' ').filter(|w| !w.is_empty()).count() == 7);
+        let fields: Vec<&str> = delta_line.expect("a delta").split_whitespace().collect();
+        let (delta, base) = (fields[0].to_owned(), fields[6].to_owned());
+        let base_at: usize = listing
+            .lines()
+            .find(|l| l.starts_with(&base))
+            .and_then(|l| l.split_whitespace().nth(4)?.parse().ok())
+            .unwrap();
+        for id in &ids {
+            std::fs::remove_file(loose(id)).unwrap();
+        }
+        let mut data = std::fs::read(&pack).unwrap();
+        for b in &mut data[base_at + 40..base_at + 48] {
+            *b ^= 0x5a;
+        }
+        super::replace_file(&pack, &data);
+        if copy {
+            let i = ids.iter().position(|id| *id == base).unwrap();
+            std::fs::write(loose(&base), &saved[i]).unwrap();
+        }
+        let input = format!("{delta}\n{base}\n");
+        for args in [
+            &["--batch"][..],
+            &["--batch", "--buffer"],
+            &["--batch-check"],
+        ] {
+            let (want, _, git_code) = git_run(p, args, input.as_bytes());
+            let (out, err, code) = odb_run(p, args, input.as_bytes());
+            if copy {
+                assert_eq!(git_code, Some(0));
+                let want = String::from_utf8_lossy(&want);
+                assert!(want.starts_with(&format!("{delta} blob ")), "{want}");
+                assert_eq!(String::from_utf8_lossy(&out), want, "{args:?}: {err}");
+                assert_eq!(code, Some(0));
+            } else if args[0] == "--batch" {
+                // git dies on it; the command says so on the line and goes on (cli/README.md).
+                assert_eq!(git_code, Some(128));
+                let out = String::from_utf8_lossy(&out);
+                assert!(out.starts_with(&format!("{delta} error ")), "{out}");
+            }
+        }
+    }
+}
