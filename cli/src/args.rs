@@ -49,7 +49,8 @@ inotify up after N misses (default 2048; 0: at start), before which it stats and
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
 --midx-checksum hashes each multi-pack-index whole when it is loaded and, if its trailing checksum does not
 match, warns and answers from the .idx files (catches random corruption; costs a read of the whole file).
-PATH is a work tree, a .git directory, a bare repository or an objects directory.";
+PATH is a work tree (or a directory of one, as `git -C <dir>`), a .git directory, a bare repository or an
+objects directory.";
 
 /// What the command line asks for.
 pub enum Command {

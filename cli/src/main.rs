@@ -85,7 +85,15 @@ fn run() -> Result<ExitCode, Failure> {
         .clone()
         .incomplete(IncompleteMode::Miss)
         .pack_data(true);
-    let store = Store::open(&args.path, options).map_err(|e| fatal(e.to_string()))?;
+    let store = match Store::open(&args.path, options.clone()) {
+        Ok(store) => store,
+        // A directory of a work tree, as `git -C <dir>` takes it: the repository above it (names are read
+        // relative to the directory: `HEAD:./b`).
+        Err(e) => match work_tree_of(&args.path) {
+            Some(top) => Store::open(&top, options).map_err(|e| fatal(e.to_string()))?,
+            None => return Err(fatal(e.to_string())),
+        },
+    };
     // git disables replace refs for --batch-all-objects.
     let format = match store.objects_dir().parent() {
         Some(git_dir) if !args.all => {
@@ -153,6 +161,15 @@ fn all_objects(
     warnings.report(store);
     warnings.report_objects(&objects);
     listed
+}
+
+/// The top of the work tree `path` is a directory of (not the top itself, not inside its git directory), as git
+/// finds the repository from there; `None` otherwise.
+fn work_tree_of(path: &Path) -> Option<std::path::PathBuf> {
+    let repo = odb_index_gix::Repository::discover(path).ok()?;
+    let (top, path) = (repo.work_tree()?, path.canonicalize().ok()?);
+    let inside = path != top && path.starts_with(top) && !path.starts_with(repo.git_dir());
+    inside.then(|| top.to_owned())
 }
 
 /// The multi-pack-index problem git dies on when it loads the file (t5319: `die()` in its `midx.c`), if the

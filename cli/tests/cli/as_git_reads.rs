@@ -426,3 +426,27 @@ fn lying_tags_and_unsorted_trees_as_git() {
         assert_eq!(text.matches(" missing").count(), 14, "{text}");
     }
 }
+
+/// (item 1) A PATH that is a directory of the work tree is taken as `git -C <dir>` takes it (the command refused
+/// it, exit 2): names are those of the repository above, `rev:./path` and `rev:../path` relative to the
+/// directory, `../` above the top git's fatal error.
+#[test]
+fn a_work_tree_directory_is_taken_as_git_takes_it() {
+    let repo = paths_repo();
+    let dir = repo.path().join("dir");
+    let input =
+        b"HEAD:./b\nHEAD:../a\nHEAD:b\nHEAD:./\nHEAD:./sub/c\nHEAD:../dir/./b\nHEAD\nHEAD:a\n";
+    for args in [&["--batch-check"][..], &["--batch"]] {
+        let (out, _, code) = same(&dir, args, input);
+        assert_eq!(code, Some(0));
+        let out = String::from_utf8_lossy(&out);
+        assert_eq!(out.matches(" missing").count(), 1, "{out}");
+    }
+    let (_, err, code) = same(&dir, &["--batch-check"], b"HEAD:a\nHEAD:../../a\n");
+    assert_eq!(code, Some(128), "{err}");
+    same(
+        &dir.join("sub"),
+        &["--batch-check"],
+        b"HEAD:./c\nHEAD:../b\nHEAD:../../a\n",
+    );
+}
