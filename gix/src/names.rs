@@ -197,7 +197,7 @@ impl Refs {
     /// The warnings git prints on stderr about refs a lookup passed over since the last call (of this `Refs` or
     /// a clone), without git's `warning: ` prefix: `ignoring broken ref refs/tags/main` (a loose ref that cannot
     /// be read: the next of git's rules is tried), `ignoring dangling symref refs/heads/x` (a symbolic ref whose
-    /// target does not resolve).
+    /// target does not resolve). At most 1 024 are kept between two calls.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().expect("not poisoned"))
     }

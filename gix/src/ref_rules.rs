@@ -14,6 +14,9 @@ use crate::names::Resolver;
 /// symbolic refs resolves, one of five does not.
 const SYMREF_MAX_DEPTH: usize = 5;
 
+/// The most warnings kept until [`crate::Refs::take_warnings`] takes them (later ones are dropped).
+const MAX_WARNINGS: usize = 1024;
+
 /// What one rule's ref gave.
 enum Found {
     /// An object id.
@@ -109,8 +112,9 @@ impl Resolver<'_> {
                 "broken ref" => !name.contains('/'),
                 _ => name == "HEAD",
             };
-            if !quiet {
-                let mut w = self.refs.warnings.lock().expect("not poisoned");
+            let mut w = self.refs.warnings.lock().expect("not poisoned");
+            // Bounded, for a caller that never takes them.
+            if !quiet && w.len() < MAX_WARNINGS {
                 w.push(format!("ignoring {what} {name}"));
             }
         }
