@@ -24,8 +24,8 @@ pub const USAGE: &str = "usage:
       is `fatal: ...` (exit 128), as git. Replace refs (refs/replace/) are honoured as git honours them: a
       replaced id is answered with its replacement's type, size and contents under its own name (not with
       --batch-all-objects, nor with GIT_NO_REPLACE_OBJECTS set). HEAD, ref names and rev:path are resolved
-      as git resolves them (refs of the repository at or above PATH); reflog forms (@{1}), :path (the index),
-      :/text and refs in the reftable format are not: `<name> error <message>` naming the form.
+      as git resolves them (refs of the repository at or above PATH), rev^{/text} and :/text too; reflog forms
+      (@{1}), :path (the index) and refs in the reftable format are not: `<name> error <message>` naming the form.
       %(objectsize:disk) and %(deltabase) read the pack's .rev file where git wrote one, else sort the .idx's offsets;
       %(objectpack) is the pack's file name (`pack-<hash>.pack`; quoted as git quotes paths when it holds a
       control character, `\"`, `\\` or a byte outside ASCII) or `loose`, %(objectoffset) empty for loose objects.
@@ -49,7 +49,8 @@ inotify up after N misses (default 2048; 0: at start), before which it stats and
 per hit) and answers a wrong entry from the .idx files; bounds (the default) checks it against the pack's size.
 --midx-checksum hashes each multi-pack-index whole when it is loaded and, if its trailing checksum does not
 match, warns and answers from the .idx files (catches random corruption; costs a read of the whole file).
-PATH is a work tree, a .git directory, a bare repository or an objects directory.";
+PATH is a work tree (or a directory of one, as `git -C <dir>`), a .git directory, a bare repository or an
+objects directory.";
 
 /// What the command line asks for.
 pub enum Command {
@@ -108,7 +109,7 @@ fn verify(p: &mut lexopt::Parser) -> Result<Command, String> {
     let mut path = None;
     let mut load = LoadMode::Mmap;
     while let Some(arg) = p.next().map_err(text)? {
-        match arg {
+        match full(arg, &["load", "help"])? {
             Long("load") => load = choice(p, "--load", LOAD)?,
             Long("help") | Short('h') => return Ok(Command::Help),
             Value(v) if path.is_none() => path = Some(PathBuf::from(v)),
@@ -130,6 +131,52 @@ const MIDX_CHECK: &[(&str, MidxCheck)] = &[
     ("bounds", MidxCheck::Bounds),
     ("pack-index", MidxCheck::PackIndex),
 ];
+
+/// `batch-check`'s long options, in git's order where git has them (its ambiguity message names the last two
+/// that a prefix matches, in this order).
+const BATCH_LONGS: &[&str] = &[
+    "batch",
+    "batch-check",
+    "batch-command",
+    "batch-all-objects",
+    "buffer",
+    "unordered",
+    "threads",
+    "no-refresh",
+    "no-events",
+    "events-after",
+    "loose",
+    "load",
+    "midx-check",
+    "midx-checksum",
+    "help",
+];
+
+/// `arg` with a long option's name completed as git's option parser completes it: the option of that exact name,
+/// else the only one it is a prefix of (`--buf` is `--buffer`); a prefix of several is git's "ambiguous option".
+fn full(arg: lexopt::Arg<'_>, longs: &[&'static str]) -> Result<lexopt::Arg<'static>, String> {
+    match arg {
+        Short(c) => Ok(Short(c)),
+        Value(v) => Ok(Value(v)),
+        Long(given) => {
+            if let Some(name) = longs.iter().find(|n| **n == given) {
+                return Ok(Long(name));
+            }
+            let hits: Vec<&'static str> = longs
+                .iter()
+                .copied()
+                .filter(|n| !given.is_empty() && n.starts_with(given))
+                .collect();
+            match hits[..] {
+                [name] => Ok(Long(name)),
+                [] => Err(Long(given).unexpected().to_string()),
+                [.., a, b] => Err(format!(
+                    "ambiguous option: {given} (could be --{a} or --{b})"
+                )),
+            }
+        }
+    }
+}
 
 /// The options seen, before their conflicts are checked.
 #[derive(Default)]
@@ -154,7 +201,7 @@ fn batch_check(p: &mut lexopt::Parser) -> Result<Command, String> {
     let mut path = None;
     let mut seen = Seen::default();
     while let Some(arg) = p.next().map_err(text)? {
-        match arg {
+        match full(arg, BATCH_LONGS)? {
             Long(m @ ("batch-check" | "batch" | "batch-command")) => {
                 let name = format!("--{m}");
                 seen.modes.push(match m {

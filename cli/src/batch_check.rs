@@ -229,13 +229,19 @@ pub fn answer_line(
     out: &mut Vec<u8>,
 ) -> Result<(), Fatal> {
     let (name, rest) = split(line, format);
-    let resolved = match std::str::from_utf8(name) {
-        Ok(hex) => match padded_sha1(objects, hex) {
-            Some(found) => found,
-            None => crate::names::resolve(objects, format.refs.as_deref(), hex),
-        },
-        Err(_) => Ok(PrefixLookup::NotFound),
+    let padded = std::str::from_utf8(name)
+        .ok()
+        .and_then(|hex| padded_sha1(objects, hex));
+    let resolved = match padded {
+        Some(found) => found,
+        None => crate::names::resolve(objects, format.refs.as_deref(), name),
     };
+    // git's warnings about refs the lookup passed over (`ignoring broken ref ...`), on stderr as git prints them.
+    if let Some(refs) = format.refs.as_deref() {
+        for w in refs.take_warnings() {
+            eprintln!("warning: {w}");
+        }
+    }
     match resolved {
         Ok(PrefixLookup::Unique(id)) => {
             // The replacement's data under the name of the object asked for, as git prints it.
@@ -380,6 +386,10 @@ pub static LOOSE_PROBLEM: AtomicBool = AtomicBool::new(false);
 fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(), Fatal> {
     if let odb_index_gix::Error::LooseUnknownType { .. } = e {
         return Err(Fatal("invalid object type".into()));
+    }
+    // `rev:../path` above the work tree's top, or `rev:./path` outside a work tree: git dies.
+    if let odb_index_gix::Error::RelativePath { .. } = e {
+        return Err(Fatal(e.to_string()));
     }
     // git's `nth_midxed_offset` dies on an entry that names a `LOFF` row the file lacks (t5319.94).
     if let odb_index_gix::Error::Lookup(odb_index::Error::CorruptMultiPackIndex {

@@ -85,7 +85,15 @@ fn run() -> Result<ExitCode, Failure> {
         .clone()
         .incomplete(IncompleteMode::Miss)
         .pack_data(true);
-    let store = Store::open(&args.path, options).map_err(|e| fatal(e.to_string()))?;
+    let store = match Store::open(&args.path, options.clone()) {
+        Ok(store) => store,
+        // A directory of a work tree, as `git -C <dir>` takes it: the repository above it (names are read
+        // relative to the directory: `HEAD:./b`).
+        Err(e) => match work_tree_of(&args.path) {
+            Some(top) => Store::open(&top, options).map_err(|e| fatal(e.to_string()))?,
+            None => return Err(fatal(e.to_string())),
+        },
+    };
     // git disables replace refs for --batch-all-objects.
     let format = match store.objects_dir().parent() {
         Some(git_dir) if !args.all => {
@@ -100,6 +108,11 @@ fn run() -> Result<ExitCode, Failure> {
         Ok(None) => format,
         Err(e) => return Err(Failure::Git(one_line_str(&e.to_string()))),
     };
+    if args.all
+        && let Some(msg) = midx_git_dies_on(&store)
+    {
+        return Err(Failure::Git(one_line_str(&msg)));
+    }
     let mut warnings = Warnings::default();
     warnings.report(&store);
     let stdout = std::io::stdout();
@@ -148,6 +161,51 @@ fn all_objects(
     warnings.report(store);
     warnings.report_objects(&objects);
     listed
+}
+
+/// The top of the work tree `path` is a directory of (not the top itself, not inside its git directory), as git
+/// finds the repository from there; `None` otherwise.
+fn work_tree_of(path: &Path) -> Option<std::path::PathBuf> {
+    let repo = odb_index_gix::Repository::discover(path).ok()?;
+    let (top, path) = (repo.work_tree()?, path.canonicalize().ok()?);
+    let inside = path != top && path.starts_with(top) && !path.starts_with(repo.git_dir());
+    inside.then(|| top.to_owned())
+}
+
+/// The multi-pack-index problem git dies on when it loads the file (t5319: `die()` in its `midx.c`), if the
+/// store ignored a multi-pack-index for one: under `--batch-all-objects` git lists nothing then, where the
+/// command would list every object from the `.idx` files (its lookups still answer from them, with a warning).
+fn midx_git_dies_on(store: &Arc<Store>) -> Option<String> {
+    use odb_index::midx::MidxProblem as P;
+    // A miss searches every index, which loads each multi-pack-index (its problems are known after).
+    let kind = store.hash_kind();
+    let zeros = "0".repeat(kind.hex_len());
+    if let Ok(id) = odb_index::ObjectId::from_hex_kind(zeros.as_bytes(), kind) {
+        let _ = store.handle().locate(&id);
+    }
+    store.problems().into_iter().find_map(|p| {
+        let (odb_index::Problem::MultiPackIndexIgnored { error, .. }
+        | odb_index::Problem::MultiPackIndexNotLoaded { error, .. }) = p
+        else {
+            return None;
+        };
+        let Error::CorruptMultiPackIndex { problem, .. } = &*error else {
+            return None;
+        };
+        let dies = match problem {
+            P::BadSignature { .. }
+            | P::UnsupportedVersion { .. }
+            | P::FanoutNotMonotonic { .. }
+            | P::PackNamesOutOfOrder { .. }
+            | P::PackNamesTruncated { .. } => true,
+            // The chunks git requires.
+            P::MissingChunk { id } | P::WrongChunkSize { id, .. } => {
+                [b"PNAM", b"OIDF", b"OIDL", b"OOFF"].contains(&&id.0)
+            }
+            _ => false,
+        };
+        dies.then(|| error.to_string())
+    })
 }
 
 /// `--batch-command`: git's commands on stdin.

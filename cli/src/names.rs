@@ -55,19 +55,24 @@ fn head_beside(store: &Store) -> bool {
 /// What `name` names: hex names as before ([`hex_name`]), except that, as git, a ref wins over an
 /// abbreviation spelled like it; any other name through `refs` (none: the path given is an objects directory
 /// outside a repository, where only hex names are resolved).
-pub fn resolve(objects: &Objects, refs: Option<&Refs>, name: &str) -> Result<PrefixLookup, Error> {
-    let hex = !name.is_empty() && name.bytes().all(|b| b.is_ascii_hexdigit());
-    let Some(refs) = refs.filter(|_| !hex || name.len() < objects.hash_kind().hex_len()) else {
-        return hex_name(objects, name);
+pub fn resolve(objects: &Objects, refs: Option<&Refs>, name: &[u8]) -> Result<PrefixLookup, Error> {
+    let hex = match std::str::from_utf8(name) {
+        Ok(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => Some(hex),
+        _ => None,
     };
-    if hex {
+    let Some(refs) = refs.filter(|_| hex.is_none_or(|h| h.len() < objects.hash_kind().hex_len()))
+    else {
+        // No refs (an objects directory outside a repository): only hex names, anything else is no name.
+        return hex.map_or(Ok(PrefixLookup::NotFound), |h| hex_name(objects, h));
+    };
+    if let Some(name) = hex {
         // git's `get_oid_basic`: refs before an abbreviation; the store's answer (with its `ambiguous`) after.
         return match refs.resolve_ref(objects, name)? {
             Some(id) => Ok(PrefixLookup::Unique(oid_from_gix(&id))),
             None => hex_name(objects, name),
         };
     }
-    match refs.resolve(objects, name) {
+    match refs.resolve_bytes(objects, name) {
         Ok(Some(id)) => Ok(PrefixLookup::Unique(oid_from_gix(&id))),
         Ok(None) => Ok(PrefixLookup::NotFound),
         Err(Error::AmbiguousName { .. }) => Ok(PrefixLookup::Ambiguous),

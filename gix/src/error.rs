@@ -189,8 +189,16 @@ pub enum Error {
         /// The `reftable` directory.
         path: PathBuf,
     },
-    /// A name in a form git resolves but [`crate::Refs::resolve`] does not (reflogs, the index, message search,
-    /// ranges).
+    /// A `rev:./path` or `rev:../path` name git dies on (`fatal:`): outside a work tree (`work_tree` is `None`:
+    /// a bare repository, a git directory), or a path that leaves the repository's top (`../` above it).
+    #[error("{}", relative_message(path, work_tree.as_deref()))]
+    RelativePath {
+        /// The path as given (after the `:`), lossily UTF-8.
+        path: String,
+        /// The work tree the path is relative to, if there is one.
+        work_tree: Option<PathBuf>,
+    },
+    /// A name in a form git resolves but [`crate::Refs::resolve`] does not (reflogs, the index).
     #[error("{name:?}: {what} are not resolved")]
     UnsupportedName {
         /// The name as given.
@@ -198,6 +206,14 @@ pub enum Error {
         /// The form, as the documentation names it.
         what: &'static str,
     },
+}
+
+/// git's message for [`Error::RelativePath`].
+fn relative_message(path: &str, work_tree: Option<&std::path::Path>) -> String {
+    match work_tree {
+        None => "relative path syntax can't be used outside working tree".to_owned(),
+        Some(w) => format!("'{path}' is outside repository at '{}'", w.display()),
+    }
 }
 
 fn list(ids: &[gix_hash::ObjectId]) -> String {

@@ -68,12 +68,14 @@ mod base_kinds;
 mod batch;
 pub mod convert;
 mod count;
+mod delta_base;
 mod delta_bases;
 mod discover;
 mod error;
 mod find;
 mod list;
 mod loose;
+mod message_search;
 mod name;
 pub mod names;
 mod objects;
@@ -82,8 +84,10 @@ mod packed_refs;
 mod place;
 mod prefix;
 mod read;
+mod ref_rules;
 mod repository;
 mod rev;
+mod tree_path;
 
 /// For the fuzz targets only (`fuzz/`, built with `--cfg fuzzing`): the prefix decoder, compared there with zlib.
 #[cfg(fuzzing)]

@@ -4,12 +4,18 @@
 //! (`<name>`, `refs/<name>`, `refs/tags/<name>`, `refs/heads/<name>`, `refs/remotes/<name>`,
 //! `refs/remotes/<name>/HEAD`; loose or in `packed-refs`; symbolic refs followed), `rev^`, `rev^N`, `rev~N`,
 //! `rev^{tree}`/`^{commit}`/`^{blob}`/`^{tag}`/`^{object}`/`^{}`, `rev:path` and git's `describe` output. As in
-//! git, a ref wins over an abbreviated id of the same spelling, and a full-length id over a ref.
+//! git, a ref wins over an abbreviated id of the same spelling, and a full-length id over a ref. The path of
+//! `rev:path` is bytes, read literally as git reads it (`dir/` is the tree, `a/`, `dir//b`, `dir/./b` and `.`
+//! name nothing), but for `./path` and `../path`, relative to the work tree's directory the refs were discovered
+//! from ([`Refs::resolve_bytes`]).
+//!
+//! `rev^{/text}` and `:/text` search commit messages as git 2.47 does (the regular
+//! expression is regex-automata's, which agrees with POSIX ERE on the common forms). A range (`a..b`, `a...b`,
+//! `^a`, `a^!`, `a^@`) names nothing (`Ok(None)`), as git's `get_oid` fails on it.
 //!
 //! Not resolved, each an [`Error::UnsupportedName`] naming what (never a wrong answer): reflog forms
-//! (`@{1}`, `@{yesterday}`, `@{-1}`), `@{upstream}`/`@{push}`, `:path` and `:N:path` (the index), `:/text`
-//! and `^{/text}` (message search), ranges (`a..b`, `a...b`, `^a`), and a repository whose refs are in the
-//! reftable format ([`Error::Reftable`]).
+//! (`@{1}`, `@{yesterday}`, `@{-1}`), `@{upstream}`/`@{push}`, `:path` and `:N:path` (the index), and a
+//! repository whose refs are in the reftable format ([`Error::Reftable`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,7 +24,6 @@ use gix_error::ErrorExt;
 use gix_hash::ObjectId;
 use gix_object::Kind;
 use gix_object::bstr::{BStr, ByteSlice};
-use gix_ref::file::ReferenceExt;
 use gix_revision::spec::parse::delegate::{self, PeelTo, Traversal};
 
 use crate::convert::kind_to_gix;
@@ -57,9 +62,6 @@ struct Commit {
 /// such as `main~500` and `main~501` walk the same ones; git keeps every commit it parsed.
 const COMMITS_CACHED: usize = 1 << 20;
 
-/// git's limit on symbolic ref chains (`SYMREF_MAXDEPTH`).
-const SYMREF_MAX_DEPTH: usize = 5;
-
 /// How many times a ref lookup is made in all when `packed-refs` is rewritten while it looks (each time again
 /// needs another rewrite during the lookup: `git pack-refs` running back to back); then the last answer stands.
 const PACKED_REFS_TRIES: usize = 8;
@@ -81,6 +83,12 @@ pub struct Refs {
     commits: Arc<Mutex<gix_hashtable::HashMap<ObjectId, Commit>>>,
     /// The last `packed-refs` read, with its `stat` stamp (shared by clones and threads).
     packed: PackedRefs,
+    /// The work tree and the directory in it (relative, `""` or ending in `/`) that `rev:./path` and
+    /// `rev:../path` are relative to; `None` outside a work tree (a bare repository, a git directory), where git
+    /// refuses them.
+    relative_to: Option<(PathBuf, Vec<u8>)>,
+    /// git's warnings about refs passed over since [`Refs::take_warnings`] was last called (shared by clones).
+    pub(crate) warnings: Arc<Mutex<Vec<String>>>,
     #[cfg(feature = "test-hooks")]
     hook: Hook,
 }
@@ -120,6 +128,8 @@ impl Refs {
             reftable: reftable.is_dir().then_some(reftable),
             commits: Arc::default(),
             packed: PackedRefs::default(),
+            relative_to: None,
+            warnings: Arc::default(),
             #[cfg(feature = "test-hooks")]
             hook: Arc::new(Mutex::new(pack_refs_from_env())),
         }
@@ -137,7 +147,7 @@ impl Refs {
 
     /// At a point of loose reads: run the hook if this is its point.
     #[cfg(feature = "test-hooks")]
-    fn hook_point(&self) {
+    pub(crate) fn hook_point(&self) {
         let mut hook = self.hook.lock().expect("not poisoned");
         let due = hook.as_mut().is_some_and(|(n, _)| {
             *n = n.saturating_sub(1);
@@ -156,7 +166,15 @@ impl Refs {
     /// git dies there).
     pub fn discover(path: &Path, kind: crate::HashKind) -> Result<Refs, Error> {
         let dirs = crate::discover::Dirs::discover(path)?;
-        Ok(Refs::at(&dirs.git_dir, &dirs.common_dir, kind))
+        let mut refs = Refs::at(&dirs.git_dir, &dirs.common_dir, kind);
+        refs.relative_to = dirs.relative_to(path);
+        Ok(refs)
+    }
+
+    /// These refs with `rev:./path` read relative to `dir` of the work tree `work_tree` (see `relative_to`).
+    pub(crate) fn with_relative_to(mut self, relative_to: Option<(PathBuf, Vec<u8>)>) -> Refs {
+        self.relative_to = relative_to;
+        self
     }
 
     /// The object the ref `name` names by git's rules (`<name>`, `refs/<name>`, `refs/tags/<name>`, ...;
@@ -168,12 +186,20 @@ impl Refs {
         let d = Resolver {
             refs: self,
             objects,
-            name,
+            name: name.as_bytes(),
             current: None,
             outcome: None,
             buf: Vec::new(),
         };
         d.find_ref(name.as_bytes().as_bstr())
+    }
+
+    /// The warnings git prints on stderr about refs a lookup passed over since the last call (of this `Refs` or
+    /// a clone), without git's `warning: ` prefix: `ignoring broken ref refs/tags/main` (a loose ref that cannot
+    /// be read: the next of git's rules is tried), `ignoring dangling symref refs/heads/x` (a symbolic ref whose
+    /// target does not resolve). At most 1 024 are kept between two calls.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().expect("not poisoned"))
     }
 
     /// gix-ref's store, for what [`Refs::resolve`] does not do (iterating refs, reflogs).
@@ -208,6 +234,14 @@ impl Refs {
     /// }
     /// ```
     pub fn resolve(&self, objects: &Objects, name: &str) -> Result<Option<ObjectId>, Error> {
+        self.resolve_bytes(objects, name.as_bytes())
+    }
+
+    /// [`Refs::resolve`] for a name that need not be UTF-8, as git reads it (a path of `rev:path` is bytes:
+    /// `HEAD:caf\xe9`). A path starting `./` or `../` is relative to the directory of the work tree the refs were
+    /// discovered from ([`Refs::discover`]; [`Error::RelativePath`] outside a work tree or above its top, as git
+    /// dies there).
+    pub fn resolve_bytes(&self, objects: &Objects, name: &[u8]) -> Result<Option<ObjectId>, Error> {
         if let Some(path) = &self.reftable {
             return Err(Error::Reftable { path: path.clone() });
         }
@@ -219,7 +253,7 @@ impl Refs {
             outcome: None,
             buf: Vec::new(),
         };
-        let parsed = gix_revision::spec::parse(name.as_bytes().as_bstr(), &mut d);
+        let parsed = gix_revision::spec::parse(name.as_bstr(), &mut d);
         match (d.outcome, parsed) {
             (Some(Err(e)), _) => Err(e),
             (Some(Ok(())), _) => Ok(None),
@@ -232,11 +266,11 @@ impl Refs {
 
 /// gix-revision's delegate: the object named so far (`current`), and why parsing stopped, if it was for a
 /// reason of ours (`Ok(())`: the name names nothing; `Err`: an error to return).
-struct Resolver<'a> {
-    refs: &'a Refs,
-    objects: &'a Objects,
-    name: &'a str,
-    current: Option<ObjectId>,
+pub(crate) struct Resolver<'a> {
+    pub(crate) refs: &'a Refs,
+    pub(crate) objects: &'a Objects,
+    name: &'a [u8],
+    pub(crate) current: Option<ObjectId>,
     outcome: Option<Result<(), Error>>,
     buf: Vec<u8>,
 }
@@ -258,7 +292,7 @@ impl Resolver<'_> {
 
     fn unsupported(&mut self, what: &'static str) -> Step {
         let e = Error::UnsupportedName {
-            name: self.name.to_owned(),
+            name: String::from_utf8_lossy(self.name).into_owned(),
             what,
         };
         self.fail(e)
@@ -287,7 +321,7 @@ impl Resolver<'_> {
     /// of `packed-refs`; if the file was rewritten since the snapshot was read (`git pack-refs` writes the new
     /// file before it deletes the loose ones it packed), a loose ref read may have missed a ref that moved, or
     /// found a value the move replaced, and the lookup is made again with the new file.
-    fn find_ref(&self, name: &BStr) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn find_ref(&self, name: &BStr) -> Result<Option<ObjectId>, Error> {
         let Ok(partial) = <&gix_ref::PartialNameRef>::try_from(name) else {
             return Ok(None);
         };
@@ -307,94 +341,82 @@ impl Resolver<'_> {
         Ok(found)
     }
 
-    /// [`Resolver::find_ref`] with the packed refs `packed`: gix-ref's lookup by git's rules, each name read loose
-    /// first, then in `packed`; symbolic refs followed the same way.
-    fn find_ref_in(
-        &self,
-        partial: &gix_ref::PartialNameRef,
-        packed: Option<&gix_ref::packed::Buffer>,
-    ) -> Result<Option<ObjectId>, Error> {
-        let store = &self.refs.store;
-        let refs_error = |source| Error::Refs {
-            path: store.git_dir().to_owned(),
-            source,
-        };
-        let Some(mut r) = store.try_find_packed(partial, packed).map_err(refs_error)? else {
-            return Ok(None);
-        };
-        for _ in 0..=SYMREF_MAX_DEPTH {
-            #[cfg(feature = "test-hooks")]
-            if r.target.try_name().is_some() {
-                self.refs.hook_point();
-            }
-            match r.follow_packed(store, packed) {
-                None => return Ok(r.target.try_id().map(ToOwned::to_owned)),
-                Some(Ok(next)) => r = next,
-                // A symbolic ref to a ref that does not exist (an unborn branch).
-                Some(Err(e))
-                    if e.downcast_any_ref::<gix_ref::file::find::NotFound>()
-                        .is_some() =>
-                {
-                    return Ok(None);
-                }
-                // Its target could not be read (not "not found"): git's `error:`, never an unborn branch.
-                Some(Err(e)) => return Err(refs_error(e)),
-            }
-        }
-        Ok(None)
+    /// Peel the current object until it is of `kind` (tags to their targets, a commit to its tree).
+    pub(crate) fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<ObjectId>, Error> {
+        self.peel(kind, true)
     }
 
-    /// Peel the current object until it is of `kind` (tags to their targets, a commit to its tree).
-    fn peel_to(&mut self, kind: Option<Kind>) -> Result<Option<ObjectId>, Error> {
+    /// [`Resolver::peel_to`]; `claims` holds each tag to the type its `type` line claims for its target, as git's
+    /// `deref_tag` does (a target of another type is git's `error: object ... is a blob, not a commit`: nothing),
+    /// where `rev:path` (git's `read_object_with_reference`) goes by what the objects are.
+    fn peel(&mut self, kind: Option<Kind>, claims: bool) -> Result<Option<ObjectId>, Error> {
         let hash = self.objects.hash_kind();
         let Some(mut id) = self.current else {
             return Ok(None);
         };
+        // The type the tag that led to `id` claims for it.
+        let mut claimed: Option<Kind> = None;
+        let lies = |claimed: Option<Kind>, is: Kind| claims && claimed.is_some_and(|c| c != is);
         loop {
             if matches!(kind, Some(Kind::Tree | Kind::Commit))
                 && let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&id)
             {
+                if lies(claimed, Kind::Commit) {
+                    return Ok(None);
+                }
                 return Ok(Some(if kind == Some(Kind::Tree) { c.tree } else { id }));
             }
             let Some(found) = self.read(&id)? else {
                 return Ok(None);
             };
+            if lies(claimed, found) {
+                return Ok(None);
+            }
             if Some(found) == kind {
                 return Ok(Some(id));
             }
-            id = match found {
+            (id, claimed) = match found {
                 Kind::Tag => {
-                    gix_object::TagRefIter::from_bytes(&self.buf, kind_to_gix(hash)).target_id()?
+                    let target = gix_object::TagRefIter::from_bytes(&self.buf, kind_to_gix(hash));
+                    let claim = claimed_type(&self.buf);
+                    if claims && claim.is_none() {
+                        return Ok(None);
+                    }
+                    (target.target_id()?, claim)
                 }
                 // `^{}`: the first object that is not a tag.
                 _ if kind.is_none() => return Ok(Some(id)),
                 Kind::Commit if kind == Some(Kind::Tree) => {
-                    gix_object::CommitRefIter::from_bytes(&self.buf, kind_to_gix(hash)).tree_id()?
+                    let mut tree =
+                        gix_object::CommitRefIter::from_bytes(&self.buf, kind_to_gix(hash));
+                    (tree.tree_id()?, None)
                 }
                 _ => return Ok(None),
             };
         }
     }
 
-    /// The entry at `path` in the tree the current object peels to.
+    /// The entry at `path` in the tree the current object peels to, read literally as git reads it (see
+    /// [`crate::tree_path`]), a path starting `./` or `../` relative to the work tree's directory.
     fn path(&mut self, path: &BStr) -> Result<Option<ObjectId>, Error> {
-        let hash = kind_to_gix(self.objects.hash_kind());
-        let Some(mut id) = self.peel_to(Some(Kind::Tree))? else {
+        let relative;
+        let mut path: &[u8] = path;
+        if crate::tree_path::is_relative(path) {
+            let outside = |work_tree: Option<&PathBuf>| Error::RelativePath {
+                path: String::from_utf8_lossy(path).into_owned(),
+                work_tree: work_tree.cloned(),
+            };
+            let Some((work_tree, dir)) = &self.refs.relative_to else {
+                return Err(outside(None));
+            };
+            relative = crate::tree_path::normalize(&[dir.as_slice(), path].concat())
+                .ok_or_else(|| outside(Some(work_tree)))?;
+            path = &relative;
+        }
+        let Some(tree) = self.peel(Some(Kind::Tree), false)? else {
             return Ok(None);
         };
-        for part in path.split_str("/").filter(|p| !p.is_empty() && *p != b".") {
-            if self.read(&id)? != Some(Kind::Tree) {
-                return Ok(None);
-            }
-            let entry = gix_object::TreeRefIter::from_bytes(&self.buf, hash)
-                .filter_map(Result::ok)
-                .find(|e| e.filename == part);
-            match entry {
-                Some(e) => id = e.oid.to_owned(),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(id))
+        crate::tree_path::entry(self.objects, tree, path, &mut self.buf)
     }
 
     /// The `n`th parent (1-based) of the current commit (peeled), or `None`.
@@ -465,7 +487,7 @@ impl delegate::Revision for Resolver<'_> {
     fn disambiguate_prefix(
         &mut self,
         prefix: gix_hash::Prefix,
-        _hint: Option<delegate::PrefixHint<'_>>,
+        hint: Option<delegate::PrefixHint<'_>>,
     ) -> Step {
         let hex = prefix.to_string();
         // git (`get_oid_basic`): a full id first, then a ref, then an abbreviation.
@@ -479,6 +501,10 @@ impl delegate::Revision for Resolver<'_> {
         match self.objects.lookup_name(&hex) {
             Ok(Some(id)) => self.set(Some(id)),
             Err(e @ Error::AmbiguousName { .. }) => self.fail(e),
+            // git takes a full id as the id, object or not (a ref spelled like it is never read): missing.
+            Ok(None) if hint.is_none() && hex.len() == self.objects.hash_kind().hex_len() => {
+                self.nothing()
+            }
             // No such object, or not a name of ours (another hash's length): gix-revision tries the name as a
             // ref next (`git describe` output, a ref spelled in hex).
             Ok(None) | Err(Error::BadName { .. }) => Err(gix_error::message("no object").raise()),
@@ -527,8 +553,11 @@ impl delegate::Navigate for Resolver<'_> {
         }
     }
 
-    fn find(&mut self, _regex: &BStr, _negated: bool) -> Step {
-        self.unsupported("searching commit messages (:/text, ^{/text})")
+    fn find(&mut self, regex: &BStr, negated: bool) -> Step {
+        match self.search(regex, negated) {
+            Ok(id) => self.set(id),
+            Err(e) => self.fail(e),
+        }
     }
 
     fn index_lookup(&mut self, _path: &BStr, _stage: u8) -> Step {
@@ -538,7 +567,8 @@ impl delegate::Navigate for Resolver<'_> {
 
 impl delegate::Kind for Resolver<'_> {
     fn kind(&mut self, _kind: gix_revision::spec::Kind) -> Step {
-        self.unsupported("ranges (a..b, a...b, ^a), which name more than one object")
+        // A range (`a..b`, `a...b`, `^a`, `a^!`, `a^@`, `a^-`) names no one object: git's `get_oid` fails on it.
+        self.nothing()
     }
 }
 
@@ -546,4 +576,11 @@ impl gix_revision::spec::parse::Delegate for Resolver<'_> {
     fn done(&mut self) -> Step {
         Ok(())
     }
+}
+
+/// The type a tag's `type` header line claims for its target, if it names one.
+fn claimed_type(tag: &[u8]) -> Option<Kind> {
+    let headers = tag.split(|&b| b == b'\n').take_while(|l| !l.is_empty());
+    let name = headers.into_iter().find_map(|l| l.strip_prefix(b"type "))?;
+    Kind::from_bytes(name).ok()
 }

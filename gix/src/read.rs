@@ -210,19 +210,30 @@ impl Objects {
                  -> gix_error::Result<Option<EntryBase>> {
                     Ok(self.base_in(&p, base)?.map(EntryBase::InPack))
                 };
-                let mut inflate = self.inflate.borrow_mut();
-                let mut bases = self.delta_bases.borrow_mut();
-                let outcome = p
-                    .data()?
-                    .decode_entry(
-                        entry,
-                        out,
-                        &mut inflate,
-                        &resolve,
-                        bases.for_pack(key_of(p.id)),
-                    )
-                    .map_err(p.decode_error(*offset))?;
-                Ok(outcome.kind)
+                let decoded = {
+                    let mut inflate = self.inflate.borrow_mut();
+                    let mut bases = self.delta_bases.borrow_mut();
+                    p.data()?
+                        .decode_entry(
+                            entry.clone(),
+                            out,
+                            &mut inflate,
+                            &resolve,
+                            bases.for_pack(key_of(p.id)),
+                        )
+                        .map_err(p.decode_error(*offset))
+                };
+                match decoded {
+                    Ok(outcome) => Ok(outcome.kind),
+                    // A delta whose base here cannot be read: on another copy of the base, as git.
+                    Err(e) if e.is_corrupt() => {
+                        match self.delta_on_another_base(place, &p, &entry, out) {
+                            Ok(Some(kind)) => Ok(kind),
+                            _ => Err(e),
+                        }
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Place::Loose { path, .. } => {
                 let mut z = self.loose.borrow_mut();

@@ -59,13 +59,15 @@ impl Repository {
 
     /// [`Repository::discover`] with the store opened with `options`.
     pub fn discover_with(path: impl AsRef<Path>, options: Options) -> Result<Repository, Error> {
+        let dirs = Dirs::discover(path.as_ref())?;
+        let store = Store::open(dirs.common_dir.join("objects"), options)?;
+        let relative_to = dirs.relative_to(path.as_ref());
         let Dirs {
             git_dir,
             common_dir,
             work_tree,
-        } = Dirs::discover(path.as_ref())?;
-        let store = Store::open(common_dir.join("objects"), options)?;
-        let refs = Refs::at(&git_dir, &common_dir, store.hash_kind());
+        } = dirs;
+        let refs = Refs::at(&git_dir, &common_dir, store.hash_kind()).with_relative_to(relative_to);
         Ok(Repository {
             git_dir,
             common_dir,

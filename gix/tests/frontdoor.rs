@@ -282,10 +282,6 @@ fn forms_not_resolved_are_errors_naming_them() {
         ("@{-1}", "previously checked-out"),
         ("main@{upstream}", "upstream"),
         (":a.txt", "index"),
-        (":/commit 3", "commit messages"),
-        ("HEAD^{/commit}", "commit messages"),
-        ("HEAD~2..HEAD", "ranges"),
-        ("^HEAD", "ranges"),
     ] {
         match found.resolve(name) {
             Err(e @ Error::UnsupportedName { .. }) => {
@@ -293,6 +289,19 @@ fn forms_not_resolved_are_errors_naming_them() {
             }
             other => panic!("{name}: {other:?}"),
         }
+    }
+    // Message searches are resolved as git resolves them (issue 49, item 6), ranges name nothing.
+    for name in [
+        ":/commit 3",
+        "HEAD^{/commit}",
+        "HEAD~1^{/commit 1}",
+        ":/!-commit",
+    ] {
+        let ours = found.resolve(name).unwrap().map(|id| id.to_string());
+        assert_eq!(ours, rev_parse(r, name), "{name}");
+    }
+    for name in ["HEAD~2..HEAD", "^HEAD", "HEAD^!"] {
+        assert_eq!(found.resolve(name).unwrap(), None, "{name}");
     }
     // An abbreviation of two objects is ambiguous, as in git.
     let ids = odb_index_testkit::all_objects(r);
@@ -463,6 +472,27 @@ fn examples_match_git_byte_for_byte() {
         assert!(
             run_example("batch", &[rs], input.as_bytes()) == want,
             "{format}: cat-file --batch"
+        );
+    }
+}
+
+/// (issue 49, item 10) The batch example answers a line that is not UTF-8 as git does, `<line> missing`, and goes
+/// on; it aborted there (exit 1).
+#[test]
+fn batch_example_answers_a_line_that_is_not_utf8_as_git() {
+    for (repo, _alt, format) in repos() {
+        let r = repo.path();
+        let input: &[u8] =
+            b"HEAD\ncaf\xe9\nHEAD:caf\xe9x\n\xff\xfe\nmain~1\nHEAD:\xc3\xa9t\xc3\xa9.txt\n";
+        let want = git_bytes(r, &["cat-file", "--batch"], input);
+        assert_eq!(
+            want.windows(7).filter(|w| w == b"missing").count(),
+            3,
+            "{format}: git says missing three times"
+        );
+        assert!(
+            run_example("batch", &[r.to_str().unwrap()], input) == want,
+            "{format}: cat-file --batch on lines that are not UTF-8"
         );
     }
 }

@@ -11,7 +11,7 @@ use odb_index_testkit::{all_objects, fast_import_blobs, git, git_cmd, git_stdin,
 use super::{add_loose, odb};
 
 /// (stdout, stderr, exit status) of a run.
-type Run = (Vec<u8>, String, Option<i32>);
+pub(crate) type Run = (Vec<u8>, String, Option<i32>);
 
 /// `git cat-file <args>` on `input`.
 pub(crate) fn git_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
@@ -19,7 +19,7 @@ pub(crate) fn git_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
 }
 
 /// `git cat-file <args>` on `input`, with `env` set.
-fn git_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
+pub(crate) fn git_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
     use std::io::Write as _;
     let mut child = git_cmd(repo)
         .envs(env.iter().copied())
@@ -45,12 +45,12 @@ fn git_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -
 }
 
 /// `odb-index batch-check <args> <repo>` on `input`.
-fn odb_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+pub(crate) fn odb_run(repo: &Path, args: &[&str], input: &[u8]) -> Run {
     odb_run_env(repo, args, input, &[])
 }
 
 /// `odb-index batch-check <args> <repo>` on `input`, with `env` set.
-fn odb_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
+pub(crate) fn odb_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
     let mut all: Vec<&std::ffi::OsStr> = vec!["batch-check".as_ref()];
     all.extend(args.iter().map(std::ffi::OsStr::new));
     all.push(repo.as_os_str());
@@ -77,12 +77,12 @@ fn odb_run_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -
 }
 
 /// Both runs alike, byte for byte; returns git's.
-fn same(repo: &Path, args: &[&str], input: &[u8]) -> Run {
+pub(crate) fn same(repo: &Path, args: &[&str], input: &[u8]) -> Run {
     same_env(repo, args, input, &[])
 }
 
 /// Both runs alike with `env` set.
-fn same_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
+pub(crate) fn same_env(repo: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
     let g = git_run_env(repo, args, input, env);
     let o = odb_run_env(repo, args, input, env);
     assert_eq!(

@@ -22,6 +22,8 @@ use odb_index_testkit::{
 
 mod answers;
 mod as_git;
+mod as_git_reads;
+mod as_git_repos;
 mod differences;
 mod errors;
 mod fault_cases;
