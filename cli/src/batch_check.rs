@@ -8,9 +8,9 @@ use odb_index::{Handle, HashKind, Location, ObjectId, PrefixLookup};
 use odb_index_gix::{Answer, Objects, Place, Want};
 
 use crate::ambiguous;
-use crate::fatal::{Fatal, Stop};
 use crate::quote::quote_c_style;
 use crate::replace::Replacements;
+use crate::stop::{GitFatal, Stop};
 
 /// git's default format.
 pub const DEFAULT_FORMAT: &str = "%(objectname) %(objecttype) %(objectsize)";
@@ -160,7 +160,7 @@ pub fn answer_lines(
     lines: &[Vec<u8>],
     format: &Format,
     out: &mut Vec<u8>,
-) -> Result<(), Fatal> {
+) -> Result<(), GitFatal> {
     let kind = objects.hash_kind();
     let mut ids = Vec::with_capacity(lines.len());
     let names: Vec<(&[u8], Option<usize>)> = lines
@@ -227,7 +227,7 @@ pub fn answer_line(
     line: &[u8],
     format: &Format,
     out: &mut Vec<u8>,
-) -> Result<(), Fatal> {
+) -> Result<(), GitFatal> {
     let (name, rest) = split(line, format);
     let padded = std::str::from_utf8(name)
         .ok()
@@ -316,7 +316,7 @@ fn write_answer(
     data: &[u8],
     format: &Format,
     out: &mut Vec<u8>,
-) -> Result<(), Fatal> {
+) -> Result<(), GitFatal> {
     let hex = asked.id.to_string();
     let name = asked.name.unwrap_or(hex.as_bytes());
     let answer = match answered {
@@ -383,13 +383,13 @@ fn status(name: &[u8], what: &[u8], out: &mut Vec<u8>) {
 pub static LOOSE_PROBLEM: AtomicBool = AtomicBool::new(false);
 
 /// An object that cannot be read: `<name> error <message>` (the batch goes on), except what git dies on.
-fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(), Fatal> {
+fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(), GitFatal> {
     if let odb_index_gix::Error::LooseUnknownType { .. } = e {
-        return Err(Fatal("invalid object type".into()));
+        return Err(GitFatal("invalid object type".into()));
     }
     // `rev:../path` above the work tree's top, or `rev:./path` outside a work tree: git dies.
     if let odb_index_gix::Error::RelativePath { .. } = e {
-        return Err(Fatal(e.to_string()));
+        return Err(GitFatal(e.to_string()));
     }
     // git's `nth_midxed_offset` dies on an entry that names a `LOFF` row the file lacks (t5319.94).
     if let odb_index_gix::Error::Lookup(odb_index::Error::CorruptMultiPackIndex {
@@ -397,7 +397,9 @@ fn error(name: &[u8], e: &odb_index_gix::Error, out: &mut Vec<u8>) -> Result<(),
         ..
     }) = e
     {
-        return Err(Fatal("multi-pack-index large offset out of bounds".into()));
+        return Err(GitFatal(
+            "multi-pack-index large offset out of bounds".into(),
+        ));
     }
     if e.is_not_a_loose_object() {
         // git: `missing`, with a warning. The store (opened with `IncompleteMode::Miss`) lists the file in its
@@ -504,7 +506,7 @@ fn answer_listed(
     id: &ObjectId,
     format: &Format,
     out: &mut Vec<u8>,
-) -> Result<(), Fatal> {
+) -> Result<(), GitFatal> {
     if !format.reads_object() {
         let hex = id.to_string();
         for part in &format.parts {

@@ -9,7 +9,7 @@ use std::io::{BufRead, Write};
 use odb_index_gix::Objects;
 
 use crate::batch_check::{Format, answer_line};
-use crate::fatal::{Fatal, Stop};
+use crate::stop::{GitFatal, Stop};
 
 /// Run the commands on `input`, answering to `out` with `format` (`info`) and its `--batch` twin (`contents`);
 /// `answered` runs after each flush of answers (the command's warnings).
@@ -34,7 +34,7 @@ pub fn run(
                 out.write_all(&buf).map_err(Stop::Output)?;
                 answered.map_err(|e| {
                     let _ = out.flush();
-                    Stop::Fatal(e)
+                    Stop::Git(e)
                 })?;
             }
             out.flush().map_err(Stop::Output)?;
@@ -42,7 +42,7 @@ pub fn run(
             Ok(())
         };
     while let Some(line) = next_line(input).map_err(Stop::Input)? {
-        let die = |msg: String| Err(Stop::Fatal(Fatal(msg)));
+        let die = |msg: String| Err(Stop::Git(GitFatal(msg)));
         if line.is_empty() {
             return die("empty command in input".into());
         }

@@ -16,33 +16,33 @@ mod ambiguous;
 mod args;
 mod batch_check;
 mod batch_command;
-mod fatal;
 mod names;
 mod quote;
 mod replace;
+mod stop;
 use args::{BatchArgs, Command, Mode};
 use batch_check::Format;
-use fatal::{Fatal, Stop};
 use quote::quote_path;
+use stop::{GitFatal, Stop};
 
 /// Why the command stops (exit status 2, or git's 128).
 enum Failure {
     /// A command-line mistake: one line, with a pointer to `--help`.
     Usage(String),
     /// Anything else (the repository cannot be opened, input or output failed): one line.
-    Fatal(String),
+    Error(String),
     /// What git dies on, with git's message and exit status: `fatal: <message>`, exit 128.
     Git(String),
 }
 
-impl From<Fatal> for Failure {
-    fn from(Fatal(msg): Fatal) -> Failure {
+impl From<GitFatal> for Failure {
+    fn from(GitFatal(msg): GitFatal) -> Failure {
         Failure::Git(msg)
     }
 }
 
-fn fatal(msg: impl Into<String>) -> Failure {
-    Failure::Fatal(msg.into())
+fn failure(msg: impl Into<String>) -> Failure {
+    Failure::Error(msg.into())
 }
 
 fn main() -> ExitCode {
@@ -52,7 +52,7 @@ fn main() -> ExitCode {
             eprintln!("odb-index: {} (try `odb-index --help`)", one_line_str(&msg));
             ExitCode::from(2)
         }
-        Err(Failure::Fatal(msg)) => {
+        Err(Failure::Error(msg)) => {
             eprintln!("odb-index: {}", one_line_str(&msg));
             ExitCode::from(2)
         }
@@ -90,8 +90,8 @@ fn run() -> Result<ExitCode, Failure> {
         // A directory of a work tree, as `git -C <dir>` takes it: the repository above it (names are read
         // relative to the directory: `HEAD:./b`).
         Err(e) => match work_tree_of(&args.path) {
-            Some(top) => Store::open(&top, options).map_err(|e| fatal(e.to_string()))?,
-            None => return Err(fatal(e.to_string())),
+            Some(top) => Store::open(&top, options).map_err(|e| failure(e.to_string()))?,
+            None => return Err(failure(e.to_string())),
         },
     };
     // git disables replace refs for --batch-all-objects.
@@ -131,7 +131,7 @@ fn run() -> Result<ExitCode, Failure> {
     // The answers written before a fatal error are git's too: flush them first.
     let result = result.and_then(|()| out.flush().map_err(Stop::Output));
     let result = result.or_else(|e| match e {
-        Stop::Fatal(_) => out.flush().map_err(Stop::Output).and(Err(e)),
+        Stop::Git(_) => out.flush().map_err(Stop::Output).and(Err(e)),
         e => Err(e),
     });
     // The process ends here: its mappings go with it, as git's do. Dropping the store would unmap every index
@@ -141,10 +141,10 @@ fn run() -> Result<ExitCode, Failure> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The reader went away (`| head`): stop quietly, like git.
         Err(Stop::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(Stop::Output(e)) => Err(fatal(format!("writing output: {e}"))),
-        Err(Stop::Input(e)) => Err(fatal(format!("reading standard input: {e}"))),
-        Err(Stop::Store(e)) => Err(fatal(e.to_string())),
-        Err(Stop::Fatal(e)) => Err(e.into()),
+        Err(Stop::Output(e)) => Err(failure(format!("writing output: {e}"))),
+        Err(Stop::Input(e)) => Err(failure(format!("reading standard input: {e}"))),
+        Err(Stop::Store(e)) => Err(failure(e.to_string())),
+        Err(Stop::Git(e)) => Err(e.into()),
     }
 }
 
@@ -424,7 +424,7 @@ fn threaded<R: Read>(
         for r in results {
             out.write_all(&r.out).map_err(Stop::Output)?;
             if let Some(e) = r.fatal {
-                return Err(Stop::Fatal(e));
+                return Err(Stop::Git(e));
             }
         }
         if !args.buffer {
@@ -463,7 +463,7 @@ fn threads_that_fit() -> Option<usize> {
 /// worker thread answered them (not the calling thread).
 struct Chunk {
     out: Vec<u8>,
-    fatal: Option<Fatal>,
+    fatal: Option<GitFatal>,
     threaded: bool,
 }
 
@@ -529,7 +529,7 @@ fn verify(path: &Path, load: LoadMode) -> Result<ExitCode, Failure> {
             .loose(LooseMode::None)
             .load(load),
     )
-    .map_err(|e| fatal(e.to_string()))?;
+    .map_err(|e| failure(e.to_string()))?;
     let mut failed = false;
     let mut any = false;
     let stdout = std::io::stdout();
@@ -540,7 +540,7 @@ fn verify(path: &Path, load: LoadMode) -> Result<ExitCode, Failure> {
             Ok(()) => Ok(true),
             // The reader went away (`verify . | head`): stop quietly.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
-            Err(e) => Err(fatal(format!("writing output: {e}"))),
+            Err(e) => Err(failure(format!("writing output: {e}"))),
         }
     };
 

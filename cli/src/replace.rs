@@ -10,7 +10,7 @@ use std::path::Path;
 
 use odb_index::{HashKind, ObjectId};
 
-use crate::fatal::Fatal;
+use crate::stop::GitFatal;
 
 /// git's `MAXREPLACEDEPTH`.
 const MAX_DEPTH: usize = 5;
@@ -26,7 +26,7 @@ impl Replacements {
     /// there is no replace ref; one that cannot be read (anything but "not found": `packed-refs`, a loose replace
     /// ref, the directory of them, `config`) is git's fatal error, naming it: without it an object would be
     /// answered unreplaced, silently.
-    pub fn read(git_dir: &Path, kind: HashKind) -> Result<Replacements, Fatal> {
+    pub fn read(git_dir: &Path, kind: HashKind) -> Result<Replacements, GitFatal> {
         let mut map = HashMap::new();
         if std::env::var_os("GIT_NO_REPLACE_OBJECTS").is_some() || disabled_in_config(git_dir)? {
             return Ok(Replacements(map));
@@ -78,7 +78,7 @@ impl Replacements {
 
     /// What to read for `id`: its replacement's replacement ..., or `id` itself; git's `fatal: replace depth
     /// too high for object <id>` past 5.
-    pub fn resolve(&self, id: &ObjectId) -> Result<ObjectId, Fatal> {
+    pub fn resolve(&self, id: &ObjectId) -> Result<ObjectId, GitFatal> {
         let mut cur = *id;
         for _ in 0..MAX_DEPTH {
             match self.0.get(&cur) {
@@ -88,7 +88,7 @@ impl Replacements {
         }
         // As git: five replacements in a row are too deep, whether or not the fifth is replaced again.
         let _ = cur;
-        Err(Fatal(format!("replace depth too high for object {id}")))
+        Err(GitFatal(format!("replace depth too high for object {id}")))
     }
 }
 
@@ -99,7 +99,7 @@ fn last_part(name: &str) -> &str {
 
 /// The contents of the file at `path`, `None` if it is not there; read once more after any other error (it may
 /// not last), then git's fatal error.
-fn read_if_there(path: &Path) -> Result<Option<Vec<u8>>, Fatal> {
+fn read_if_there(path: &Path) -> Result<Option<Vec<u8>>, GitFatal> {
     let mut tried = false;
     loop {
         match odb_index::data::read_bounded(path, REF_FILE_LIMIT) {
@@ -112,12 +112,12 @@ fn read_if_there(path: &Path) -> Result<Option<Vec<u8>>, Fatal> {
 }
 
 /// git's message for a ref file it cannot read.
-fn unreadable(path: &Path, e: &std::io::Error) -> Fatal {
-    Fatal(format!("unable to read {}: {e}", path.display()))
+fn unreadable(path: &Path, e: &std::io::Error) -> GitFatal {
+    GitFatal(format!("unable to read {}: {e}", path.display()))
 }
 
 /// `core.useReplaceRefs` set false in the repository's own `config` (the last setting wins, as in git).
-fn disabled_in_config(git_dir: &Path) -> Result<bool, Fatal> {
+fn disabled_in_config(git_dir: &Path) -> Result<bool, GitFatal> {
     let Some(data) = read_if_there(&git_dir.join("config"))? else {
         return Ok(false);
     };

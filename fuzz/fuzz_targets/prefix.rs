@@ -1,5 +1,5 @@
 //! Arbitrary bytes as the start of a pack entry's zlib stream: the adapter's prefix decoder
-//! (`odb-index-gix`'s `prefix::first_bytes`, which reads a delta's first 20 bytes without zlib's decoding tables)
+//! (`odb-index-gix`'s `delta_size::first_bytes`, which reads a delta's first 20 bytes without zlib's decoding tables)
 //! must answer only where zlib-rs, asked for the same 20 bytes as gix-pack asks for them, writes those same bytes
 //! and reports neither an error nor the stream's end; anywhere else it must answer `None` (the adapter then asks
 //! gix-pack). It must never panic.

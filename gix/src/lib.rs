@@ -64,25 +64,25 @@
 #![allow(clippy::disallowed_types)]
 
 mod answer;
+mod base_cache;
 mod base_kinds;
 mod batch;
 pub mod convert;
 mod count;
-mod delta_base;
-mod delta_bases;
+mod delta_fallback;
+mod delta_size;
 mod discover;
 mod error;
 mod find;
+mod hex_name;
 mod list;
 mod loose;
 mod message_search;
-mod name;
 pub mod names;
 mod objects;
 mod pack;
 mod packed_refs;
 mod place;
-mod prefix;
 mod read;
 mod ref_rules;
 mod repository;
@@ -94,18 +94,18 @@ mod tree_path;
 #[doc(hidden)]
 pub mod fuzzing {
     /// How many bytes [`first_bytes`] decodes.
-    pub const LEN: usize = crate::prefix::LEN;
+    pub const LEN: usize = crate::delta_size::LEN;
 
     /// The first [`LEN`] bytes of the zlib stream at the start of `input`, where zlib would write them and
     /// neither err nor end the stream; `None` where the decoder leaves the entry to gix-pack.
     pub fn first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
-        crate::prefix::first_bytes(input)
+        crate::delta_size::first_bytes(input)
     }
 
     /// What zlib-rs writes for the same request, as gix-pack asks it: the bytes when it writes all [`LEN`] and
     /// neither errs nor ends the stream. Where [`first_bytes`] answers, it must answer this.
     pub fn zlib_first_bytes(input: &[u8]) -> Option<[u8; LEN]> {
-        crate::prefix::zlib_first_bytes(input)
+        crate::delta_size::zlib_first_bytes(input)
     }
 }
 

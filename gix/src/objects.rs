@@ -2,7 +2,7 @@
 //! type, how it is made and an opened pack ([`Pack`]); what it does is in its siblings, one concern each, as
 //! gix-odb splits its handle, none importing another in a circle: `place.rs` (a location's place), `read.rs` (the
 //! header, contents, disk size and delta base at a place), `answer.rs` (a location to an answer, with the
-//! relocation loop, and the reads by id), `name.rs` (hex object names), `pack.rs` (packs by id, their indices),
+//! relocation loop, and the reads by id), `hex_name.rs` (hex object names), `pack.rs` (packs by id, their indices),
 //! `find.rs` (gix-object's traits), `batch.rs` and `list.rs` (many objects at once).
 
 use std::cell::{Cell, RefCell};
@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use odb_index::{Handle, HashKind, IncompleteMode, Options, PackId, Store};
 
 use crate::Error;
+use crate::base_cache::{DEFAULT_LIMIT, DeltaBases, key_of};
 use crate::convert::kind_to_gix;
-use crate::delta_bases::{DEFAULT_LIMIT, DeltaBases, key_of};
 use crate::rev::RevIndex;
 
 /// gix-object's [`Find`](https://docs.rs/gix-object/0.66/gix_object/trait.Find.html) and [`FindHeader`](https://docs.rs/gix-object/0.66/gix_object/trait.FindHeader.html) on an odb-index [`Handle`].
@@ -66,7 +66,7 @@ pub struct Objects {
     pub(crate) loose: RefCell<gix_zlib::Decompress>,
     /// Files that were unusable but had a fallback (a broken `.rev`), not yet taken by [`Objects::take_problems`].
     pub(crate) problems: RefCell<Vec<Error>>,
-    /// The bases deltas were applied to, resolved ([`Objects::with_delta_base_cache`], `delta_bases.rs`).
+    /// The bases deltas were applied to, resolved ([`Objects::with_delta_base_cache`], `base_cache.rs`).
     pub(crate) delta_bases: RefCell<DeltaBases>,
 }
 
@@ -292,7 +292,7 @@ impl Pack {
                 path: self.path.to_path_buf(),
                 source,
             })?;
-        // The delta-base cache's key: the store's id, never a hash of the path (`delta_bases.rs`).
+        // The delta-base cache's key: the store's id, never a hash of the path (`base_cache.rs`).
         data.id = key_of(self.id).unwrap_or(u32::MAX);
         Ok(self.data.get_or_init(|| data))
     }

@@ -12,12 +12,12 @@ use gix_pack::data::decode::{
 use gix_pack::data::entry::Header as EntryHeader;
 
 use crate::Error;
+use crate::base_cache::key_of;
 use crate::convert::oid_to_gix;
-use crate::delta_bases::key_of;
+use crate::delta_size;
 use crate::loose::Loose;
 use crate::objects::{Objects, Pack};
 use crate::place::Place;
-use crate::prefix;
 
 /// An object's id, type and size, and where it is: what [`Objects::info`], [`Objects::read`] and
 /// [`Objects::read_by_name`] answer.
@@ -99,18 +99,18 @@ impl Objects {
     }
 
     /// A delta entry's type and size as gix-pack's `decode_header` gives them, without its inflating through
-    /// zlib's decoding tables: the result size from the delta's first bytes ([`prefix::first_bytes`]), the type
+    /// zlib's decoding tables: the result size from the delta's first bytes ([`delta_size::first_bytes`]), the type
     /// from the chain's base, reached header by header. `None` wherever `decode_header` must decide (not a delta;
     /// a stream `first_bytes` leaves to zlib; a base that is not reached in [`MAX_CHAIN`] steps, or not at all),
     /// so that every answer and error stays gix-pack's: this only saves the tables' cost (docs/BENCHMARKS.md,
     /// "Batches").
     fn delta_header(&self, p: &Pack, entry: &gix_pack::data::Entry) -> Option<(Kind, u64)> {
-        if !entry.header.is_delta() || entry.decompressed_size <= prefix::LEN as u64 {
+        if !entry.header.is_delta() || entry.decompressed_size <= delta_size::LEN as u64 {
             return None;
         }
         let data = p.data().ok()?;
         let input = data.entry_slice(entry.data_offset..data.data_len() as u64)?;
-        let bytes = prefix::first_bytes(input)?;
+        let bytes = delta_size::first_bytes(input)?;
         let (_base_size, used) = delta_size(&bytes)?;
         let (size, _) = delta_size(&bytes[used..])?;
         // The chain's base kind, from the entries this walk goes through: the first one a walk before has

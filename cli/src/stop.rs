@@ -1,8 +1,8 @@
-//! Why a batch stops: git's fatal errors ([`Fatal`]) and the other errors around them ([`Stop`]).
+//! Why a batch stops: git's fatal errors ([`GitFatal`]) and the other errors around them ([`Stop`]).
 
 /// Why the command stops as git dies: git's message (without `fatal: `), exit status 128.
 #[derive(Debug)]
-pub struct Fatal(pub String);
+pub struct GitFatal(pub String);
 
 /// What stops a batch: an I/O error on the side it happened, or git's fatal error (after the answers written
 /// so far).
@@ -15,12 +15,12 @@ pub enum Stop {
     /// The store failed (listing its objects for `--batch-all-objects`).
     Store(odb_index::Error),
     /// An object or command git dies on.
-    Fatal(Fatal),
+    Git(GitFatal),
 }
 
-impl From<Fatal> for Stop {
-    fn from(e: Fatal) -> Stop {
-        Stop::Fatal(e)
+impl From<GitFatal> for Stop {
+    fn from(e: GitFatal) -> Stop {
+        Stop::Git(e)
     }
 }
 
