@@ -290,7 +290,7 @@ fn forms_not_resolved_are_errors_naming_them() {
             other => panic!("{name}: {other:?}"),
         }
     }
-    // Message searches are resolved as git resolves them (issue 49, item 6), ranges name nothing.
+    // Message searches are resolved as git resolves them, ranges name nothing.
     for name in [
         ":/commit 3",
         "HEAD^{/commit}",
@@ -476,7 +476,7 @@ fn examples_match_git_byte_for_byte() {
     }
 }
 
-/// (issue 49, item 10) The batch example answers a line that is not UTF-8 as git does, `<line> missing`, and goes
+/// The batch example answers a line that is not UTF-8 as git does, `<line> missing`, and goes
 /// on; it aborted there (exit 1).
 #[test]
 fn batch_example_answers_a_line_that_is_not_utf8_as_git() {

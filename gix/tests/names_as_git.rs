@@ -1,4 +1,4 @@
-//! Issue 49: names as git reads them through the adapter (`Repository::resolve`, `Refs::resolve_bytes`), each
+//! Names as git reads them through the adapter (`Repository::resolve`, `Refs::resolve_bytes`), each
 //! compared with git run on the same repository: a full-length hex name before a ref, `rev:path` read literally
 //! and relative to the directory discovery started from.
 // .clippy.toml's rules (the facade, the guarded read, 80-line functions) are for the shipped code, not tests.
@@ -56,7 +56,7 @@ fn git_bytes(r: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
-/// (issue 49, item 11) `Refs::resolve` takes a full-length hex name as an id before a ref spelled like it, as git
+/// `Refs::resolve` takes a full-length hex name as an id before a ref spelled like it, as git
 /// does, object or not: a blob's id answers the blob, an absent id (`~0`, `^{commit}`, `:a` after it too) nothing,
 /// where a ref of that name names a commit.
 #[test]
@@ -95,7 +95,7 @@ fn a_full_length_hex_name_is_an_id_before_a_ref_as_git() {
     }
 }
 
-/// (issue 49, item 1) `Repository::resolve` reads `rev:path` literally as git does (`dir/sub/` the tree, `a.txt/`,
+/// `Repository::resolve` reads `rev:path` literally as git does (`dir/sub/` the tree, `a.txt/`,
 /// `dir//b.txt` and `.` nothing), a path not UTF-8 through `Refs::resolve_bytes`, and `./`, `../` relative to the
 /// work tree's directory it was discovered from, as git run there reads them (`git -C <dir> rev-parse`).
 #[test]
@@ -163,7 +163,7 @@ fn rev_paths_resolve_as_git_from_a_subdirectory() {
     }
 }
 
-/// (issue 49, item 4) A broken loose ref is passed over for the next of git's rules, with git's warning from
+/// A broken loose ref is passed over for the next of git's rules, with git's warning from
 /// `Refs::take_warnings`; a symbolic ref chain stops at git's depth.
 #[test]
 fn broken_refs_are_passed_over_with_gits_warning() {

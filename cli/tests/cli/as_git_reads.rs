@@ -1,4 +1,4 @@
-//! Issue 49: names, refs, options and odd repositories read exactly as git reads them, each case built with git
+//! Names, refs, options and odd repositories read exactly as git reads them, each case built with git
 //! in a temporary directory and compared with `git cat-file` itself (stdout, stderr's first word, exit status).
 
 use odb_index_testkit::{git, git_stdin, init_repo};

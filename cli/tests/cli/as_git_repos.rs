@@ -1,4 +1,4 @@
-//! Issue 49: odd repositories read exactly as git reads them, each built with git in a temporary directory and
+//! Odd repositories read exactly as git reads them, each built with git in a temporary directory and
 //! compared with `git cat-file` itself: refs (symbolic ref depth, broken and dangling refs with git's warnings),
 //! an invalid `HEAD`, and a multi-pack-index git dies on under `--batch-all-objects`.
 
