@@ -21,7 +21,32 @@ impl Dirs {
     /// The directories of the repository at or above `path`. Errors: [`Error::NotARepository`] when there is
     /// none; [`Error::Discovery`] or [`Error::Io`] (naming the file) when a system call failed while looking.
     pub(crate) fn discover(path: &Path) -> Result<Dirs, Error> {
-        let (found, _trust) = gix_discover::upwards(path).map_err(|source| {
+        // Looked for from the directory `path` resolves to, as git after `chdir(path)`: gix-discover 0.57 takes a
+        // relative `../x.git` for `../.git`. A path that does not exist is looked for as given (and not found); a
+        // failure to resolve it that may pass is an error, never "no repository".
+        let from = match path.is_relative() {
+            false => path.to_owned(),
+            true => match odb_index::fault::check(odb_index::fault::Call::Resolve)
+                .and_then(|()| path.canonicalize())
+            {
+                Ok(resolved) => resolved,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    path.to_owned()
+                }
+                Err(source) => {
+                    return Err(Error::Io {
+                        path: path.to_owned(),
+                        source,
+                    });
+                }
+            },
+        };
+        let (found, _trust) = gix_discover::upwards(&from).map_err(|source| {
             // gix-discover's own error says it looked and found none; anything else is a failed system call.
             if source
                 .downcast_any_ref::<gix_discover::upwards::Error>()

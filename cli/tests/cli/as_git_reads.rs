@@ -20,7 +20,7 @@ pub(super) fn small_repo() -> tempfile::TempDir {
     repo
 }
 
-/// (item 8) git's option parser takes any unique prefix of a long option (`--buf`, `--batch-all`, `--unord`,
+/// git's option parser takes any unique prefix of a long option (`--buf`, `--batch-all`, `--unord`,
 /// `--batch-che=FORMAT`); a prefix of several is its "ambiguous option" (git: exit 129; the command, as for every
 /// command-line mistake: exit 2).
 #[test]
@@ -63,7 +63,7 @@ fn unique_prefixes_of_long_options_are_taken_as_git_takes_them() {
     }
 }
 
-/// (item 11) `--buffer` honours replace refs as the line-by-line path does (its batch path locates plain ids
+/// `--buffer` honours replace refs as the line-by-line path does (its batch path locates plain ids
 /// together and must leave a replaced one to the replacement): `blob 24`, not the original's `blob 16`.
 #[test]
 fn buffer_honours_replace_refs_as_git() {
@@ -105,7 +105,7 @@ fn buffer_honours_replace_refs_as_git() {
     }
 }
 
-/// (item 11) `--batch-all-objects --unordered` lists an object once, whether it sits in two packs or packed and
+/// `--batch-all-objects --unordered` lists an object once, whether it sits in two packs or packed and
 /// loose, as git does.
 #[test]
 fn unordered_listing_names_an_object_in_two_places_once_as_git() {
@@ -139,7 +139,7 @@ fn unordered_listing_names_an_object_in_two_places_once_as_git() {
     }
 }
 
-/// (item 11) A full-length hex name is an id before it is a ref (git's `get_oid_basic`), even when a ref of that
+/// A full-length hex name is an id before it is a ref (git's `get_oid_basic`), even when a ref of that
 /// name exists, and even when no object has that id (`missing`, also with `~0` or `^{commit}` after it).
 #[test]
 fn a_full_length_hex_name_is_an_id_before_a_ref_as_git() {
@@ -195,7 +195,7 @@ fn paths_repo() -> tempfile::TempDir {
     repo
 }
 
-/// (item 1) `rev:path` is read literally, as git's `get_tree_entry` reads it: `dir/` is the tree, but `a/`,
+/// `rev:path` is read literally, as git's `get_tree_entry` reads it: `dir/` is the tree, but `a/`,
 /// `dir/b/`, `ln/`, `dir//b`, `dir/./b`, `sub/.`, `/a`, `//a` and `.` are `missing`; a path that is not UTF-8 is
 /// found; `./` and `../` paths are relative to the work tree's top (normalised, as git), `../` above it is git's
 /// fatal error, and outside a work tree (the git directory, a bare repository) so is `./`.
@@ -269,7 +269,7 @@ fn rev_path_is_read_literally_as_git() {
     assert!(err.starts_with("fatal: ") && !out.is_empty(), "{err}");
 }
 
-/// (item 6) A range (`HEAD^!`, `HEAD..HEAD`, `^HEAD`, ...) is `missing`, as git's `get_oid` fails on it (it was an
+/// A range (`HEAD^!`, `HEAD..HEAD`, `^HEAD`, ...) is `missing`, as git's `get_oid` fails on it (it was an
 /// error line); `rev^{/text}` and `:/text` find the youngest commit whose message matches, as git's walk by
 /// commit date does (negated with `!-`, `!!` for a leading `!`, `^{/}` the commit itself, an invalid regular
 /// expression or a tree `missing`).
@@ -346,7 +346,7 @@ fn ranges_and_message_searches_as_git() {
     }
 }
 
-/// (item 5) Objects that lie: a tag whose `type` line claims another type than its target's is not peeled
+/// Objects that lie: a tag whose `type` line claims another type than its target's is not peeled
 /// through (`lie^{}`, `lie^{blob}`, `lie2^{commit}`, `lie2~1` are `missing`, as git's `deref_tag` finds the
 /// target is not what the tag says), but `rev:path` goes by what the objects are (`lie3:a`, as git's
 /// `read_object_with_reference`); a tree whose entries are out of order is searched as git searches it, stopping
@@ -427,7 +427,7 @@ fn lying_tags_and_unsorted_trees_as_git() {
     }
 }
 
-/// (item 1) A PATH that is a directory of the work tree is taken as `git -C <dir>` takes it (the command refused
+/// A PATH that is a directory of the work tree is taken as `git -C <dir>` takes it (the command refused
 /// it, exit 2): names are those of the repository above, `rev:./path` and `rev:../path` relative to the
 /// directory, `../` above the top git's fatal error.
 #[test]

@@ -7,7 +7,7 @@ use odb_index_testkit::git;
 use super::as_git::{git_run, odb_run, same};
 use super::as_git_reads::small_repo;
 
-/// (item 4) Refs as git reads them: a chain of symbolic refs stops at git's depth (five refs read: `r5` is
+/// Refs as git reads them: a chain of symbolic refs stops at git's depth (five refs read: `r5` is
 /// `missing`), a loose ref that cannot be read (garbage, too long, too short, empty) is passed over with git's
 /// `warning: ignoring broken ref ...` and the next of git's rules tried (an empty `refs/tags/main` leaves `main`
 /// to `refs/heads/main`), a symbolic ref whose target is missing or broken is `missing` with `ignoring dangling
@@ -99,7 +99,7 @@ fn refs_are_read_as_git_reads_them() {
     same(r, &["--batch-command"], commands.as_bytes());
 }
 
-/// (item 4) A `HEAD` git does not take for a repository's (`validate_headref`: not `ref: refs/...`, not an id)
+/// A `HEAD` git does not take for a repository's (`validate_headref`: not `ref: refs/...`, not an id)
 /// makes the directory no repository: git's `fatal:`, exit 128, where the command answered.
 #[test]
 fn an_invalid_head_is_no_repository_as_git() {
@@ -141,7 +141,7 @@ fn midx_chunk(midx: &[u8], id: &[u8; 4]) -> (usize, usize) {
         .expect("chunk present")
 }
 
-/// (item 7) A multi-pack-index git cannot load (t5319: a bad signature or version, a required chunk missing, the
+/// A multi-pack-index git cannot load (t5319: a bad signature or version, a required chunk missing, the
 /// fanout or the pack names out of order) makes git die before it lists anything
 /// under `--batch-all-objects`: so does the command (it warned and listed every object from the `.idx` files).
 #[test]
@@ -291,4 +291,56 @@ fn a_delta_whose_base_entry_is_corrupt_is_read_on_a_good_copy_of_the_base_as_git
             }
         }
     }
+}
+
+/// A PATH relative to the working directory, `../x.git` (a bare repository beside it), is the repository git
+/// finds after `chdir(PATH)`, as `git -C ../x.git`: stdout, stderr and exit status alike. Failed (exit 128,
+/// "not a git repository") when gix-discover was given the relative path, which it takes for `../.git`.
+#[test]
+fn a_relative_path_to_a_bare_repository_is_taken_as_git_takes_it() {
+    let repo = small_repo();
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("x.git");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            repo.path().to_str().unwrap(),
+            "x.git",
+        ],
+    );
+    assert!(bare.join("HEAD").is_file());
+    let input = b"HEAD\nHEAD:a\nHEAD~1\n";
+    let run = |cmd: &mut std::process::Command| {
+        use std::io::Write as _;
+        let mut child = cmd
+            .current_dir(&sub)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        )
+    };
+    let ours = run(std::process::Command::new(super::BIN).args(["batch-check", "../x.git"]));
+    let gits = run(std::process::Command::new("git").args([
+        "-C",
+        "../x.git",
+        "cat-file",
+        "--batch-check",
+    ]));
+    assert_eq!(ours, gits);
+    assert!(gits.0.contains(" commit "), "{gits:?}");
 }
