@@ -161,7 +161,7 @@ pub fn answer_lines(
     format: &Format,
     out: &mut Vec<u8>,
 ) -> Result<(), GitFatal> {
-    let kind = objects.hash_kind();
+    let kind = objects.store().hash_kind();
     let mut ids = Vec::with_capacity(lines.len());
     let names: Vec<(&[u8], Option<usize>)> = lines
         .iter()
@@ -272,7 +272,7 @@ pub fn answer_line(
 /// its error, never missing). `None` for any other name.
 fn padded_sha1(objects: &Objects, hex: &str) -> Option<Result<PrefixLookup, odb_index_gix::Error>> {
     let full = HashKind::Sha1.hex_len();
-    if objects.hash_kind() != HashKind::Sha1
+    if objects.store().hash_kind() != HashKind::Sha1
         || !(full + 1..=HashKind::Sha256.hex_len()).contains(&hex.len())
         || !hex.bytes().all(|c| c.is_ascii_hexdigit())
     {

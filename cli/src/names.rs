@@ -60,7 +60,8 @@ pub fn resolve(objects: &Objects, refs: Option<&Refs>, name: &[u8]) -> Result<Pr
         Ok(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => Some(hex),
         _ => None,
     };
-    let Some(refs) = refs.filter(|_| hex.is_none_or(|h| h.len() < objects.hash_kind().hex_len()))
+    let Some(refs) =
+        refs.filter(|_| hex.is_none_or(|h| h.len() < objects.hash_kind().len_in_hex()))
     else {
         // No refs (an objects directory outside a repository): only hex names, anything else is no name.
         return hex.map_or(Ok(PrefixLookup::NotFound), |h| hex_name(objects, h));

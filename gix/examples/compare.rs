@@ -106,11 +106,11 @@ fn all(repo: &Path, cmd: &Path) -> Res<()> {
 
 fn miss(repo: &Path, cmd: &Path, n: usize) -> Res<()> {
     let objects = Objects::open(repo)?;
-    let hex_len = objects.hash_kind().hex_len();
+    let hex_len = objects.hash_kind().len_in_hex();
     let ids = odb_index_testkit::absent_ids(n, hex_len, 0);
     let input = ids.join("\n") + "\n";
     let objects_dir = objects.store().objects_dir().to_owned();
-    let kind = odb_index_gix::convert::kind_to_gix(objects.hash_kind());
+    let kind = objects.hash_kind();
     report(&mut [
         ("git cat-file --batch-check", &mut || {
             timed(

@@ -2,7 +2,7 @@
 //! `<mode> <type> <id> <size>\t<path>` (size `-` for a submodule), the path quoted as git quotes it.
 //! `cargo run -p odb-index-gix --example ls_tree -- <repository> <rev>`
 use odb_index_gix::gix_object::{Kind, TreeRefIter, bstr::BStr};
-use odb_index_gix::{Objects, Repository, convert::kind_to_gix, gix_hash::ObjectId, gix_quote};
+use odb_index_gix::{Objects, Repository, gix_hash::ObjectId, gix_quote};
 use std::io::Write;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,7 +28,7 @@ fn list(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let mut data = Vec::new();
     objects.read(id, &mut data)?.ok_or("tree missing")?;
-    for entry in TreeRefIter::from_bytes(&data, kind_to_gix(objects.hash_kind())) {
+    for entry in TreeRefIter::from_bytes(&data, objects.hash_kind()) {
         let entry = entry?;
         let path = [prefix, entry.filename].concat();
         if entry.mode.is_tree() {

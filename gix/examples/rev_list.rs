@@ -2,7 +2,7 @@
 //! git walks them (a list ordered by date, each commit's parents inserted after those of the same date).
 //! `cargo run -p odb-index-gix --example rev_list -- <repository> <rev>`
 use odb_index_gix::gix_object::CommitRefIter;
-use odb_index_gix::{Repository, convert::kind_to_gix, gix_hash::ObjectId};
+use odb_index_gix::{Repository, gix_hash::ObjectId};
 use std::collections::HashSet;
 use std::io::Write;
 
@@ -12,7 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: rev_list <repository> <rev>".into());
     };
     let repo = Repository::discover(path)?;
-    let hash = kind_to_gix(repo.hash_kind());
+    let hash = repo.hash_kind();
     let start: ObjectId = repo
         .resolve(&format!("{rev}^{{commit}}"))?
         .ok_or("not a commit")?;

@@ -126,7 +126,7 @@ impl Objects {
         out: &mut Vec<u8>,
     ) -> Result<Option<Answer>, Error> {
         let id = id.to_object_id();
-        if id.kind() != self.hash_kind() {
+        if id.kind() != self.store_kind() {
             return Ok(None);
         }
         self.forget_dead_packs();

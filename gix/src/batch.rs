@@ -45,7 +45,7 @@ impl Objects {
     pub fn info_many<I: AnyId>(&self, ids: &[I], out: &mut Vec<Option<Info>>) -> Result<(), Error> {
         if ids
             .iter()
-            .any(|id| id.to_object_id().kind() != self.hash_kind())
+            .any(|id| id.to_object_id().kind() != self.store_kind())
         {
             // `info` answers "absent" for an id of the other hash kind, where the store's lookup errs.
             for id in ids {

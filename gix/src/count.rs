@@ -58,8 +58,8 @@ impl Repository {
     pub fn count_objects(&self) -> Result<Counts, Error> {
         let dir = self.objects_dir();
         let mut c = Counts::default();
-        let loose = count_loose(dir, self.hash_kind(), &mut c)?;
-        count_packs(dir, self.hash_kind(), &mut c)?;
+        let loose = count_loose(dir, self.objects().store_kind(), &mut c)?;
+        count_packs(dir, self.objects().store_kind(), &mut c)?;
         if !loose.is_empty() {
             // In a pack: a store that looks in packs only (git's `has_object_pack`).
             let packs = Options::default().loose(LooseMode::None);

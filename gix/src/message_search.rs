@@ -12,7 +12,6 @@ use regex_automata::util::syntax;
 
 use gix_object::bstr::BStr;
 
-use crate::convert::kind_to_gix;
 use crate::names::Resolver;
 use crate::{Error, Objects};
 
@@ -54,7 +53,7 @@ pub(crate) fn youngest_match(
             queue.push_back(q);
         }
     }
-    let hash = kind_to_gix(objects.hash_kind());
+    let hash = objects.hash_kind();
     while let Some(q) = queue.pop_front() {
         let message = q.data.find(b"\n\n").map(|at| &q.data[at + 2..]);
         if negated ^ message.is_some_and(|m| re.is_match(m)) {
@@ -76,7 +75,7 @@ pub(crate) fn youngest_match(
 
 /// The commit `id`, its tags peeled first when `peel` is set; `None` if it is absent or no commit.
 fn read_commit(objects: &Objects, mut id: ObjectId, peel: bool) -> Result<Option<Queued>, Error> {
-    let hash = kind_to_gix(objects.hash_kind());
+    let hash = objects.hash_kind();
     let mut data = Vec::new();
     loop {
         match objects.read(&id, &mut data)?.map(|i| i.kind) {

@@ -377,7 +377,7 @@ impl Resolver<'_> {
             }
             (id, claimed) = match found {
                 Kind::Tag => {
-                    let target = gix_object::TagRefIter::from_bytes(&self.buf, kind_to_gix(hash));
+                    let target = gix_object::TagRefIter::from_bytes(&self.buf, hash);
                     let claim = claimed_type(&self.buf);
                     if claims && claim.is_none() {
                         return Ok(None);
@@ -387,8 +387,7 @@ impl Resolver<'_> {
                 // `^{}`: the first object that is not a tag.
                 _ if kind.is_none() => return Ok(Some(id)),
                 Kind::Commit if kind == Some(Kind::Tree) => {
-                    let mut tree =
-                        gix_object::CommitRefIter::from_bytes(&self.buf, kind_to_gix(hash));
+                    let mut tree = gix_object::CommitRefIter::from_bytes(&self.buf, hash);
                     (tree.tree_id()?, None)
                 }
                 _ => return Ok(None),
@@ -445,7 +444,7 @@ impl Resolver<'_> {
         if let Some(c) = self.refs.commits.lock().expect("not poisoned").get(&commit) {
             return Ok(Some(c.clone()));
         }
-        let hash = kind_to_gix(self.objects.hash_kind());
+        let hash = self.objects.hash_kind();
         let c = Commit {
             tree: gix_object::CommitRefIter::from_bytes(&self.buf, hash).tree_id()?,
             parents: gix_object::CommitRefIter::from_bytes(&self.buf, hash)
@@ -491,7 +490,7 @@ impl delegate::Revision for Resolver<'_> {
     ) -> Step {
         let hex = prefix.to_string();
         // git (`get_oid_basic`): a full id first, then a ref, then an abbreviation.
-        if hex.len() < self.objects.hash_kind().hex_len() {
+        if hex.len() < self.objects.store_kind().hex_len() {
             match Resolver::find_ref(self, hex.as_bytes().as_bstr()) {
                 Ok(Some(id)) => return self.set(Some(id)),
                 Ok(None) => {}
@@ -502,7 +501,7 @@ impl delegate::Revision for Resolver<'_> {
             Ok(Some(id)) => self.set(Some(id)),
             Err(e @ Error::AmbiguousName { .. }) => self.fail(e),
             // git takes a full id as the id, object or not (a ref spelled like it is never read): missing.
-            Ok(None) if hint.is_none() && hex.len() == self.objects.hash_kind().hex_len() => {
+            Ok(None) if hint.is_none() && hex.len() == self.objects.store_kind().hex_len() => {
                 self.nothing()
             }
             // No such object, or not a name of ours (another hash's length): gix-revision tries the name as a

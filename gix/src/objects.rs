@@ -199,8 +199,24 @@ impl Objects {
         std::mem::take(&mut self.problems.borrow_mut())
     }
 
-    /// The repository's object format.
-    pub fn hash_kind(&self) -> HashKind {
+    /// The repository's object format, as gix's crates name it (what `gix_object`'s parsers and
+    /// `gix_hash::ObjectId::null` take); the store's own is [`Store::hash_kind`].
+    ///
+    /// ```
+    /// # let repo = tempfile::tempdir()?;
+    /// # std::process::Command::new("git").args(["init", "-q", "--object-format=sha256"]).current_dir(repo.path()).status()?;
+    /// use odb_index_gix::{Objects, gix_hash};
+    ///
+    /// let objects = Objects::open(repo.path())?;
+    /// assert_eq!(objects.hash_kind(), gix_hash::Kind::Sha256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hash_kind(&self) -> gix_hash::Kind {
+        kind_to_gix(self.kind)
+    }
+
+    /// The repository's object format as the store names it.
+    pub(crate) fn store_kind(&self) -> HashKind {
         self.kind
     }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::discover::Dirs;
 use crate::names::Refs;
-use crate::{Error, HashKind, Info, Objects, Options, Store};
+use crate::{Error, Info, Objects, Options, Store};
 
 /// A git repository found by git's discovery (gix-discover): its directories, its objects and its refs.
 ///
@@ -99,8 +99,8 @@ impl Repository {
         self.work_tree.as_deref()
     }
 
-    /// The repository's object format.
-    pub fn hash_kind(&self) -> HashKind {
+    /// The repository's object format, as gix's crates name it ([`Objects::hash_kind`]).
+    pub fn hash_kind(&self) -> gix_hash::Kind {
         self.objects.hash_kind()
     }
 

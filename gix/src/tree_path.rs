@@ -6,7 +6,6 @@
 use gix_hash::ObjectId;
 use gix_object::Kind;
 
-use crate::convert::kind_to_gix;
 use crate::{Error, Objects};
 
 /// The entry at `path` in the tree `tree` (git's `get_tree_entry`), or `None`. As git, the entries are searched
@@ -18,7 +17,7 @@ pub(crate) fn entry(
     mut path: &[u8],
     buf: &mut Vec<u8>,
 ) -> Result<Option<ObjectId>, Error> {
-    let hash = kind_to_gix(objects.hash_kind());
+    let hash = objects.hash_kind();
     loop {
         if objects.read(&tree, buf)?.map(|i| i.kind) != Some(Kind::Tree) {
             return Ok(None);
