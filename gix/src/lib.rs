@@ -85,6 +85,7 @@ mod packed_refs;
 mod place;
 mod read;
 mod ref_rules;
+mod repeated;
 mod repository;
 mod rev;
 mod tree_path;

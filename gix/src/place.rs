@@ -120,11 +120,16 @@ impl Objects {
     pub fn place_at(&self, id: &(impl AnyId + ?Sized), loc: Location) -> Result<Place, Error> {
         let id = &id.to_object_id();
         match loc {
-            Location::Packed { pack, offset } => Ok(Place::Packed {
-                pack,
-                path: Arc::clone(&self.pack(pack)?.path),
-                offset,
-            }),
+            Location::Packed { pack, offset } => {
+                let p = self.pack(pack)?;
+                // An id its index lists more than once: the entry that holds it (`repeated.rs`).
+                let offset = self.entry_of_id(&p, id, offset)?;
+                Ok(Place::Packed {
+                    pack,
+                    path: Arc::clone(&p.path),
+                    offset,
+                })
+            }
             Location::Loose { dir } => match self.handle.borrow().loose_path(dir, id) {
                 Some(path) => Ok(Place::Loose { dir, path }),
                 // Not a number this store gave (it never renumbers): a bug, reported as a missing file.

@@ -37,6 +37,78 @@ impl PackIndex {
             .map_err(|f| self.bucket_problem(f))
     }
 
+    /// The positions at which this index lists `id`, when it lists it more than once: a file that lies (git's
+    /// writers never list an id twice; an index written without `--strict` from a pack that holds an object
+    /// twice may, and so may a corrupted one, where one of the entries is another object's). `None` in the
+    /// common case: `id`'s fan-out bucket is in order (checked the first time, O(bucket), as a miss checks it;
+    /// then one Relaxed load), so no id of it is listed twice. A reader that reads the object at a position of
+    /// such an id reads the one whose contents hash to it (the adapter does); git reads whichever its binary
+    /// search finds, another object's contents for one of the two.
+    ///
+    /// ```
+    /// use odb_index::idx::{PackIndex, write::{write_idx, Entry}};
+    /// use odb_index::testing::PackIndexExt; // `from_data`: an index from bytes
+    /// use odb_index::HashKind;
+    ///
+    /// let kind = HashKind::Sha1;
+    /// let (a, b) = (kind.digest(b"a"), kind.digest(b"b"));
+    /// let entries = [Entry { id: a, offset: 12, crc32: 0 }, Entry { id: b, offset: 40, crc32: 0 }];
+    /// let bytes = write_idx(2, kind, &entries, &kind.digest(b"pack")).unwrap();
+    /// let idx = PackIndex::from_data(bytes.into(), "pack-x.idx".into(), kind).unwrap();
+    /// assert_eq!(idx.repeated_entries(a.as_bytes()), None);
+    /// // The same file with `b`'s id written over by `a`'s (and its checksum made again): `a` at both
+    /// // positions, one of them `b`'s entry.
+    /// let mut bytes = write_idx(2, kind, &entries, &kind.digest(b"pack")).unwrap();
+    /// let ids = 8 + 256 * 4; // after the header and the fan-out table
+    /// for at in [ids, ids + 20] {
+    ///     bytes[at..at + 20].copy_from_slice(a.as_bytes());
+    /// }
+    /// let n = bytes.len() - 20;
+    /// let sum = kind.digest(&bytes[..n]);
+    /// bytes[n..].copy_from_slice(sum.as_bytes());
+    /// let idx = PackIndex::from_data(bytes.into(), "pack-x.idx".into(), kind).unwrap();
+    /// assert_eq!(idx.repeated_entries(a.as_bytes()), Some(vec![0, 1]));
+    /// ```
+    pub fn repeated_entries(&self, id: &[u8]) -> Option<Vec<u32>> {
+        let &first = id.first()?;
+        if id.len() != self.kind.len()
+            || matches!(
+                self.buckets.confirm(first, || self.check_bucket(first)),
+                Confirmed::Certain
+            )
+        {
+            return None;
+        }
+        self.repeated_entries_slow(id)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn repeated_entries_slow(&self, id: &[u8]) -> Option<Vec<u32>> {
+        // Every position listing `id`: the search's, then its neighbours while they list it too (a sorted
+        // file keeps them together); in a file out of order, a scan of the whole bucket as well.
+        let mut at: Vec<u32> = self
+            .bucket_range(id[0])
+            .filter(|&i| self.id_at(i) == Some(id))
+            .collect();
+        if let Some(i) = self.search(id, None).or_else(|| self.position_binary(id)) {
+            at.push(i);
+            let mut j = i;
+            while j > 0 && self.id_at(j - 1) == Some(id) {
+                j -= 1;
+                at.push(j);
+            }
+            let mut j = i + 1;
+            while self.id_at(j) == Some(id) {
+                at.push(j);
+                j += 1;
+            }
+        }
+        at.sort_unstable();
+        at.dedup();
+        (at.len() > 1).then_some(at)
+    }
+
     /// Every bucket checked (for [`verify`](Self::verify)): the first problem in file order.
     pub(super) fn check_order(&self) -> Result<(), IdxProblem> {
         fanout::check_all(self.fanout_ids(), |b| self.fanout[usize::from(b) + 1])

@@ -113,6 +113,18 @@ impl Handle {
         Ok(f(&idx))
     }
 
+    /// `f` on the `.idx` of `pack` if this handle has searched it (loaded, and in its view), else `None`: loads
+    /// nothing and asks nothing of the file system (a pack covered by a multi-pack-index whose own index was
+    /// never needed answers `None`). For a reader that checks what a location came from, on every read.
+    pub fn with_loaded_pack_index<R>(
+        &self,
+        pack: PackId,
+        f: impl FnOnce(&PackIndex) -> R,
+    ) -> Option<R> {
+        let p = self.snapshot().packs.iter().find(|p| p.id == pack)?;
+        Some(f(&p.idx))
+    }
+
     /// The `.pack` of `pack` as mapped when its index was loaded, under
     /// [`Options::pack_data`](crate::store::Options::pack_data): from the indices this handle has searched, else from
     /// the store's current listing (an index another handle loaded). `None` without the option, for a pack whose
