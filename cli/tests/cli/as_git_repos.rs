@@ -128,6 +128,20 @@ fn an_invalid_head_is_no_repository_as_git() {
     same(r, &["--batch-check"], b"HEAD\nmain\n");
 }
 
+/// [`small_repo`] in two packs under a multi-pack-index git wrote: the repository, the file's path and its bytes.
+fn two_packs_under_a_midx() -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) {
+    let repo = small_repo();
+    let r = repo.path();
+    git(r, &["repack", "-dq"]);
+    std::fs::write(r.join("a"), "a3\n").unwrap();
+    git(r, &["commit", "-qam", "three"]);
+    git(r, &["repack", "-dq"]);
+    git(r, &["multi-pack-index", "write"]);
+    let path = r.join(".git/objects/pack/multi-pack-index");
+    let good = std::fs::read(&path).unwrap();
+    (repo, path, good)
+}
+
 /// The position in `midx` of the chunk table entry of chunk `id` and the chunk's offset.
 fn midx_chunk(midx: &[u8], id: &[u8; 4]) -> (usize, usize) {
     let count = usize::from(midx[6]);
@@ -146,15 +160,8 @@ fn midx_chunk(midx: &[u8], id: &[u8; 4]) -> (usize, usize) {
 /// under `--batch-all-objects`: so does the command (it warned and listed every object from the `.idx` files).
 #[test]
 fn batch_all_objects_dies_on_a_multi_pack_index_git_cannot_load() {
-    let repo = small_repo();
+    let (repo, path, good) = two_packs_under_a_midx();
     let r = repo.path();
-    git(r, &["repack", "-dq"]);
-    std::fs::write(r.join("a"), "a3\n").unwrap();
-    git(r, &["commit", "-qam", "three"]);
-    git(r, &["repack", "-dq"]);
-    git(r, &["multi-pack-index", "write"]);
-    let path = r.join(".git/objects/pack/multi-pack-index");
-    let good = std::fs::read(&path).unwrap();
     type Edit = fn(&mut Vec<u8>);
     let edits: [(&str, Edit); 5] = [
         ("signature", |m| m[..4].copy_from_slice(b"XXXX")),
@@ -225,15 +232,8 @@ fn batch_all_objects_dies_on_a_multi_pack_index_git_cannot_load() {
 /// out of order was listed as the file says.
 #[test]
 fn a_zeroed_id_of_a_multi_pack_index_is_not_listed_as_git() {
-    let repo = small_repo();
+    let (repo, path, good) = two_packs_under_a_midx();
     let r = repo.path();
-    git(r, &["repack", "-dq"]);
-    std::fs::write(r.join("a"), "a3\n").unwrap();
-    git(r, &["commit", "-qam", "three"]);
-    git(r, &["repack", "-dq"]);
-    git(r, &["multi-pack-index", "write"]);
-    let path = r.join(".git/objects/pack/multi-pack-index");
-    let good = std::fs::read(&path).unwrap();
     let (_, oidl) = midx_chunk(&good, b"OIDL");
     let (_, oidf) = midx_chunk(&good, b"OIDF");
     let objects = u32::from_be_bytes(good[oidf + 1020..oidf + 1024].try_into().unwrap()) as usize;

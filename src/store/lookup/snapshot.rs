@@ -108,6 +108,15 @@ pub(in crate::store) enum WarmTarget<'a> {
 pub(in crate::store) const FILTER_DONE: u32 = u32::MAX;
 
 impl Snapshot {
+    /// The loaded index of `pack` in this snapshot, if it has it: the last hit's first (a reader asks about the
+    /// pack a lookup just found its object in), else a scan of the others.
+    pub(in crate::store) fn pack(&self, pack: crate::ids::PackId) -> Option<&LoadedPack> {
+        if let Some(p) = self.packs.get(self.last_hit).filter(|p| p.id == pack) {
+            return Some(p);
+        }
+        self.packs.iter().find(|p| p.id == pack).map(|p| &**p)
+    }
+
     /// Search everything loaded so far (skipping the packs the miss filter covers when it says "absent"). No
     /// allocation, no shared writes (except on a bad entry, which records its error and goes on).
     #[inline]

@@ -102,11 +102,11 @@ impl Handle {
         f: impl FnOnce(&PackIndex) -> R,
     ) -> Result<R, Error> {
         self.check_listed(pack)?;
-        if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
+        if let Some(p) = self.snapshot().pack(pack) {
             return Ok(f(&p.idx));
         }
         self.load_all();
-        if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
+        if let Some(p) = self.snapshot().pack(pack) {
             return Ok(f(&p.idx));
         }
         let idx = self.own_index(pack)?;
@@ -121,7 +121,7 @@ impl Handle {
         pack: PackId,
         f: impl FnOnce(&PackIndex) -> R,
     ) -> Option<R> {
-        let p = self.snapshot().packs.iter().find(|p| p.id == pack)?;
+        let p = self.snapshot().pack(pack)?;
         Some(f(&p.idx))
     }
 
@@ -132,7 +132,7 @@ impl Handle {
     /// mapped then. Asks nothing of the file system and loads nothing. Example:
     /// [`Options::pack_data`](crate::store::Options::pack_data).
     pub fn pack_data(&self, pack: PackId) -> Option<Arc<crate::data::Data>> {
-        if let Some(p) = self.snapshot().packs.iter().find(|p| p.id == pack) {
+        if let Some(p) = self.snapshot().pack(pack) {
             return p.data.clone();
         }
         let map = self.store().current.get();
@@ -198,7 +198,7 @@ impl Handle {
     /// that does not decide.
     fn in_loaded(&self, pack: PackId, id: &[u8]) -> Option<Result<Option<u64>, Error>> {
         let snap = self.snapshot();
-        if let Some(p) = snap.packs.iter().find(|p| p.id == pack) {
+        if let Some(p) = snap.pack(pack) {
             return Some(find_in(&p.idx, id));
         }
         for m in &snap.midx {
