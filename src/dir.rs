@@ -29,6 +29,9 @@ pub(crate) struct Stamp {
 
 impl Stamp {
     pub(crate) fn of(path: &Path) -> Option<Stamp> {
+        // `None` is "no stamp", never "no file" to a caller: a freshness check compares it with the listing's
+        // stamp, and a stamp it cannot take (a failed `stat`, transient or not) differs from a listed one, so the
+        // directory is listed again (`docs/FRESHNESS.md`, F1).
         crate::fault::check(Call::Stat).ok()?;
         let md = std::fs::metadata(path).ok()?;
         Some(Stamp::from_metadata(&md))

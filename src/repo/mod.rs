@@ -203,6 +203,7 @@ fn open_if_canonical(path: &Path, extra: rustix::fs::OFlags) -> Option<rustix::f
     if !spelled_canonically(path) {
         return None;
     }
+    // `None` sends the caller to the by-path resolution (`canonicalize`): a failed open here is no answer.
     crate::fault::check_rustix(Call::Open).ok()?;
     rustix::fs::openat2(
         rustix::fs::CWD,
